@@ -1,0 +1,137 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import {
+  basicFilterElements,
+  basicFilterHeader,
+  basicFilterMatchesAny,
+  buildBasicFilter,
+  decodeBasicFilter,
+  FilterError,
+  siphash24,
+  sipKey,
+} from '../../../src/core/bip158.js';
+import { fromHex, toHex } from '../../../src/core/bytes.js';
+import { parseBlock, txid } from '../../../src/core/tx.js';
+import { loadFixture } from '../../support/fixtures.js';
+
+type VectorRow = [number, string, string, string[], string, string, string, string];
+const vectors = (JSON.parse(readFileSync(new URL('../../vectors/blockfilters.json', import.meta.url), 'utf8')) as unknown[][])
+  .slice(1) as VectorRow[];
+
+const hex64 = (u: { hi: number; lo: number }) => u.hi.toString(16).padStart(8, '0') + u.lo.toString(16).padStart(8, '0');
+
+describe('SipHash-2-4', () => {
+  const [k0, k1] = sipKey(Uint8Array.from({ length: 16 }, (_, i) => i));
+  it('matches the reference vectors of the SipHash paper', () => {
+    expect(hex64(siphash24(k0, k1, new Uint8Array(0)))).toBe('726fdb47dd0e0e31');
+    expect(hex64(siphash24(k0, k1, Uint8Array.from({ length: 15 }, (_, i) => i)))).toBe('a129ca6149be45e5');
+  });
+});
+
+describe('BIP158 official test vectors (Bitcoin Core blockfilters.json)', () => {
+  it('has the vectors', () => expect(vectors.length).toBe(6));
+
+  for (const [height, hash, blockHex, prevScripts, prevHeader, filterHex, headerHex, notes] of vectors) {
+    describe(`block ${height} ${notes}`, () => {
+      const block = parseBlock(blockHex);
+      const elements = basicFilterElements(block, prevScripts.map(fromHex));
+      const filter = fromHex(filterHex);
+
+      it('the vector block hashes to its stated hash', () => expect(block.hash).toBe(hash));
+      it('builds the exact filter and header', () => {
+        expect(toHex(buildBasicFilter(hash, elements))).toBe(filterHex);
+        expect(basicFilterHeader(filter, prevHeader)).toBe(headerHex);
+      });
+      it('matches every element, alone and among other scripts', () => {
+        for (const e of elements) {
+          expect(basicFilterMatchesAny(filter, hash, [e])).toBe(true);
+          expect(basicFilterMatchesAny(filter, hash, [Uint8Array.of(0x51, 1, 2), e, Uint8Array.of(0x00, 0x14)])).toBe(true);
+        }
+      });
+      it('decodes to N sorted values', () => {
+        const values = decodeBasicFilter(filter);
+        const distinct = new Set(elements.map(toHex)).size;
+        expect(values.length).toBe(distinct);
+        for (let i = 1; i < values.length; i++) expect(values[i]!).toBeGreaterThanOrEqual(values[i - 1]!);
+      });
+      it('does not match scripts that are not in the block', () => {
+        const strangers = Array.from({ length: 2000 }, (_, i) => Uint8Array.of(0x6a, 0x04, i & 0xff, i >> 8, 0xaa, 0xbb));
+        const hits = strangers.filter((s) => basicFilterMatchesAny(filter, hash, [s])).length;
+        expect(hits).toBeLessThanOrEqual(1);
+      });
+    });
+  }
+});
+
+describe('BIP158 filters of the regtest fixtures', () => {
+  const blocks = loadFixture<Record<string, { height: number; prev: string | null; hex: string; filter: string; filter_header: string }>>('blocks');
+  const parsed = Object.entries(blocks).map(([hash, b]) => ({ hash, ...b, block: parseBlock(b.hex) }));
+  // Every output any fixture block created, to find the scripts each block spends.
+  const outputs = new Map<string, Uint8Array>();
+  for (const { block } of parsed) {
+    for (const tx of block.transactions) tx.outputs.forEach((o, i) => outputs.set(`${txid(tx)}:${i}`, o.script));
+  }
+  const allScripts = [...new Map([...outputs.values()].map((s) => [toHex(s), s])).values()];
+
+  it('rebuilds every block filter and filter header the node produced', () => {
+    for (const b of parsed) {
+      const spent = b.block.transactions.slice(1).flatMap((tx) => tx.inputs.map((i) => outputs.get(`${i.txid}:${i.vout}`)!));
+      expect(spent.every((s) => s !== undefined)).toBe(true);
+      expect(toHex(buildBasicFilter(b.hash, basicFilterElements(b.block, spent)))).toBe(b.filter);
+      const prevHeader = b.prev === null ? '0'.repeat(64) : blocks[b.prev]!.filter_header;
+      expect(basicFilterHeader(fromHex(b.filter), prevHeader)).toBe(b.filter_header);
+    }
+  });
+
+  it('every output script of every block matches its filter; other scripts mostly do not', () => {
+    let strangersTried = 0;
+    let falsePositives = 0;
+    let batchFalsePositives = 0;
+    for (const b of parsed) {
+      const filter = fromHex(b.filter);
+      const own = new Set<string>();
+      for (const tx of b.block.transactions) {
+        for (const o of tx.outputs) {
+          if (o.script.length === 0 || o.script[0] === 0x6a) continue;
+          own.add(toHex(o.script));
+          expect(basicFilterMatchesAny(filter, b.hash, [o.script])).toBe(true);
+        }
+      }
+      const spent = new Set(b.block.transactions.slice(1).flatMap((tx) => tx.inputs.map((i) => toHex(outputs.get(`${i.txid}:${i.vout}`)!))));
+      for (const s of allScripts) {
+        const h = toHex(s);
+        if (own.has(h) || spent.has(h)) continue;
+        strangersTried++;
+        if (basicFilterMatchesAny(filter, b.hash, [s])) falsePositives++;
+      }
+      // All strangers in one query (the sorted merge) only match when one of them collides.
+      const strangers = allScripts.filter((s) => !own.has(toHex(s)) && !spent.has(toHex(s)));
+      if (basicFilterMatchesAny(filter, b.hash, strangers)) batchFalsePositives++;
+      // And adding one of the block's own scripts to that query makes it match.
+      const ownScript = b.block.transactions[0]!.outputs.find((o) => o.script.length > 0 && o.script[0] !== 0x6a)!.script;
+      expect(basicFilterMatchesAny(filter, b.hash, [...strangers, ownScript])).toBe(true);
+    }
+    expect(strangersTried).toBeGreaterThan(5_000);
+    expect(falsePositives / strangersTried).toBeLessThan(0.001);
+    expect(batchFalsePositives).toBeLessThanOrEqual(2);
+  });
+
+  it('an empty filter or an empty query matches nothing', () => {
+    const hash = parsed[0]!.hash;
+    expect(basicFilterMatchesAny(Uint8Array.of(0), hash, allScripts)).toBe(false);
+    expect(basicFilterMatchesAny(fromHex(parsed[0]!.filter), hash, [])).toBe(false);
+    expect(toHex(buildBasicFilter(hash, []))).toBe('00');
+  });
+});
+
+describe('bad input', () => {
+  const hash = vectors[0]![1];
+  it('rejects a truncated filter with a typed error', () => {
+    expect(() => basicFilterMatchesAny(Uint8Array.of(5, 0xff), hash, [Uint8Array.of(1)])).toThrow(FilterError);
+    expect(() => decodeBasicFilter(new Uint8Array(0))).toThrow(/empty/);
+    expect(() => decodeBasicFilter(Uint8Array.of(0xfd, 1))).toThrow(/truncated/);
+  });
+  it('rejects a malformed block hash', () => {
+    expect(() => basicFilterMatchesAny(Uint8Array.of(0), 'zz', [])).toThrow(FilterError);
+  });
+});
