@@ -1,0 +1,267 @@
+/**
+ * The service's one typed configuration, built from command-line flags, `SERVICE_*` environment
+ * variables and an optional `config.json` in the data folder (in that order of precedence), over
+ * defaults. Every setting is declared once in SETTINGS; a bad value stops the start with one line
+ * naming the setting.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { parseDuration } from './auth/duration.js';
+import { NETWORK_NAMES, type NetworkName } from './core/network.js';
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+export type DatabaseConfig = { kind: 'sqlite'; path: string } | { kind: 'postgres'; url: string };
+
+export interface Config {
+  dataFolder: string;
+  host: string;
+  port: number;
+  database: DatabaseConfig;
+  apiActive: boolean;
+  /** Password of the `admin` user created on first start; secret. */
+  adminPassword: string | undefined;
+  network: NetworkName;
+  bitcoind: { url: string | undefined; cookieFile: string | undefined; user: string | undefined; password: string | undefined };
+  /** Highest fee rate a PSBT may use, sat/vB. */
+  maxFeeRate: number;
+  tokenMaxLifeSeconds: number;
+  auth: { passwordMinChars: number; rateLimit: number; registrationLinkTimeoutHours: number };
+  logLevel: LogLevel;
+  /** HS256 signing key given by the operator (at least 32 bytes); secret. Absent: a key file in the data folder. */
+  jwtKey: string | undefined;
+  /** Origins allowed by CORS; empty: CORS off. */
+  corsOrigins: string[];
+}
+
+/** A setting that cannot be used; `message` is one line naming the setting. */
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
+
+type Draft = Omit<Config, 'database' | 'dataFolder'> & { databaseUrl: string | undefined };
+
+interface Setting {
+  /** Key in config.json. */
+  key: string;
+  env: string;
+  flag: string;
+  description: string;
+  defaultText: string;
+  secret?: boolean;
+  apply(draft: Draft, text: string): void;
+}
+
+const TRUE_WORDS = ['true', '1', 'yes'];
+const FALSE_WORDS = ['false', '0', 'no', ''];
+
+function integer(text: string, min: number, max: number): number {
+  if (!/^\s*\d+\s*$/.test(text)) throw new Error(`must be a whole number from ${min} to ${max}`);
+  const value = Number(text);
+  if (value < min || value > max) throw new Error(`must be a whole number from ${min} to ${max}`);
+  return value;
+}
+
+function oneOf<T extends string>(text: string, allowed: readonly T[]): T {
+  const found = allowed.find((a) => a === text.trim().toLowerCase());
+  if (!found) throw new Error(`must be one of ${allowed.join(', ')}`);
+  return found;
+}
+
+function optionalText(text: string): string | undefined {
+  return text.trim() === '' ? undefined : text.trim();
+}
+
+export const SETTINGS: readonly Setting[] = [
+  { key: 'host', env: 'SERVICE_HOST', flag: '--host', defaultText: '127.0.0.1', description: 'Address the HTTP server listens on.',
+    apply: (d, t) => { if (t.trim() === '') throw new Error('must not be empty'); d.host = t.trim(); } },
+  { key: 'port', env: 'SERVICE_PORT', flag: '--port', defaultText: '25441', description: 'TCP port of the HTTP server (0: any free port).',
+    apply: (d, t) => { d.port = integer(t, 0, 65535); } },
+  { key: 'database_url', env: 'SERVICE_DATABASE_URL', flag: '--database', defaultText: '`<data_folder>/service.sqlite`', description: 'A SQLite file path (or `sqlite:<path>`), or `postgres://user:password@host:port/database`.', secret: true,
+    apply: (d, t) => { d.databaseUrl = optionalText(t); } },
+  { key: 'api_active', env: 'SERVICE_API_ACTIVE', flag: '--api-active', defaultText: 'False', description: 'Serve the REST API under `/api` (`True`, `true`, `1`, `yes`); otherwise every `/api` path is 404.',
+    apply: (d, t) => {
+      const word = t.trim().toLowerCase();
+      if (TRUE_WORDS.includes(word)) d.apiActive = true;
+      else if (FALSE_WORDS.includes(word)) d.apiActive = false;
+      else throw new Error('must be True or False');
+    } },
+  { key: 'admin_password', env: 'SERVICE_ADMIN_PASSWORD', flag: '--admin-password', defaultText: 'random, printed once', description: 'Password of the `admin` user created on first start (when no user exists).', secret: true,
+    apply: (d, t) => { d.adminPassword = t === '' ? undefined : t; } },
+  { key: 'network', env: 'SERVICE_NETWORK', flag: '--network', defaultText: 'mainnet', description: 'Bitcoin network: mainnet, testnet, testnet4, signet or regtest.',
+    apply: (d, t) => { d.network = oneOf(t, NETWORK_NAMES); } },
+  { key: 'bitcoind_url', env: 'SERVICE_BITCOIND_URL', flag: '--bitcoind-url', defaultText: 'none', description: 'JSON-RPC address of Bitcoin Core, e.g. `http://127.0.0.1:8332`.',
+    apply: (d, t) => {
+      const url = optionalText(t);
+      if (url !== undefined && !/^https?:\/\/[^\s]+$/i.test(url)) throw new Error('must be an http:// or https:// address');
+      d.bitcoind.url = url;
+    } },
+  { key: 'bitcoind_cookie', env: 'SERVICE_BITCOIND_COOKIE', flag: '--bitcoind-cookie', defaultText: 'none', description: 'Path of Bitcoin Core\'s `.cookie` file (cookie authentication).',
+    apply: (d, t) => { d.bitcoind.cookieFile = optionalText(t); } },
+  { key: 'bitcoind_user', env: 'SERVICE_BITCOIND_USER', flag: '--bitcoind-user', defaultText: 'none', description: 'JSON-RPC user name (instead of the cookie).',
+    apply: (d, t) => { d.bitcoind.user = optionalText(t); } },
+  { key: 'bitcoind_password', env: 'SERVICE_BITCOIND_PASSWORD', flag: '--bitcoind-password', defaultText: 'none', description: 'JSON-RPC password.', secret: true,
+    apply: (d, t) => { d.bitcoind.password = t === '' ? undefined : t; } },
+  { key: 'max_fee_rate', env: 'SERVICE_MAX_FEE_RATE', flag: '--max-fee-rate', defaultText: '1000', description: 'Highest fee rate a PSBT may use, in sat/vB.',
+    apply: (d, t) => { d.maxFeeRate = integer(t, 1, 1_000_000); } },
+  { key: 'token_max_life', env: 'SERVICE_TOKEN_MAX_LIFE', flag: '--token-max-life', defaultText: '365 days', description: 'Longest `jwt_token_life` a token may ask for (duration text).',
+    apply: (d, t) => {
+      const parsed = parseDuration(t, 100 * 365 * 86_400);
+      if (!parsed.ok) throw new Error(parsed.reason);
+      d.tokenMaxLifeSeconds = parsed.seconds;
+    } },
+  { key: 'password_min_chars', env: 'SERVICE_PASSWORD_MIN_CHARS', flag: '--password-min-chars', defaultText: '8', description: 'Minimum length of user passwords.',
+    apply: (d, t) => { d.auth.passwordMinChars = integer(t, 1, 1024); } },
+  { key: 'rate_limit', env: 'SERVICE_RATE_LIMIT', flag: '--rate-limit', defaultText: '10', description: 'Failed BasicAuth attempts allowed per minute, per client address and per user name; more give 429.',
+    apply: (d, t) => { d.auth.rateLimit = integer(t, 1, 1_000_000); } },
+  { key: 'registration_link_timeout', env: 'SERVICE_REGISTRATION_LINK_TIMEOUT', flag: '--registration-link-timeout', defaultText: '1', description: 'Hours a user-invitation link stays valid.',
+    apply: (d, t) => { d.auth.registrationLinkTimeoutHours = integer(t, 1, 8760); } },
+  { key: 'log_level', env: 'SERVICE_LOG_LEVEL', flag: '--log-level', defaultText: 'info', description: 'fatal, error, warn, info, debug, trace or silent.',
+    apply: (d, t) => { d.logLevel = oneOf(t, LOG_LEVELS); } },
+  { key: 'jwt_key', env: 'SERVICE_JWT_KEY', flag: '--jwt-key', defaultText: 'random key in `<data_folder>/jwt-signing-key`', description: 'HS256 signing key for tokens, at least 32 characters. Changing it invalidates every token.', secret: true,
+    apply: (d, t) => {
+      if (t === '') { d.jwtKey = undefined; return; }
+      if (Buffer.byteLength(t, 'utf8') < 32) throw new Error('must be at least 32 characters');
+      d.jwtKey = t;
+    } },
+  { key: 'cors_origins', env: 'SERVICE_CORS_ORIGINS', flag: '--cors-origins', defaultText: 'none (CORS off)', description: 'Comma-separated origins allowed to call the API from a browser, e.g. `https://app.example`.',
+    apply: (d, t) => {
+      const origins = t.split(',').map((o) => o.trim()).filter((o) => o !== '');
+      for (const origin of origins) {
+        if (!/^https?:\/\/[^/\s]+$/i.test(origin)) throw new Error(`"${origin}" is not an origin like https://app.example`);
+      }
+      d.corsOrigins = origins;
+    } },
+];
+
+/** The data-folder setting, read before the others because the config file lives in it. */
+export const DATA_FOLDER_SETTING = { key: 'data_folder', env: 'SERVICE_DATA_FOLDER', flag: '--data-folder', defaultText: '`~/.wcs`', description: 'Folder of the database, signing key, config file and first-start password.' } as const;
+
+export const CONFIG_FILE_NAME = 'config.json';
+
+export interface ConfigSources {
+  /** Flags as `--name value` or `--name=value`; anything else is refused. */
+  flags?: readonly string[];
+  env?: Readonly<Record<string, string | undefined>>;
+}
+
+function defaults(): Draft {
+  return {
+    host: '127.0.0.1',
+    port: 25441,
+    databaseUrl: undefined,
+    apiActive: false,
+    adminPassword: undefined,
+    network: 'mainnet',
+    bitcoind: { url: undefined, cookieFile: undefined, user: undefined, password: undefined },
+    maxFeeRate: 1000,
+    tokenMaxLifeSeconds: 365 * 86_400,
+    auth: { passwordMinChars: 8, rateLimit: 10, registrationLinkTimeoutHours: 1 },
+    logLevel: 'info',
+    jwtKey: undefined,
+    corsOrigins: [],
+  };
+}
+
+function parseFlags(flags: readonly string[]): Map<string, string> {
+  const known = new Set<string>([DATA_FOLDER_SETTING.flag, ...SETTINGS.map((s) => s.flag)]);
+  const values = new Map<string, string>();
+  for (let i = 0; i < flags.length; i++) {
+    const arg = flags[i] ?? '';
+    const eq = arg.indexOf('=');
+    const name = eq >= 0 ? arg.slice(0, eq) : arg;
+    if (!known.has(name)) throw new ConfigError(`Unknown option ${name}`);
+    let value: string | undefined;
+    if (eq >= 0) value = arg.slice(eq + 1);
+    else if (name === '--api-active' && (flags[i + 1] === undefined || flags[i + 1]?.startsWith('--'))) value = 'true';
+    else value = flags[++i];
+    if (value === undefined) throw new ConfigError(`Option ${name} needs a value`);
+    values.set(name, value);
+  }
+  return values;
+}
+
+function expandHome(path: string): string {
+  return path === '~' ? homedir() : path.startsWith('~/') ? join(homedir(), path.slice(2)) : path;
+}
+
+function readConfigFile(dataFolder: string): Map<string, string> {
+  const path = join(dataFolder, CONFIG_FILE_NAME);
+  const values = new Map<string, string>();
+  if (!existsSync(path)) return values;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (error) {
+    throw new ConfigError(`Config file ${path} is not valid JSON: ${(error as Error).message}`);
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw new ConfigError(`Config file ${path} must hold a JSON object`);
+  }
+  const keys = new Set(SETTINGS.map((s) => s.key));
+  for (const [key, value] of Object.entries(parsed)) {
+    if (!keys.has(key)) throw new ConfigError(`Config file ${path}: unknown setting "${key}"`);
+    if (Array.isArray(value) && value.every((v) => typeof v === 'string')) values.set(key, value.join(','));
+    else if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') values.set(key, String(value));
+    else throw new ConfigError(`Config file ${path}: setting "${key}" must be a string, number or boolean`);
+  }
+  return values;
+}
+
+function parseDatabase(url: string | undefined, dataFolder: string): DatabaseConfig {
+  if (url === undefined) return { kind: 'sqlite', path: join(dataFolder, 'service.sqlite') };
+  if (/^postgres(ql)?:\/\//i.test(url)) {
+    try {
+      new URL(url);
+    } catch {
+      throw new ConfigError('Invalid setting SERVICE_DATABASE_URL (--database): not a valid postgres:// address');
+    }
+    return { kind: 'postgres', url };
+  }
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(url)) {
+    throw new ConfigError('Invalid setting SERVICE_DATABASE_URL (--database): use a SQLite file path or a postgres:// address');
+  }
+  const path = url.startsWith('sqlite:') ? url.slice('sqlite:'.length) : url;
+  return { kind: 'sqlite', path: resolve(dataFolder, expandHome(path)) };
+}
+
+/** Builds the configuration; throws ConfigError naming the first bad setting. */
+export function loadConfig(sources: ConfigSources = {}): Config {
+  const env = sources.env ?? {};
+  const flags = parseFlags(sources.flags ?? []);
+  const dataFolderText = flags.get(DATA_FOLDER_SETTING.flag) ?? env[DATA_FOLDER_SETTING.env] ?? '~/.wcs';
+  if (dataFolderText.trim() === '') {
+    throw new ConfigError(`Invalid setting ${DATA_FOLDER_SETTING.env} (${DATA_FOLDER_SETTING.flag}): must not be empty`);
+  }
+  const dataFolder = resolve(expandHome(dataFolderText.trim()));
+  const file = readConfigFile(dataFolder);
+
+  const draft = defaults();
+  for (const setting of SETTINGS) {
+    const fromFlag = flags.get(setting.flag);
+    const fromEnv = env[setting.env];
+    const fromFile = file.get(setting.key);
+    const [text, origin] =
+      fromFlag !== undefined ? [fromFlag, setting.flag]
+      : fromEnv !== undefined ? [fromEnv, setting.env]
+      : fromFile !== undefined ? [fromFile, `"${setting.key}" in ${join(dataFolder, CONFIG_FILE_NAME)}`]
+      : [undefined, ''];
+    if (text === undefined) continue;
+    try {
+      setting.apply(draft, text);
+    } catch (error) {
+      const shown = setting.secret ? '' : `, got "${text.length > 60 ? `${text.slice(0, 60)}...` : text}"`;
+      throw new ConfigError(`Invalid setting ${setting.env} (from ${origin}): ${(error as Error).message}${shown}`);
+    }
+  }
+  if ((draft.bitcoind.user === undefined) !== (draft.bitcoind.password === undefined)) {
+    throw new ConfigError('Invalid setting SERVICE_BITCOIND_USER / SERVICE_BITCOIND_PASSWORD: give both or neither');
+  }
+  const { databaseUrl, ...rest } = draft;
+  return { ...rest, dataFolder, database: parseDatabase(databaseUrl, dataFolder) };
+}

@@ -1,0 +1,169 @@
+/** The repositories over Kysely: one implementation for every SQL dialect. */
+import { randomUUID } from 'node:crypto';
+import type { Kysely, Selectable } from 'kysely';
+import {
+  StoreConflictError,
+  type AuthFailureRepository,
+  type Repositories,
+  type TokenRecord,
+  type TokenRepository,
+  type UserRecord,
+  type UserRepository,
+} from './repositories.js';
+import type { Database, TokensTable, UsersTable } from './schema.js';
+
+/** Tells whether a driver error is a uniqueness violation (SQLite or PostgreSQL). */
+export function isUniqueViolation(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === '23505' || code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
+}
+
+async function conflictAware<T>(work: Promise<T>, message: string): Promise<T> {
+  try {
+    return await work;
+  } catch (error) {
+    if (isUniqueViolation(error)) throw new StoreConflictError(message);
+    throw error;
+  }
+}
+
+const toUser = (row: Selectable<UsersTable>): UserRecord => ({
+  name: row.name,
+  passwordHash: row.password_hash,
+  isAdmin: Number(row.is_admin) === 1,
+  createdAt: Number(row.created_at),
+});
+
+const toToken = (row: Selectable<TokensTable>): TokenRecord => ({
+  id: row.id,
+  userName: row.user_name,
+  description: row.description,
+  tokenHash: row.token_hash,
+  lifeSeconds: Number(row.life_seconds),
+  createdAt: Number(row.created_at),
+  expiresAt: Number(row.expires_at),
+});
+
+class KyselyUsers implements UserRepository {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  async count(): Promise<number> {
+    const row = await this.db.selectFrom('users').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow();
+    return Number(row.n);
+  }
+
+  async find(name: string): Promise<UserRecord | undefined> {
+    const row = await this.db.selectFrom('users').selectAll().where('name', '=', name).executeTakeFirst();
+    return row && toUser(row);
+  }
+
+  async list(): Promise<UserRecord[]> {
+    return (await this.db.selectFrom('users').selectAll().orderBy('name').execute()).map(toUser);
+  }
+
+  async insert(user: UserRecord): Promise<void> {
+    await conflictAware(
+      this.db
+        .insertInto('users')
+        .values({ name: user.name, password_hash: user.passwordHash, is_admin: user.isAdmin ? 1 : 0, created_at: user.createdAt })
+        .execute(),
+      `User ${user.name} already exists`,
+    );
+  }
+
+  async updatePasswordHash(name: string, passwordHash: string): Promise<boolean> {
+    const result = await this.db.updateTable('users').set({ password_hash: passwordHash }).where('name', '=', name).executeTakeFirst();
+    return Number(result.numUpdatedRows) > 0;
+  }
+
+  async delete(name: string): Promise<boolean> {
+    // Tokens go with the user (foreign key cascade); deleted explicitly too, so it never
+    // depends on the connection's foreign-key setting.
+    await this.db.deleteFrom('tokens').where('user_name', '=', name).execute();
+    const result = await this.db.deleteFrom('users').where('name', '=', name).executeTakeFirst();
+    return Number(result.numDeletedRows) > 0;
+  }
+}
+
+class KyselyTokens implements TokenRepository {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  async insert(token: TokenRecord): Promise<void> {
+    await conflictAware(
+      this.db
+        .insertInto('tokens')
+        .values({
+          id: token.id,
+          user_name: token.userName,
+          description: token.description,
+          token_hash: token.tokenHash,
+          life_seconds: token.lifeSeconds,
+          created_at: token.createdAt,
+          expires_at: token.expiresAt,
+        })
+        .execute(),
+      'A token with this description already exists',
+    );
+  }
+
+  async findForUser(userName: string, id: string): Promise<TokenRecord | undefined> {
+    const row = await this.db.selectFrom('tokens').selectAll().where('id', '=', id).where('user_name', '=', userName).executeTakeFirst();
+    return row && toToken(row);
+  }
+
+  async listForUser(userName: string): Promise<TokenRecord[]> {
+    const rows = await this.db.selectFrom('tokens').selectAll().where('user_name', '=', userName).orderBy('created_at').orderBy('id').execute();
+    return rows.map(toToken);
+  }
+
+  async findWithUser(id: string): Promise<{ token: TokenRecord; userIsAdmin: boolean } | undefined> {
+    const row = await this.db
+      .selectFrom('tokens')
+      .innerJoin('users', 'users.name', 'tokens.user_name')
+      .selectAll('tokens')
+      .select('users.is_admin')
+      .where('tokens.id', '=', id)
+      .executeTakeFirst();
+    return row && { token: toToken(row), userIsAdmin: Number(row.is_admin) === 1 };
+  }
+
+  async deleteForUser(userName: string, id: string): Promise<boolean> {
+    const result = await this.db.deleteFrom('tokens').where('id', '=', id).where('user_name', '=', userName).executeTakeFirst();
+    return Number(result.numDeletedRows) > 0;
+  }
+
+  async deleteAllForUser(userName: string): Promise<number> {
+    const result = await this.db.deleteFrom('tokens').where('user_name', '=', userName).executeTakeFirst();
+    return Number(result.numDeletedRows);
+  }
+}
+
+class KyselyAuthFailures implements AuthFailureRepository {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  async record(scopeKeys: readonly string[], at: number): Promise<void> {
+    if (scopeKeys.length === 0) return;
+    await this.db
+      .insertInto('auth_failures')
+      .values(scopeKeys.map((scope_key) => ({ id: randomUUID(), scope_key, failed_at: at })))
+      .execute();
+  }
+
+  async countSince(scopeKey: string, since: number): Promise<{ count: number; oldest: number | undefined }> {
+    const row = await this.db
+      .selectFrom('auth_failures')
+      .select((eb) => [eb.fn.countAll().as('n'), eb.fn.min('failed_at').as('oldest')])
+      .where('scope_key', '=', scopeKey)
+      .where('failed_at', '>=', since)
+      .executeTakeFirstOrThrow();
+    return { count: Number(row.n), oldest: row.oldest == null ? undefined : Number(row.oldest) };
+  }
+
+  async pruneBefore(before: number): Promise<void> {
+    await this.db.deleteFrom('auth_failures').where('failed_at', '<', before).execute();
+  }
+}
+
+export function kyselyRepositories(db: Kysely<Database>): Repositories {
+  return { users: new KyselyUsers(db), tokens: new KyselyTokens(db), authFailures: new KyselyAuthFailures(db) };
+}

@@ -1,0 +1,86 @@
+/**
+ * What the services may ask of persistence. SQLite and PostgreSQL implement the same interfaces
+ * (one Kysely implementation, two dialects); nothing that must hold across service instances
+ * lives in process memory.
+ */
+
+export interface UserRecord {
+  name: string;
+  passwordHash: string;
+  isAdmin: boolean;
+  /** Epoch milliseconds. */
+  createdAt: number;
+}
+
+export interface UserRepository {
+  count(): Promise<number>;
+  find(name: string): Promise<UserRecord | undefined>;
+  list(): Promise<UserRecord[]>;
+  /** Throws StoreConflictError when the name is taken. */
+  insert(user: UserRecord): Promise<void>;
+  /** False when no such user. */
+  updatePasswordHash(name: string, passwordHash: string): Promise<boolean>;
+  /** Deletes the user and, by cascade, their tokens. False when no such user. */
+  delete(name: string): Promise<boolean>;
+}
+
+export interface TokenRecord {
+  /** UUID, the JWT's `jti`. */
+  id: string;
+  userName: string;
+  description: string;
+  /** SHA-256 (hex) of the JWT text; the token itself is never stored. */
+  tokenHash: string;
+  lifeSeconds: number;
+  /** Epoch milliseconds. */
+  createdAt: number;
+  /** Epoch milliseconds. */
+  expiresAt: number;
+}
+
+export interface TokenRepository {
+  /** Throws StoreConflictError when the user already has a token with this description. */
+  insert(token: TokenRecord): Promise<void>;
+  findForUser(userName: string, id: string): Promise<TokenRecord | undefined>;
+  /** Oldest first. */
+  listForUser(userName: string): Promise<TokenRecord[]>;
+  /** The token and its user's admin flag, in one read (the Bearer path). */
+  findWithUser(id: string): Promise<{ token: TokenRecord; userIsAdmin: boolean } | undefined>;
+  /** False when the user has no token with this id. */
+  deleteForUser(userName: string, id: string): Promise<boolean>;
+  deleteAllForUser(userName: string): Promise<number>;
+}
+
+/** Failed login attempts, counted per scope key (a client address or a user name). */
+export interface AuthFailureRepository {
+  record(scopeKeys: readonly string[], at: number): Promise<void>;
+  /** Failures of the key at or after `since`, with the time of the oldest of them. */
+  countSince(scopeKey: string, since: number): Promise<{ count: number; oldest: number | undefined }>;
+  /** Forgets failures older than `before`. */
+  pruneBefore(before: number): Promise<void>;
+}
+
+export interface Repositories {
+  users: UserRepository;
+  tokens: TokenRepository;
+  authFailures: AuthFailureRepository;
+}
+
+export interface Store extends Repositories {
+  readonly kind: 'sqlite' | 'postgres';
+  /** Runs `work` in one transaction: all of its writes happen, or none. */
+  transaction<T>(work: (repos: Repositories) => Promise<T>): Promise<T>;
+  /** Resolves when the database answers a trivial query. */
+  ping(): Promise<void>;
+  /** Highest applied migration. */
+  schemaVersion(): Promise<number>;
+  close(): Promise<void>;
+}
+
+/** A write that breaks a uniqueness rule (duplicate name, description, id). */
+export class StoreConflictError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'StoreConflictError';
+  }
+}

@@ -1,0 +1,39 @@
+/**
+ * Table shapes as Kysely sees them. Types stay portable between SQLite and PostgreSQL:
+ * text, bigint (epoch milliseconds, seconds, satoshis) and integer 0/1 for booleans.
+ */
+export interface SchemaVersionTable {
+  version: number;
+  name: string;
+  applied_at: number;
+}
+
+export interface UsersTable {
+  name: string;
+  password_hash: string;
+  is_admin: number;
+  created_at: number;
+}
+
+export interface TokensTable {
+  id: string;
+  user_name: string;
+  description: string;
+  token_hash: string;
+  life_seconds: number;
+  created_at: number;
+  expires_at: number;
+}
+
+export interface AuthFailuresTable {
+  id: string;
+  scope_key: string;
+  failed_at: number;
+}
+
+export interface Database {
+  schema_version: SchemaVersionTable;
+  users: UsersTable;
+  tokens: TokensTable;
+  auth_failures: AuthFailuresTable;
+}
