@@ -185,8 +185,8 @@ describe('dust threshold (Bitcoin Core GetDustThreshold at 3 sat/vB)', () => {
     ['P2TR', '5120' + '11'.repeat(32), 330n],
     ['OP_RETURN', '6a0568656c6c6f', 0n],
     ['bare OP_RETURN', '6a', 0n],
-    ['future witness v2, 2-byte program', '52020000', (8 + 1 + 4 + 67) * 3],
-  ].map(([name, hex, value]) => [name as string, hex as string, BigInt(value)]);
+    ['future witness v2, 2-byte program', '52020000', BigInt((8 + 1 + 4 + 67) * 3)],
+  ];
   it.each(cases)('%s', (_name, hex, expected) => {
     expect(dustThreshold(script(hex))).toBe(expected);
   });
