@@ -18,6 +18,7 @@ export type ScriptType =
   | 'pubkey'
   | 'nulldata'
   | 'witness_unknown'
+  | 'anchor'
   | 'nonstandard';
 
 export interface ScriptInfo {
@@ -36,11 +37,12 @@ const OP_PUSHDATA4 = 0x4e;
 
 export const hash160 = (data: Uint8Array): Uint8Array => ripemd160(sha256(data));
 
+/** Core's CPubKey::ValidSize: the length its first byte announces (hybrid 06/07 keys included). */
 const isPubkey = (k: Uint8Array) =>
-  (k.length === 33 && (k[0] === 2 || k[0] === 3)) || (k.length === 65 && k[0] === 4);
+  (k.length === 33 && (k[0] === 2 || k[0] === 3)) || (k.length === 65 && (k[0] === 4 || k[0] === 6 || k[0] === 7));
 
 /** Bare multisig: OP_m <pubkey>... OP_n OP_CHECKMULTISIG with 1 <= m <= n <= 16. */
-function parseBareMultisig(s: Uint8Array): { m: number; keys: Uint8Array[] } | undefined {
+export function parseBareMultisig(s: Uint8Array): { m: number; keys: Uint8Array[] } | undefined {
   if (s.length < 3 || s[s.length - 1] !== OP_CHECKMULTISIG) return undefined;
   const mOp = s[0]!;
   const nOp = s[s.length - 2]!;
@@ -85,6 +87,7 @@ export function classifyScript(script: Uint8Array, network: Network): ScriptInfo
     if (version === 0 && program.length === 20) return single('witness_v0_keyhash');
     if (version === 0 && program.length === 32) return single('witness_v0_scripthash');
     if (version === 1 && program.length === 32) return single('witness_v1_taproot');
+    if (version === 1 && program.length === 2 && program[0] === 0x4e && program[1] === 0x73) return single('anchor');
     if (version !== 0) return single('witness_unknown');
     return { type: 'nonstandard' };
   }

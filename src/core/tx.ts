@@ -92,21 +92,24 @@ export function u64le(n: bigint): Uint8Array {
 
 const varBytes = (b: Uint8Array) => concatBytes(encodeVarint(b.length), b);
 
-/** Parses one transaction occupying all of `bytes` (BIP144 witness serialisation accepted). */
-export function parseTransaction(input: Uint8Array | string): Transaction {
+/**
+ * Parses one transaction occupying all of `bytes` (BIP144 witness serialisation accepted unless
+ * `witness: false`, which reads the legacy form only, as PSBT unsigned transactions require).
+ */
+export function parseTransaction(input: Uint8Array | string, options: { witness?: boolean } = {}): Transaction {
   const bytes = typeof input === 'string' ? hexToBytesChecked(input) : input;
   const r = new Reader(bytes);
-  const tx = readTransaction(r);
+  const tx = readTransaction(r, options.witness ?? true);
   if (!r.done) throw new TransactionError('invalid_transaction', 'Trailing bytes after transaction');
   return tx;
 }
 
 /** Reads one transaction from a reader (used by block parsing too). */
-function readTransaction(r: Reader): Transaction {
+function readTransaction(r: Reader, allowWitness = true): Transaction {
   const version = r.i32();
   let inputCount = r.varint();
   let segwit = false;
-  if (inputCount === 0) {
+  if (inputCount === 0 && allowWitness) {
     const flag = r.u8();
     if (flag !== 1) throw new TransactionError('invalid_transaction', 'Bad segwit flag');
     segwit = true;
