@@ -24,7 +24,7 @@ export interface Network {
 }
 
 const MAINNET_XPUBS = { xpub: 0x0488b21e, ypub: 0x049d7cb2, zpub: 0x04b24746, Ypub: 0x0295b43f, Zpub: 0x02aa7ed3 } as const;
-const TEST_XPUBS = { tpub: 0x043587cf, upub: 0x044a5262, vpub: 0x045f1c6a, Upub: 0x024289ef, Vpub: 0x02575483 } as const;
+const TEST_XPUBS = { tpub: 0x043587cf, upub: 0x044a5262, vpub: 0x045f1cf6, Upub: 0x024289ef, Vpub: 0x02575483 } as const;
 
 const testLike = (name: NetworkName, bech32: string, coreChainName: string): Network => ({
   name,

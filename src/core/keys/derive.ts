@@ -1,0 +1,102 @@
+/**
+ * Non-hardened BIP32 public derivation (CKDpub). A BranchNode caches what every child of one
+ * parent shares (its point, and the HMAC-SHA512 state keyed with its chain code), so deriving
+ * index i costs one HMAC and one point addition; ranges are derived in batches.
+ */
+import { hmac } from '@noble/hashes/hmac.js';
+import { sha512 } from '@noble/hashes/sha2.js';
+import { secp256k1 } from '@noble/curves/secp256k1.js';
+import { KeyError } from '../errors.js';
+import { hash160 } from '../script-type.js';
+import type { ExtendedPublicKey } from './extended-key.js';
+import { addTweaksToPoint } from './fixed-base.js';
+
+const { Point } = secp256k1;
+const N = Point.Fn.ORDER;
+export const HARDENED = 0x80000000;
+/** Largest range derived in one call, to bound memory. */
+export const MAX_BATCH = 100_000;
+
+type Hmac = ReturnType<typeof hmac.create>;
+
+export interface BranchNode {
+  readonly publicKey: Uint8Array;
+  readonly chainCode: Uint8Array;
+  readonly x: bigint;
+  readonly y: bigint;
+  readonly keyedHmac: Hmac;
+}
+
+export function branchNode(key: Pick<ExtendedPublicKey, 'publicKey' | 'chainCode'>): BranchNode {
+  const { x, y } = Point.fromBytes(key.publicKey).toAffine();
+  return { publicKey: key.publicKey, chainCode: key.chainCode, x, y, keyedHmac: hmac.create(sha512, key.chainCode) };
+}
+
+function checkIndex(index: number): void {
+  if (!Number.isInteger(index) || index < 0 || index >= HARDENED) {
+    throw new KeyError('invalid_index', `Derivation index must be an integer from 0 to ${HARDENED - 1} (public derivation)`);
+  }
+}
+
+/** I = HMAC-SHA512(chainCode, serP(K) || ser32(i)); returns IL as a number below n, and IR. */
+function childTweak(node: BranchNode, index: number): { tweak: bigint; chainCode: Uint8Array } {
+  const data = new Uint8Array(37);
+  data.set(node.publicKey, 0);
+  new DataView(data.buffer).setUint32(33, index);
+  const mac = node.keyedHmac.clone().update(data).digest();
+  let tweak = 0n;
+  for (let i = 0; i < 32; i++) tweak = (tweak << 8n) | BigInt(mac[i]!);
+  if (tweak >= N) throw new KeyError('invalid_key', `Derivation at index ${index} gives an invalid key (BIP32: skip this index)`);
+  return { tweak, chainCode: mac.slice(32) };
+}
+
+function compress(x: bigint, y: bigint): Uint8Array {
+  const out = new Uint8Array(33);
+  out[0] = y & 1n ? 3 : 2;
+  let v = x;
+  for (let i = 32; i >= 1; i--) {
+    out[i] = Number(v & 0xffn);
+    v >>= 8n;
+  }
+  return out;
+}
+
+/** Compressed child public keys of `node` for indices from..from+count-1 (all non-hardened). */
+export function deriveChildPublicKeys(node: BranchNode, from: number, count: number): Uint8Array[] {
+  if (!Number.isInteger(count) || count < 0 || count > MAX_BATCH) {
+    throw new KeyError('invalid_index', `Count must be an integer from 0 to ${MAX_BATCH}`);
+  }
+  if (count === 0) return [];
+  checkIndex(from);
+  checkIndex(from + count - 1);
+  const tweaks: bigint[] = [];
+  for (let i = 0; i < count; i++) tweaks.push(childTweak(node, from + i).tweak);
+  return addTweaksToPoint(node.x, node.y, tweaks).map((p, i) => {
+    if (!p) throw new KeyError('invalid_key', `Derivation at index ${from + i} gives the point at infinity (BIP32: skip this index)`);
+    return compress(p.x, p.y);
+  });
+}
+
+/** The extended public key of child `index` (non-hardened) of `parent`. */
+export function deriveChild(parent: ExtendedPublicKey, index: number): ExtendedPublicKey {
+  checkIndex(index);
+  const node = branchNode(parent);
+  const { tweak, chainCode } = childTweak(node, index);
+  const [point] = addTweaksToPoint(node.x, node.y, [tweak]);
+  if (!point) throw new KeyError('invalid_key', `Derivation at index ${index} gives the point at infinity`);
+  const fp = hash160(parent.publicKey);
+  return {
+    kind: parent.kind,
+    depth: parent.depth + 1,
+    parentFingerprint: ((fp[0]! << 24) | (fp[1]! << 16) | (fp[2]! << 8) | fp[3]!) >>> 0,
+    childNumber: index,
+    chainCode,
+    publicKey: compress(point.x, point.y),
+  };
+}
+
+/** Follows a path of non-hardened steps from `key`. */
+export function derivePath(key: ExtendedPublicKey, path: readonly number[]): ExtendedPublicKey {
+  if (key.depth + path.length > 255) throw new KeyError('invalid_key', 'Derivation path is too deep');
+  return path.reduce(deriveChild, key);
+}

@@ -1,0 +1,4 @@
+/** Extended public keys and fast BIP32 public derivation. */
+export * from './extended-key.js';
+export * from './derive.js';
+export * from './path.js';
