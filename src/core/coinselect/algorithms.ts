@@ -1,0 +1,129 @@
+/**
+ * The selection algorithms, on plain numbers for speed (every amount here is bounded by 21
+ * million BTC plus fees, far inside Number.MAX_SAFE_INTEGER; money is settled in bigint later).
+ * Each returns the chosen pool positions, or null when it finds no solution.
+ */
+import type { RandomSource } from './random.js';
+
+export interface PoolCoin {
+  /** Position of the coin in the caller's list. */
+  index: number;
+  /** What counts toward the target: effective value (value minus its input fee), or the value when the fee is subtracted from a recipient. */
+  amount: number;
+  /** Fee to spend it now and at the long-term rate (waste metric). */
+  fee: number;
+  longTermFee: number;
+  weight: number;
+}
+
+export type Selection = PoolCoin[];
+
+/** Bitcoin Core's BnB try limit. */
+export const BNB_MAX_TRIES = 100_000;
+
+const byAmountDescending = (a: PoolCoin, b: PoolCoin) => b.amount - a.amount;
+
+/**
+ * Branch and Bound (Bitcoin Core's SelectCoinsBnB): depth-first search, largest first, for a
+ * changeless selection with amount in [target, target + costOfChange] and the least waste.
+ */
+export function selectBnB(coins: readonly PoolCoin[], target: number, costOfChange: number, maxWeight: number, maxTries = BNB_MAX_TRIES): Selection | null {
+  const pool = [...coins].sort(byAmountDescending);
+  let available = 0;
+  for (const c of pool) available += c.amount;
+  if (pool.length === 0 || available < target) return null;
+
+  const isFeeRateHigh = pool[0]!.fee > pool[0]!.longTermFee;
+  const chosen: number[] = []; // pool positions on the current branch
+  let value = 0;
+  let waste = 0;
+  let weight = 0;
+  let bestWaste = Number.MAX_SAFE_INTEGER;
+  let best: number[] | null = null;
+
+  let i = 0;
+  for (let tries = 0; tries < maxTries; tries++, i++) {
+    let backtrack = false;
+    if (value + available < target || value > target + costOfChange || (waste > bestWaste && isFeeRateHigh)) {
+      backtrack = true; // cannot reach the target, overshot it, or already worse than the best
+    } else if (weight > maxWeight) {
+      backtrack = true;
+    } else if (value >= target) {
+      const total = waste + (value - target); // the excess goes to the fee: count it as waste
+      if (total <= bestWaste) {
+        bestWaste = total;
+        best = [...chosen];
+      }
+      backtrack = true;
+    }
+
+    if (backtrack) {
+      if (chosen.length === 0) break; // every branch explored
+      const last = chosen[chosen.length - 1]!;
+      // Put back the coins skipped after the last included one, then take the branch without it.
+      for (i--; i > last; i--) available += pool[i]!.amount;
+      const c = pool[i]!;
+      value -= c.amount;
+      waste -= c.fee - c.longTermFee;
+      weight -= c.weight;
+      chosen.pop();
+    } else {
+      const c = pool[i]!;
+      available -= c.amount;
+      const previous = pool[i - 1];
+      // Skip a coin equal (amount and fee) to the previous one when that one was excluded: same subtree.
+      if (chosen.length === 0 || i - 1 === chosen[chosen.length - 1] || !previous || c.amount !== previous.amount || c.fee !== previous.fee) {
+        chosen.push(i);
+        value += c.amount;
+        waste += c.fee - c.longTermFee;
+        weight += c.weight;
+      }
+    }
+  }
+  return best && best.map((p) => pool[p]!);
+}
+
+/** Bitcoin Core's CHANGE_LOWER: SRD aims for at least this much change. */
+export const SRD_CHANGE_LOWER = 50_000;
+
+/**
+ * Single Random Draw (Bitcoin Core's SelectCoinsSRD): coins in random order until the amount
+ * covers target + change fee + 50,000 sat, so the change is never tiny.
+ */
+export function selectSrd(coins: readonly PoolCoin[], target: number, changeFee: number, maxWeight: number, random: RandomSource): Selection | null {
+  const goal = target + changeFee + SRD_CHANGE_LOWER;
+  const order = coins.map((_, k) => k);
+  const chosen: PoolCoin[] = [];
+  let value = 0;
+  let weight = 0;
+  // Lazy Fisher-Yates: draw without replacement only as many coins as needed.
+  for (let n = 0; n < order.length; n++) {
+    const pick = n + random.nextInt(order.length - n);
+    const k = order[pick]!;
+    order[pick] = order[n]!;
+    order[n] = k;
+    const c = coins[k]!;
+    chosen.push(c);
+    value += c.amount;
+    weight += c.weight;
+    if (weight > maxWeight) return null;
+    if (value >= goal) return chosen;
+  }
+  return null;
+}
+
+/** Largest first: the last resort, succeeds whenever the coins cover the target within the weight limit. */
+export function selectLargestFirst(coins: readonly PoolCoin[], target: number, maxWeight: number): Selection | null {
+  const pool = [...coins].sort(byAmountDescending);
+  const chosen: PoolCoin[] = [];
+  let value = 0;
+  let weight = 0;
+  for (const c of pool) {
+    chosen.push(c);
+    value += c.amount;
+    weight += c.weight;
+    if (weight > maxWeight) return null;
+    if (value >= target) return chosen;
+  }
+  return null;
+}

@@ -1,0 +1,161 @@
+/**
+ * Checks a selection request and derives everything the algorithms need: per-coin sizes and
+ * fees, the cost of change, the smallest change worth making, and the fixed part of the size.
+ */
+import { MAX_MONEY } from '../amount.js';
+import { compactSizeLength, dustThreshold, inputVsize, inputWeight, isSegwitInput, outputVsize } from '../size.js';
+import { feeForVsize, MAX_FEE_RATE, type FeeRate } from './fee-rate.js';
+import { systemRandom, type RandomSource } from './random.js';
+import { CoinSelectionError, type Coin, type Recipient, type SelectionRequest } from './types.js';
+
+export const DEFAULT_LONG_TERM_FEE_RATE: FeeRate = 10_000n;
+export const DEFAULT_DISCARD_FEE_RATE: FeeRate = 10_000n;
+export const DEFAULT_DUST_RELAY_FEE_RATE: FeeRate = 3_000n;
+export const DEFAULT_MAX_WEIGHT = 400_000;
+const MAX_INPUT_VSIZE = 100_000;
+
+/** A coin with its sizes and fees worked out. */
+export interface PreparedCoin {
+  coin: Coin;
+  index: number;
+  /** Weight as an input of a segwit transaction (counts the witness stack size byte). */
+  weight: number;
+  /** Weight when no input of the transaction is segwit (no witness section at all). */
+  legacyWeight: number;
+  segwit: boolean;
+  fee: bigint;
+  longTermFee: bigint;
+  effectiveValue: bigint;
+  mustUse: boolean;
+}
+
+export interface Prepared {
+  coins: PreparedCoin[];
+  recipients: Recipient[];
+  recipientsSum: bigint;
+  recipientScriptLengths: number[];
+  changeScript: Uint8Array;
+  feeRate: FeeRate;
+  subtractFeeFrom: number | null;
+  minimumFee: bigint;
+  /** Fee of everything but the inputs (version, locktime, counts, segwit marker, recipient outputs). 0 when a recipient pays the fee. */
+  notInputFee: bigint;
+  changeFee: bigint;
+  costOfChange: bigint;
+  minViableChange: bigint;
+  dustRelayFeeRate: FeeRate;
+  maxWeight: number;
+  /** Weight budget left for inputs once the rest of the transaction (with change) is counted. */
+  maxInputWeight: number;
+  random: RandomSource;
+}
+
+const invalid = (message: string) => new CoinSelectionError('invalid_selection_request', message);
+
+function checkRate(rate: unknown, name: string): FeeRate {
+  if (typeof rate !== 'bigint' || rate < 0n || rate > MAX_FEE_RATE) throw invalid(`${name} must be a bigint in sat/kvB between 0 and ${MAX_FEE_RATE}`);
+  return rate;
+}
+
+function checkAmount(value: unknown, name: string, min: bigint): bigint {
+  if (typeof value !== 'bigint' || value < min || value > MAX_MONEY) throw invalid(`${name} must be a bigint number of sats between ${min} and ${MAX_MONEY}`);
+  return value;
+}
+
+function prepareCoin(coin: Coin, index: number, rates: { feeRate: FeeRate; longTerm: FeeRate }, mustUse: boolean): PreparedCoin {
+  const name = `Coin ${JSON.stringify(coin.id)}`;
+  checkAmount(coin.value, `${name} value`, 0n);
+  if (!Number.isInteger(coin.confirmations) || coin.confirmations < 0) throw invalid(`${name} confirmations must be a non-negative integer`);
+  let vsize: number;
+  let weight: number;
+  let legacyWeight: number;
+  let segwit: boolean;
+  if (coin.inputType) {
+    weight = inputWeight(coin.inputType);
+    vsize = inputVsize(coin.inputType);
+    segwit = isSegwitInput(coin.inputType);
+    legacyWeight = segwit ? weight : weight - 1; // no witness section: no empty stack size byte
+  } else if (Number.isInteger(coin.inputVsize) && coin.inputVsize! > 0 && coin.inputVsize! <= MAX_INPUT_VSIZE) {
+    vsize = coin.inputVsize!;
+    weight = legacyWeight = vsize * 4;
+    segwit = true; // unknown: assume it adds the segwit marker, which only overestimates
+  } else {
+    throw invalid(`${name} needs an inputType or a positive integer inputVsize`);
+  }
+  const fee = feeForVsize(rates.feeRate, vsize);
+  return { coin, index, weight, legacyWeight, segwit, fee, longTermFee: feeForVsize(rates.longTerm, vsize), effectiveValue: coin.value - fee, mustUse };
+}
+
+export function prepare(request: SelectionRequest): Prepared {
+  const options = request.options ?? {};
+  const feeRate = checkRate(request.feeRate, 'feeRate');
+  const longTerm = checkRate(options.longTermFeeRate ?? DEFAULT_LONG_TERM_FEE_RATE, 'longTermFeeRate');
+  const dustRelayFeeRate = checkRate(options.dustRelayFeeRate ?? DEFAULT_DUST_RELAY_FEE_RATE, 'dustRelayFeeRate');
+  const discardRequested = checkRate(options.discardFeeRate ?? DEFAULT_DISCARD_FEE_RATE, 'discardFeeRate');
+  const discard = discardRequested > dustRelayFeeRate ? discardRequested : dustRelayFeeRate;
+  const maxWeight = options.maxWeight ?? DEFAULT_MAX_WEIGHT;
+  if (!Number.isInteger(maxWeight) || maxWeight <= 0) throw invalid('maxWeight must be a positive integer');
+  const minimumFee = checkAmount(options.minimumFee ?? 0n, 'minimumFee', 0n);
+
+  if (!Array.isArray(request.recipients) || request.recipients.length === 0) throw invalid('At least one recipient is required');
+  if (!(request.changeScript instanceof Uint8Array)) throw invalid('changeScript must be bytes');
+  const recipients = request.recipients.map((r, i) => {
+    if (!(r.script instanceof Uint8Array)) throw invalid(`Recipient ${i} script must be bytes`);
+    checkAmount(r.value, `Recipient ${i} value`, 1n);
+    const dust = dustThreshold(r.script, dustRelayFeeRate);
+    if (r.value < dust) throw new CoinSelectionError('amount_below_dust', `Recipient ${i} amount ${r.value} sat is below the dust limit of its output type (${dust} sat)`);
+    return { script: r.script, value: r.value };
+  });
+  const recipientsSum = recipients.reduce((sum, r) => sum + r.value, 0n);
+  if (recipientsSum > MAX_MONEY) throw invalid('Recipients total more than 21 million BTC');
+
+  const subtractFeeFrom = options.subtractFeeFrom ?? null;
+  if (subtractFeeFrom !== null && (!Number.isInteger(subtractFeeFrom) || subtractFeeFrom < 0 || subtractFeeFrom >= recipients.length)) {
+    throw invalid(`subtractFeeFrom must be the index of a recipient (0 to ${recipients.length - 1})`);
+  }
+
+  const mustUseIds = new Set(options.mustUse ?? []);
+  const seen = new Set<string>();
+  let coinsTotal = 0n;
+  const coins = request.coins.map((coin, index) => {
+    if (typeof coin.id !== 'string' || coin.id.length === 0) throw invalid(`Coin ${index} needs a non-empty id`);
+    if (seen.has(coin.id)) throw invalid(`Coin ${JSON.stringify(coin.id)} is listed twice`);
+    seen.add(coin.id);
+    const prepared = prepareCoin(coin, index, { feeRate, longTerm }, mustUseIds.has(coin.id));
+    coinsTotal += coin.value;
+    return prepared;
+  });
+  if (coinsTotal > MAX_MONEY) throw invalid('Coins total more than 21 million BTC');
+  for (const id of mustUseIds) if (!seen.has(id)) throw new CoinSelectionError('unknown_coin', `Coin ${JSON.stringify(id)} to spend is not among the available coins`);
+
+  const recipientScriptLengths = recipients.map((r) => r.script.length);
+  const outputsVsize = recipientScriptLengths.reduce((sum, len) => sum + outputVsize(len), 0);
+  // version 4, locktime 4, input count 1 (more is settled exactly later), output count, segwit marker and flag rounded up to 1.
+  const fixedVsize = 4 + 4 + 1 + compactSizeLength(recipients.length) + 1 + outputsVsize;
+  const notInputFee = subtractFeeFrom === null ? feeForVsize(feeRate, fixedVsize) : 0n;
+  const changeOutputVsize = outputVsize(request.changeScript);
+  const changeFee = feeForVsize(feeRate, changeOutputVsize);
+  const changeSpendFee = feeForVsize(discard, inputVsize(request.changeInputType));
+  const changeDust = dustThreshold(request.changeScript, discard);
+  const minViableChange = changeSpendFee + 1n > changeDust ? changeSpendFee + 1n : changeDust;
+  const maxInputWeight = maxWeight - (fixedVsize + changeOutputVsize + 2) * 4; // +2: output count may grow to 3 bytes
+
+  return {
+    coins,
+    recipients,
+    recipientsSum,
+    recipientScriptLengths,
+    changeScript: request.changeScript,
+    feeRate,
+    subtractFeeFrom,
+    minimumFee,
+    notInputFee,
+    changeFee,
+    costOfChange: changeFee + changeSpendFee,
+    minViableChange,
+    dustRelayFeeRate,
+    maxWeight,
+    maxInputWeight,
+    random: options.random ?? systemRandom(),
+  };
+}

@@ -1,0 +1,195 @@
+/**
+ * Coin selection as Bitcoin Core's wallet does it: coins in eligibility tiers (confirmed, then
+ * own unconfirmed change, then any unconfirmed), Branch and Bound for a changeless match, Single
+ * Random Draw, largest-first as the last resort; the candidate with the least waste wins. Then
+ * the exact settlement in bigint: signed size, fee, change or no change, fee from a recipient.
+ */
+import { compactSizeLength, dustThreshold, outputVsize } from '../size.js';
+import { selectBnB, selectLargestFirst, selectSrd, type PoolCoin, type Selection } from './algorithms.js';
+import { feeForVsize } from './fee-rate.js';
+import { prepare, type Prepared, type PreparedCoin } from './prepare.js';
+import {
+  CoinSelectionError,
+  InsufficientFundsError,
+  type Recipient,
+  type SelectionAlgorithm,
+  type SelectionRequest,
+  type SelectionResult,
+} from './types.js';
+
+/** Core's eligibility filters, most conservative first. */
+const TIERS: ((c: PreparedCoin) => boolean)[] = [
+  (c) => c.coin.confirmations >= 1,
+  (c) => c.coin.confirmations >= 1 || c.coin.isOwnChange === true,
+  () => true,
+];
+
+interface Choice {
+  coins: PreparedCoin[];
+  algorithm: SelectionAlgorithm;
+  waste: bigint;
+}
+
+/** What counts toward the target: effective value, or the plain value when a recipient pays the fee. */
+const selectionAmount = (p: Prepared, c: PreparedCoin): bigint => (p.subtractFeeFrom === null ? c.effectiveValue : c.coin.value);
+
+/** Bitcoin Core's waste: fee now minus fee later for every input, plus the cost of change or the excess given up. */
+function waste(p: Prepared, coins: readonly PreparedCoin[], target: bigint): bigint {
+  let total = 0n;
+  let amount = 0n;
+  for (const c of coins) {
+    total += c.fee - c.longTermFee;
+    amount += selectionAmount(p, c);
+  }
+  const change = p.subtractFeeFrom === null ? amount - target - p.changeFee : amount - target;
+  return total + (change >= p.minViableChange ? p.costOfChange : amount - target);
+}
+
+/** Picks coins covering `target` (a selection amount) on top of the must-use coins. */
+function choose(p: Prepared, target: bigint): Choice {
+  const preset = p.coins.filter((c) => c.mustUse);
+  const presetAmount = preset.reduce((sum, c) => sum + selectionAmount(p, c), 0n);
+  const remaining = target - presetAmount;
+  if (preset.length > 0 && remaining <= 0n) return { coins: preset, algorithm: 'manual', waste: waste(p, preset, target) };
+
+  const optional = p.coins.filter((c) => !c.mustUse && selectionAmount(p, c) > 0n && c.effectiveValue > 0n);
+  let weightExceeded = false;
+  let previousSize = -1;
+  for (const tier of TIERS) {
+    const eligible = optional.filter(tier);
+    if (eligible.length === previousSize) continue; // same coins as the tier before
+    previousSize = eligible.length;
+    const pool: PoolCoin[] = eligible.map((c) => ({
+      index: c.index,
+      amount: Number(selectionAmount(p, c)),
+      fee: Number(c.fee),
+      longTermFee: Number(c.longTermFee),
+      weight: c.weight,
+    }));
+    const available = pool.reduce((sum, c) => sum + c.amount, 0);
+    if (BigInt(available) < remaining) continue;
+    const goal = Number(remaining);
+    const budget = p.maxInputWeight - preset.reduce((sum, c) => sum + c.weight, 0);
+
+    const candidates: { selection: Selection; algorithm: SelectionAlgorithm }[] = [];
+    if (p.subtractFeeFrom === null) {
+      const bnb = selectBnB(pool, goal, Number(p.costOfChange), budget);
+      if (bnb) candidates.push({ selection: bnb, algorithm: 'bnb' });
+    }
+    const srd = selectSrd(pool, goal, Number(p.changeFee), budget, p.random);
+    if (srd) candidates.push({ selection: srd, algorithm: 'srd' });
+    if (candidates.length === 0) {
+      const largest = selectLargestFirst(pool, goal, budget);
+      if (largest) candidates.push({ selection: largest, algorithm: 'largest-first' });
+    }
+    if (candidates.length === 0) {
+      weightExceeded = true;
+      continue;
+    }
+    let best: Choice | null = null;
+    for (const { selection, algorithm } of candidates) {
+      const coins = [...preset, ...selection.map((s) => p.coins[s.index]!)];
+      const choice = { coins, algorithm, waste: waste(p, coins, target) };
+      // Least waste; on a tie, more inputs (Core's ChooseSelectionResult: consolidate while it is free).
+      if (!best || choice.waste < best.waste || (choice.waste === best.waste && coins.length > best.coins.length)) best = choice;
+    }
+    return best!;
+  }
+  if (weightExceeded) {
+    throw new CoinSelectionError('max_weight_exceeded', 'The coins needed would make the transaction larger than the standard size limit');
+  }
+  const all = optional.reduce((sum, c) => sum + selectionAmount(p, c), 0n);
+  throw new InsufficientFundsError(remaining - all);
+}
+
+/** Exact weight of the signed transaction with these inputs and outputs of these script lengths. */
+function transactionWeight(inputs: readonly PreparedCoin[], scriptLengths: readonly number[]): number {
+  const segwit = inputs.some((c) => c.segwit);
+  let base = 4 + compactSizeLength(inputs.length) + compactSizeLength(scriptLengths.length) + 4;
+  for (const len of scriptLengths) base += outputVsize(len);
+  let weight = base * 4 + (segwit ? 2 : 0);
+  for (const c of inputs) weight += segwit ? c.weight : c.legacyWeight;
+  return weight;
+}
+
+type Settlement = { result: SelectionResult } | { shortfall: bigint };
+
+/** Works out fee, change and recipient amounts exactly for the chosen coins. */
+function settle(p: Prepared, choice: Choice): Settlement {
+  const inputs = [...choice.coins].sort((a, b) => Number(b.mustUse) - Number(a.mustUse) || a.index - b.index);
+  const totalIn = inputs.reduce((sum, c) => sum + c.coin.value, 0n);
+  const feeAt = (weight: number) => {
+    const vsize = Math.ceil(weight / 4);
+    const fee = feeForVsize(p.feeRate, vsize);
+    return { weight, vsize, fee: fee > p.minimumFee ? fee : p.minimumFee };
+  };
+  const without = feeAt(transactionWeight(inputs, p.recipientScriptLengths));
+  const withChange = feeAt(transactionWeight(inputs, [...p.recipientScriptLengths, p.changeScript.length]));
+  const recipients: Recipient[] = p.recipients.map((r) => ({ ...r }));
+
+  let change: bigint | null;
+  let size: { weight: number; vsize: number; fee: bigint };
+  let fee: bigint;
+  if (p.subtractFeeFrom !== null) {
+    const excess = totalIn - p.recipientsSum;
+    if (excess < 0n) return { shortfall: -excess };
+    change = excess >= p.minViableChange ? excess : null;
+    size = change === null ? without : withChange;
+    fee = change === null ? size.fee + excess : size.fee; // leftover too small for change goes to the fee
+    const payer = recipients[p.subtractFeeFrom]!;
+    const reduced = payer.value - size.fee;
+    const dust = dustThreshold(payer.script, p.dustRelayFeeRate);
+    if (reduced < dust) {
+      throw new CoinSelectionError(
+        'amount_below_dust',
+        `Recipient ${p.subtractFeeFrom} amount ${payer.value} sat minus the fee ${size.fee} sat leaves ${reduced} sat, below the dust limit of its output type (${dust} sat)`,
+      );
+    }
+    payer.value = reduced;
+  } else {
+    const leftover = totalIn - p.recipientsSum - withChange.fee;
+    if (leftover >= p.minViableChange) {
+      change = leftover;
+      size = withChange;
+      fee = withChange.fee;
+    } else {
+      change = null;
+      size = without;
+      fee = totalIn - p.recipientsSum; // leftover too small for change goes to the fee
+      if (fee < without.fee) return { shortfall: without.fee - fee };
+    }
+  }
+  if (size.weight > p.maxWeight) {
+    throw new CoinSelectionError('max_weight_exceeded', 'The coins needed would make the transaction larger than the standard size limit');
+  }
+  const outputs = recipients.reduce((sum, r) => sum + r.value, 0n) + (change ?? 0n);
+  // Guards on the money invariants: a failure here is a bug, never something to send.
+  if (totalIn !== outputs + fee || fee < feeForVsize(p.feeRate, size.vsize) || fee < p.minimumFee || (change !== null && change < 0n)) {
+    throw new Error('coin selection broke a money invariant');
+  }
+  return {
+    result: { inputs: inputs.map((c) => c.coin), recipients, change, fee, vsize: size.vsize, weight: size.weight, algorithm: choice.algorithm, waste: choice.waste },
+  };
+}
+
+/**
+ * Selects coins paying `recipients` at `feeRate` (sat/kvB), with change to `changeScript` when
+ * worth it. Guarantees: inputs = outputs + fee exactly; fee >= ceil(feeRate * vsize / 1000) and
+ * >= options.minimumFee; every must-use coin spent; no coin twice; confirmed coins preferred.
+ * Throws InsufficientFundsError (with the sats missing), or CoinSelectionError for a bad request,
+ * a recipient below dust (also after fee subtraction), or a selection over the weight limit.
+ */
+export function selectCoins(request: SelectionRequest): SelectionResult {
+  if (!request || !Array.isArray(request.coins)) throw new CoinSelectionError('invalid_selection_request', 'coins must be a list');
+  const p = prepare(request);
+  const baseTarget = p.recipientsSum + p.notInputFee;
+  // Each round that comes up short (exact size above the estimate, or a minimum fee) raises the
+  // target by the exact shortfall; the target only grows, so this ends in success or insufficient funds.
+  let extra = 0n;
+  for (let round = 1; ; round++) {
+    const settlement = settle(p, choose(p, baseTarget + extra));
+    if ('result' in settlement) return settlement.result;
+    // After a few exact steps, grow geometrically so that a run of small shortfalls ends quickly.
+    extra += settlement.shortfall + (round > 4 ? extra : 0n);
+  }
+}

@@ -1,0 +1,289 @@
+import { describe, expect, it } from 'vitest';
+import { fromHex } from '../../../src/core/bytes.js';
+import { selectBnB, selectLargestFirst, selectSrd, type PoolCoin } from '../../../src/core/coinselect/algorithms.js';
+import {
+  CoinSelectionError,
+  feeForVsize,
+  formatFeeRate,
+  InsufficientFundsError,
+  parseFeeRate,
+  seededRandom,
+  selectCoins,
+  type Coin,
+  type SelectionRequest,
+} from '../../../src/core/coinselect/index.js';
+import { estimateVsize, inputVsize, type InputType } from '../../../src/core/size.js';
+
+const P2WPKH = fromHex('0014' + '11'.repeat(20));
+const P2TR = fromHex('5120' + '22'.repeat(32));
+const P2PKH = fromHex('76a914' + '33'.repeat(20) + '88ac');
+const CHANGE = fromHex('0014' + '44'.repeat(20));
+const WPKH: InputType = { kind: 'wpkh' };
+
+const coin = (id: string, value: bigint, extra: Partial<Coin> = {}): Coin => ({ id, value, inputType: WPKH, confirmations: 6, ...extra });
+
+function request(coins: Coin[], amount: bigint, extra: Partial<SelectionRequest> = {}, options: SelectionRequest['options'] = {}): SelectionRequest {
+  return {
+    coins,
+    recipients: [{ script: P2WPKH, value: amount }],
+    changeScript: CHANGE,
+    changeInputType: WPKH,
+    feeRate: 1000n,
+    ...extra,
+    options: { random: seededRandom(1), ...options },
+  };
+}
+
+const pool = (amounts: number[], fee = 0, longTermFee = 0): PoolCoin[] =>
+  amounts.map((amount, index) => ({ index, amount, fee, longTermFee, weight: 272 }));
+const indexes = (selection: PoolCoin[] | null) => selection && selection.map((c) => c.index).sort((a, b) => a - b);
+
+describe('Branch and Bound (as Bitcoin Core SelectCoinsBnB)', () => {
+  const CENT = 1_000_000;
+  const coins = pool([1, 2, 3, 4].map((c) => c * CENT));
+
+  it('finds the exact matches Core finds in its bnb_search_test', () => {
+    expect(indexes(selectBnB(coins, 1 * CENT, 0.5 * CENT, 400_000))).toEqual([0]);
+    expect(indexes(selectBnB(coins, 2 * CENT, 0.5 * CENT, 400_000))).toEqual([1]);
+    // {4,1} is found first, {3,2} later with equal waste: Core keeps the later one.
+    expect(indexes(selectBnB(coins, 5 * CENT, 0.5 * CENT, 400_000))).toEqual([1, 2]);
+    expect(indexes(selectBnB(coins, 10 * CENT, 0.5 * CENT, 400_000))).toEqual([0, 1, 2, 3]);
+  });
+
+  it('fails when no subset lands in [target, target + cost of change]', () => {
+    expect(selectBnB(coins, 11 * CENT, 0.5 * CENT, 400_000)).toBeNull();
+    expect(selectBnB(pool([4 * CENT, 6 * CENT]), 4.5 * CENT, 0.4 * CENT, 400_000)).toBeNull();
+  });
+
+  it('accepts an excess up to the cost of change, preferring the least waste', () => {
+    // 4.3 is within 4 + 0.5; 4.0 exact would be better but does not exist.
+    expect(indexes(selectBnB(pool([4.3 * CENT, 1.5 * CENT, 2.9 * CENT]), 4 * CENT, 0.5 * CENT, 400_000))).toEqual([0]);
+    expect(indexes(selectBnB(pool([4.3 * CENT, 1.5 * CENT, 2.5 * CENT]), 4 * CENT, 0.5 * CENT, 400_000))).toEqual([1, 2]);
+  });
+
+  it('at a high fee rate prefers fewer inputs; at a low fee rate more inputs (waste metric)', () => {
+    const amounts = [3 * CENT, 2 * CENT, 1 * CENT];
+    // fee > long-term fee: each input adds waste, so the single 3-cent coin wins over 2+1.
+    expect(indexes(selectBnB(pool(amounts, 100, 10), 3 * CENT, 0, 400_000))).toEqual([0]);
+    // fee < long-term fee: spending now is cheaper, so 2+1 (more inputs) wins.
+    expect(indexes(selectBnB(pool(amounts, 10, 100), 3 * CENT, 0, 400_000))).toEqual([1, 2]);
+  });
+
+  it('respects the weight limit', () => {
+    expect(indexes(selectBnB(coins, 3 * CENT, 0, 300))).toEqual([2]);
+    expect(selectBnB(pool([1, 1, 1].map((c) => c * CENT)), 3 * CENT, 0, 600)).toBeNull();
+  });
+
+  it('stops after the try limit and still finds matches among many equal coins quickly', () => {
+    const many = pool([...Array<number>(1000).fill(CENT), 5 * CENT + 1]);
+    expect(indexes(selectBnB(many, 7 * CENT, 0, 400_000))).toHaveLength(7);
+    expect(selectBnB(many, 7 * CENT, 0, 400_000, 3)).toBeNull();
+  });
+});
+
+describe('SRD and largest-first', () => {
+  it('SRD draws until target + change fee + 50,000 sat, reproducibly for a seed', () => {
+    const coins = pool([10_000, 20_000, 30_000, 40_000, 50_000, 60_000]);
+    const a = selectSrd(coins, 30_000, 31, 400_000, seededRandom(7))!;
+    const b = selectSrd(coins, 30_000, 31, 400_000, seededRandom(7))!;
+    expect(indexes(a)).toEqual(indexes(b));
+    const total = a.reduce((sum, c) => sum + c.amount, 0);
+    expect(total).toBeGreaterThanOrEqual(80_031);
+    expect(total - a.at(-1)!.amount).toBeLessThan(80_031); // it stopped at the first coin that reached the goal
+    expect(selectSrd(coins, 170_000, 31, 400_000, seededRandom(7))).toBeNull();
+  });
+
+  it('largest-first takes the biggest coins until the target is covered', () => {
+    expect(indexes(selectLargestFirst(pool([5, 50, 20, 40]), 60, 400_000))).toEqual([1, 3]);
+    expect(selectLargestFirst(pool([5, 50]), 60, 400_000)).toBeNull();
+  });
+});
+
+describe('selectCoins', () => {
+  // Recipient P2WPKH at 1 sat/vB: fixed part 4+4+1+1+1(marker)+31 = 42 sat; a wpkh input 68 sat.
+  it('finds a changeless exact match with BnB and pays exactly the fee of the signed size', () => {
+    const coins = [coin('a', 500_000n), coin('exact', 100_110n), coin('b', 80_000n), coin('c', 300_000n)];
+    const result = selectCoins(request(coins, 100_000n));
+    expect(result.algorithm).toBe('bnb');
+    expect(result.inputs.map((c) => c.id)).toEqual(['exact']);
+    expect(result.change).toBeNull();
+    expect(result.vsize).toBe(estimateVsize([WPKH], [P2WPKH])); // 109.5 -> 110
+    expect(result.fee).toBe(110n);
+    expect(result.recipients[0]!.value).toBe(100_000n);
+  });
+
+  it('finds a two-coin changeless match', () => {
+    const coins = [coin('a', 1_000_000n), coin('b', 60_068n), coin('c', 40_110n), coin('d', 2_000_000n)];
+    const result = selectCoins(request(coins, 100_000n));
+    expect(result.inputs.map((c) => c.id).sort()).toEqual(['b', 'c']);
+    expect(result.change).toBeNull();
+    expect(result.fee).toBe(100_178n - 100_000n);
+    expect(result.fee).toBeGreaterThanOrEqual(feeForVsize(1000n, result.vsize));
+  });
+
+  it('makes change when there is no match, with the fee of the size including the change output', () => {
+    const result = selectCoins(request([coin('a', 1_000_000n)], 100_000n, { feeRate: 2500n }));
+    expect(result.change).not.toBeNull();
+    expect(result.vsize).toBe(estimateVsize([WPKH], [P2WPKH, CHANGE])); // 141
+    expect(result.fee).toBe(feeForVsize(2500n, 141)); // 352.5 -> 353
+    expect(result.change).toBe(1_000_000n - 100_000n - 353n);
+  });
+
+  it('gives a leftover below the smallest viable change to the fee', () => {
+    // Leftover after the fee with change would be ~ 500 sat < max(681, 980 dust at the 10 sat/vB discard rate).
+    const value = 100_000n + 141n + 500n;
+    const result = selectCoins(request([coin('a', value)], 100_000n));
+    expect(result.change).toBeNull();
+    expect(result.fee).toBe(641n);
+    expect(result.vsize).toBe(110);
+  });
+
+  it('takes the whole fee from the chosen recipient when asked, and refuses to leave it below dust', () => {
+    const recipients = [
+      { script: P2TR, value: 50_000n },
+      { script: P2WPKH, value: 1_000_000n },
+    ];
+    const result = selectCoins(request([coin('a', 1_050_000n)], 0n, { recipients, feeRate: 3000n }, { subtractFeeFrom: 1 }));
+    expect(result.change).toBeNull();
+    const fee = feeForVsize(3000n, estimateVsize([WPKH], [P2TR, P2WPKH]));
+    expect(result.fee).toBe(fee);
+    expect(result.recipients.map((r) => r.value)).toEqual([50_000n, 1_000_000n - fee]);
+
+    expect(() => selectCoins(request([coin('a', 1_000_000n)], 500n, { feeRate: 3000n }, { subtractFeeFrom: 0 }))).toThrow(
+      expect.objectContaining({ code: 'amount_below_dust' }),
+    );
+  });
+
+  it('with fee subtraction, spends everything to a recipient ("send max")', () => {
+    const coins = [coin('a', 40_000n), coin('b', 60_000n)];
+    const result = selectCoins(request(coins, 100_000n, { feeRate: 2000n }, { subtractFeeFrom: 0 }));
+    expect(result.inputs).toHaveLength(2);
+    expect(result.change).toBeNull();
+    expect(result.fee).toBe(feeForVsize(2000n, estimateVsize([WPKH, WPKH], [P2WPKH])));
+    expect(result.recipients[0]!.value).toBe(100_000n - result.fee);
+  });
+
+  it('refuses a recipient below the dust limit of its output type', () => {
+    expect(() => selectCoins(request([coin('a', 1_000_000n)], 293n))).toThrow(expect.objectContaining({ code: 'amount_below_dust' }));
+    expect(() => selectCoins(request([coin('a', 1_000_000n)], 545n, { recipients: [{ script: P2PKH, value: 545n }] }))).toThrow(
+      /546 sat/,
+    );
+  });
+
+  it('says exactly how much is missing', () => {
+    // Target 20,000 + 42; the coin is worth 10,000 - 68 after its own fee.
+    const error = (() => {
+      try {
+        selectCoins(request([coin('a', 10_000n)], 20_000n));
+      } catch (e) {
+        return e;
+      }
+    })();
+    expect(error).toBeInstanceOf(InsufficientFundsError);
+    expect((error as InsufficientFundsError).missing).toBe(20_042n - 9_932n);
+    expect((error as InsufficientFundsError).code).toBe('insufficient_funds');
+    expect((error as InsufficientFundsError).message).toMatch(/10110 sat/);
+  });
+
+  it('uses unconfirmed coins only when confirmed ones do not suffice: own change before others', () => {
+    const confirmed = coin('confirmed', 50_000n);
+    const ownChange = coin('own-change', 80_000n, { confirmations: 0, isOwnChange: true });
+    const foreign = coin('foreign', 500_000n, { confirmations: 0 });
+    const coins = [foreign, ownChange, confirmed];
+    expect(selectCoins(request(coins, 40_000n)).inputs.map((c) => c.id)).toEqual(['confirmed']);
+    expect(selectCoins(request(coins, 100_000n)).inputs.map((c) => c.id).sort()).toEqual(['confirmed', 'own-change']);
+    expect(selectCoins(request(coins, 200_000n)).inputs.map((c) => c.id)).toContain('foreign');
+  });
+
+  it('spends every must-use coin, even when others would do', () => {
+    const coins = [coin('big', 10_000_000n), coin('small', 30_000n, { confirmations: 0 })];
+    const result = selectCoins(request(coins, 20_000n, {}, { mustUse: ['small'] }));
+    expect(result.inputs.map((c) => c.id)).toEqual(['small']);
+    expect(result.algorithm).toBe('manual');
+    const more = selectCoins(request(coins, 100_000n, {}, { mustUse: ['small'] }));
+    expect(more.inputs.map((c) => c.id)).toEqual(['small', 'big']);
+    expect(() => selectCoins(request(coins, 20_000n, {}, { mustUse: ['nope'] }))).toThrow(expect.objectContaining({ code: 'unknown_coin' }));
+  });
+
+  it('pays at least a minimum absolute fee (BIP125 replacement), from change or by adding coins', () => {
+    const withChange = selectCoins(request([coin('a', 1_000_000n)], 100_000n, {}, { minimumFee: 5_000n }));
+    expect(withChange.fee).toBe(5_000n);
+    expect(withChange.change).toBe(1_000_000n - 100_000n - 5_000n);
+    // An exact match would pay 110 sat: not enough, so another coin is needed.
+    const coins = [coin('exact', 100_110n), coin('b', 20_000n, { confirmations: 0 })];
+    const bumped = selectCoins(request(coins, 100_000n, {}, { minimumFee: 1_000n }));
+    expect(bumped.fee).toBeGreaterThanOrEqual(1_000n);
+    expect(bumped.inputs).toHaveLength(2);
+  });
+
+  it('handles fractional fee rates exactly (millisat per vbyte)', () => {
+    const result = selectCoins(request([coin('a', 1_000_000n)], 100_000n, { feeRate: parseFeeRate('1.234') }));
+    expect(result.fee).toBe(feeForVsize(1234n, result.vsize));
+    expect(result.fee).toBe(BigInt(Math.ceil((1.234 * 141 * 1000) / 1000)));
+  });
+
+  it('counts each coin`s own input size: legacy, nested segwit, taproot and multisig', () => {
+    const types: InputType[] = [{ kind: 'pkh' }, { kind: 'sh-wpkh' }, { kind: 'tr' }, { kind: 'wsh-multi', m: 2, n: 3 }, { kind: 'sh-multi', m: 2, n: 3 }];
+    const coins = types.map((t, i) => coin(`c${i}`, 30_000n, { inputType: t }));
+    const result = selectCoins(request(coins, 140_000n, { feeRate: 2000n }));
+    expect(result.inputs).toHaveLength(5);
+    expect(result.vsize).toBe(estimateVsize(types, [P2WPKH, ...(result.change === null ? [] : [CHANGE])]));
+    expect(result.fee).toBeGreaterThanOrEqual(feeForVsize(2000n, result.vsize));
+    // A coin given by size only is charged by that size.
+    const sized = selectCoins(request([{ id: 'x', value: 100_000n, inputVsize: 100, confirmations: 1 }], 50_000n));
+    expect(sized.fee).toBeGreaterThanOrEqual(BigInt(10 + 100 + 31 + 31));
+  });
+
+  it('skips coins that cost more to spend than they are worth', () => {
+    const coins = [coin('dust', 60n), coin('a', 200_000n)];
+    const result = selectCoins(request(coins, 100_000n));
+    expect(result.inputs.map((c) => c.id)).toEqual(['a']);
+    expect(() => selectCoins(request([coin('dust', 60n)], 1_000n))).toThrow(InsufficientFundsError);
+  });
+
+  it('refuses a selection past the standard weight limit', () => {
+    const coins = Array.from({ length: 2000 }, (_, i) => coin(`c${i}`, 1_000n));
+    expect(() => selectCoins(request(coins, 1_500_000n))).toThrow(expect.objectContaining({ code: 'max_weight_exceeded' }));
+  });
+
+  it('is reproducible with a seeded random source', () => {
+    const coins = Array.from({ length: 200 }, (_, i) => coin(`c${i}`, BigInt(10_000 + ((i * 7919) % 100_000))));
+    const a = selectCoins(request(coins, 500_000n, {}, { random: seededRandom(42) }));
+    const b = selectCoins(request(coins, 500_000n, {}, { random: seededRandom(42) }));
+    expect(a).toEqual(b);
+  });
+
+  it('refuses malformed requests with a typed error', () => {
+    const ok = request([coin('a', 1_000_000n)], 100_000n);
+    const bad: Partial<SelectionRequest>[] = [
+      { recipients: [] },
+      { feeRate: -1n },
+      { feeRate: 1.5 as unknown as bigint },
+      { coins: [coin('a', 1n), coin('a', 2n)] },
+      { coins: [coin('a', -1n)] },
+      { coins: [{ id: 'a', value: 1n, confirmations: 1 }] },
+      { coins: [coin('a', 1n, { confirmations: -1 })] },
+      { recipients: [{ script: P2WPKH, value: 0n }] },
+      { recipients: [{ script: P2WPKH, value: 2_100_000_000_000_001n }] },
+      { coins: [coin('a', 2_000_000_000_000_000n), coin('b', 2_000_000_000_000_000n)] },
+      { options: { subtractFeeFrom: 1 } },
+      { options: { minimumFee: -1n } },
+    ];
+    for (const patch of bad) expect(() => selectCoins({ ...ok, ...patch }), JSON.stringify(Object.keys(patch))).toThrow(CoinSelectionError);
+  });
+});
+
+describe('fee rates', () => {
+  it('parses sat/vB text exactly into sat/kvB and formats fee/vsize with two decimals', () => {
+    expect(parseFeeRate('5')).toBe(5000n);
+    expect(parseFeeRate(0.1)).toBe(100n);
+    expect(() => parseFeeRate('0.0001')).toThrow(/3 decimal places/);
+    expect(() => parseFeeRate('abc')).toThrow(/not a decimal number/);
+    expect(formatFeeRate(1000n, 141)).toBe('7.09');
+    expect(formatFeeRate(920n, 184)).toBe('5.00');
+    expect(formatFeeRate(1n, 200)).toBe('0.01'); // 0.005 rounds half up
+    expect(feeForVsize(1n, 1)).toBe(1n);
+    expect(feeForVsize(0n, 100)).toBe(0n);
+    expect(inputVsize(WPKH)).toBe(68);
+  });
+});
