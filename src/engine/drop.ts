@@ -1,0 +1,32 @@
+/**
+ * Taking unconfirmed transactions out of play: a transaction that left the mempool, was double-spent by a
+ * block, or came from a disconnected coinbase. Its descendants go with it. A transaction that spent none of
+ * the wallet's coins is forgotten (it never paid the wallet); one that did is kept as `dropped` history.
+ */
+import { outpointKey, setStatus, deleteTx, type ChangeRecorder, type EngineState, type WalletState } from './state.js';
+
+/** True if the transaction spends at least one output this wallet owns. */
+export function spendsWalletCoins(wallet: WalletState, txid: string): boolean {
+  const tracked = wallet.txs.get(txid);
+  if (!tracked || tracked.coinbase) return false;
+  return tracked.tx.inputs.some((input) => wallet.txs.get(input.txid)?.mine.has(input.vout) ?? false);
+}
+
+export function dropTx(state: EngineState, wallet: WalletState, txid: string, recorder: ChangeRecorder): void {
+  const tracked = wallet.txs.get(txid);
+  if (!tracked || tracked.status === 'confirmed') return;
+  // Children first, while this transaction's outputs still tell which of their inputs were ours.
+  for (let vout = 0; vout < tracked.tx.outputs.length; vout++) {
+    const children = wallet.spenders.get(outpointKey(txid, vout));
+    if (children) for (const child of [...children]) dropTx(state, wallet, child, recorder);
+  }
+  if (!spendsWalletCoins(wallet, txid)) {
+    deleteTx(state, wallet, txid);
+    recorder.txRemoved(wallet.walletId, txid);
+    return;
+  }
+  if (tracked.status === 'dropped') return;
+  setStatus(wallet, tracked, 'dropped');
+  tracked.replaceable = null;
+  recorder.txUpdated(wallet.walletId, txid);
+}

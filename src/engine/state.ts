@@ -1,0 +1,253 @@
+/**
+ * In-memory engine state and its only mutators. Every mutation goes through a ChangeRecorder so that the
+ * changeset handed to the store describes exactly what changed; restoring from stored rows rebuilds the
+ * same state (indexes are derived, never stored).
+ */
+import { toHex } from '../core/bytes.js';
+import { isCoinbase, serializeTransaction, vsize, type Transaction } from '../core/tx.js';
+import { EngineError } from './errors.js';
+import {
+  DEFAULT_GAP_LIMIT,
+  type BlockRef,
+  type Branch,
+  type ScriptDeriver,
+  type StoredAddress,
+  type StoredTransaction,
+  type TxStatus,
+} from './types.js';
+
+export interface ScriptOwner {
+  branch: Branch;
+  index: number;
+}
+
+export interface BlockInfo extends BlockRef {
+  time: number;
+}
+
+/** One transaction as one wallet sees it. */
+export interface TrackedTx {
+  txid: string;
+  tx: Transaction;
+  hex: string;
+  vsize: number;
+  coinbase: boolean;
+  status: TxStatus;
+  block: BlockInfo | null;
+  firstSeen: number;
+  replaceable: boolean | null;
+  /** Outputs paying this wallet, by vout. */
+  mine: Map<number, ScriptOwner>;
+}
+
+export interface WalletState {
+  walletId: string;
+  gapLimit: number;
+  derive: ScriptDeriver;
+  tip: BlockRef | null;
+  lastUsed: [number, number];
+  /** Number of scripts derived per branch (indexes 0 .. n-1). */
+  derived: [number, number];
+  scripts: Map<string, ScriptOwner>;
+  txs: Map<string, TrackedTx>;
+  /** Outpoint ("txid:vout") -> wallet transactions (any status) that spend it. */
+  spenders: Map<string, Set<string>>;
+  /** Transactions with status `mempool`. */
+  pending: Set<string>;
+}
+
+export interface EngineState {
+  wallets: Map<string, WalletState>;
+  /** Script hex -> wallets (and position) it belongs to: one lookup per output for all wallets. */
+  scriptIndex: Map<string, { wallet: WalletState; owner: ScriptOwner }[]>;
+  /** Txid -> wallets holding that transaction: one lookup per input for all wallets. */
+  txOwners: Map<string, Set<WalletState>>;
+}
+
+export const outpointKey = (txid: string, vout: number): string => `${txid}:${vout}`;
+
+export function emptyEngineState(): EngineState {
+  return { wallets: new Map(), scriptIndex: new Map(), txOwners: new Map() };
+}
+
+/** Collects what an update changed, per wallet, to build the changeset at the end. */
+export class ChangeRecorder {
+  readonly addresses = new Map<string, StoredAddress[]>();
+  readonly added = new Map<string, Set<string>>();
+  readonly updated = new Map<string, Set<string>>();
+  readonly removed = new Map<string, Set<string>>();
+  readonly syncChanged = new Set<string>();
+
+  private setOf(map: Map<string, Set<string>>, walletId: string): Set<string> {
+    let set = map.get(walletId);
+    if (!set) map.set(walletId, (set = new Set()));
+    return set;
+  }
+  address(row: StoredAddress): void {
+    let list = this.addresses.get(row.walletId);
+    if (!list) this.addresses.set(row.walletId, (list = []));
+    list.push(row);
+  }
+  txAdded(walletId: string, txid: string): void {
+    const removed = this.setOf(this.removed, walletId);
+    if (removed.delete(txid)) this.setOf(this.updated, walletId).add(txid);
+    else this.setOf(this.added, walletId).add(txid);
+  }
+  txUpdated(walletId: string, txid: string): void {
+    if (!this.setOf(this.added, walletId).has(txid)) this.setOf(this.updated, walletId).add(txid);
+  }
+  txRemoved(walletId: string, txid: string): void {
+    if (this.setOf(this.added, walletId).delete(txid)) return;
+    this.setOf(this.updated, walletId).delete(txid);
+    this.setOf(this.removed, walletId).add(txid);
+  }
+  sync(walletId: string): void {
+    this.syncChanged.add(walletId);
+  }
+}
+
+function checkGapLimit(gapLimit: number): void {
+  if (!Number.isSafeInteger(gapLimit) || gapLimit < 1 || gapLimit > 100_000) {
+    throw new EngineError('invalid_update', 'Gap limit must be an integer from 1 to 100000');
+  }
+}
+
+export function newWalletState(walletId: string, gapLimit: number | undefined, derive: ScriptDeriver): WalletState {
+  const gap = gapLimit ?? DEFAULT_GAP_LIMIT;
+  checkGapLimit(gap);
+  return {
+    walletId,
+    gapLimit: gap,
+    derive,
+    tip: null,
+    lastUsed: [-1, -1],
+    derived: [0, 0],
+    scripts: new Map(),
+    txs: new Map(),
+    spenders: new Map(),
+    pending: new Set(),
+  };
+}
+
+/** Adds already-derived scripts (from the deriver or the store) to the wallet and the shared index. */
+export function addScript(state: EngineState, wallet: WalletState, owner: ScriptOwner, script: string): void {
+  if (wallet.scripts.has(script)) return; // the same script twice in one wallet: first position wins
+  wallet.scripts.set(script, owner);
+  let owners = state.scriptIndex.get(script);
+  if (!owners) state.scriptIndex.set(script, (owners = []));
+  owners.push({ wallet, owner });
+}
+
+/** Derives scripts so that `lastUsed + gapLimit` unused ones exist on the branch. True if any were added. */
+export function fillGap(state: EngineState, wallet: WalletState, branch: Branch, recorder: ChangeRecorder): boolean {
+  const wanted = wallet.lastUsed[branch] + 1 + wallet.gapLimit;
+  const have = wallet.derived[branch];
+  if (have >= wanted) return false;
+  const scripts = wallet.derive(branch, have, wanted - have);
+  if (scripts.length !== wanted - have) {
+    throw new EngineError('invalid_update', `Deriver returned ${scripts.length} scripts instead of ${wanted - have}`);
+  }
+  scripts.forEach((bytes, i) => {
+    const index = have + i;
+    const script = toHex(bytes);
+    addScript(state, wallet, { branch, index }, script);
+    recorder.address({ walletId: wallet.walletId, branch, index, script });
+  });
+  wallet.derived[branch] = wanted;
+  return true;
+}
+
+/** Records an output paying `owner`; derives further scripts if it is near the end. True if any were added. */
+export function markUsed(state: EngineState, wallet: WalletState, owner: ScriptOwner, recorder: ChangeRecorder): boolean {
+  if (owner.index <= wallet.lastUsed[owner.branch]) return false;
+  wallet.lastUsed[owner.branch] = owner.index;
+  recorder.sync(wallet.walletId);
+  return fillGap(state, wallet, owner.branch, recorder);
+}
+
+export function mineOutputs(wallet: WalletState, tx: Transaction): Map<number, ScriptOwner> {
+  const mine = new Map<number, ScriptOwner>();
+  tx.outputs.forEach((out, vout) => {
+    const owner = wallet.scripts.get(toHex(out.script));
+    if (owner) mine.set(vout, owner);
+  });
+  return mine;
+}
+
+export interface NewTx {
+  txid: string;
+  tx: Transaction;
+  hex?: string;
+  status: TxStatus;
+  block: BlockInfo | null;
+  firstSeen: number;
+  replaceable: boolean | null;
+}
+
+/** Inserts a transaction into a wallet (indexes included); the caller records the change. */
+export function insertTx(state: EngineState, wallet: WalletState, input: NewTx): TrackedTx {
+  const tracked: TrackedTx = {
+    txid: input.txid,
+    tx: input.tx,
+    hex: input.hex ?? toHex(serializeTransaction(input.tx)),
+    vsize: vsize(input.tx),
+    coinbase: isCoinbase(input.tx),
+    status: input.status,
+    block: input.block,
+    firstSeen: input.firstSeen,
+    replaceable: input.replaceable,
+    mine: mineOutputs(wallet, input.tx),
+  };
+  wallet.txs.set(tracked.txid, tracked);
+  if (tracked.status === 'mempool') wallet.pending.add(tracked.txid);
+  if (!tracked.coinbase) {
+    for (const input of tracked.tx.inputs) {
+      const key = outpointKey(input.txid, input.vout);
+      let set = wallet.spenders.get(key);
+      if (!set) wallet.spenders.set(key, (set = new Set()));
+      set.add(tracked.txid);
+    }
+  }
+  let owners = state.txOwners.get(tracked.txid);
+  if (!owners) state.txOwners.set(tracked.txid, (owners = new Set()));
+  owners.add(wallet);
+  return tracked;
+}
+
+export function deleteTx(state: EngineState, wallet: WalletState, txid: string): void {
+  const tracked = wallet.txs.get(txid);
+  if (!tracked) return;
+  wallet.txs.delete(txid);
+  wallet.pending.delete(txid);
+  if (!tracked.coinbase) {
+    for (const input of tracked.tx.inputs) {
+      const key = outpointKey(input.txid, input.vout);
+      const set = wallet.spenders.get(key);
+      set?.delete(txid);
+      if (set && set.size === 0) wallet.spenders.delete(key);
+    }
+  }
+  const owners = state.txOwners.get(txid);
+  owners?.delete(wallet);
+  if (owners && owners.size === 0) state.txOwners.delete(txid);
+}
+
+export function setStatus(wallet: WalletState, tracked: TrackedTx, status: TxStatus): void {
+  tracked.status = status;
+  if (status === 'mempool') wallet.pending.add(tracked.txid);
+  else wallet.pending.delete(tracked.txid);
+}
+
+export function toStoredTransaction(walletId: string, t: TrackedTx): StoredTransaction {
+  return {
+    walletId,
+    txid: t.txid,
+    hex: t.hex,
+    status: t.status,
+    blockHeight: t.block?.height ?? null,
+    blockHash: t.block?.hash ?? null,
+    blockTime: t.block?.time ?? null,
+    firstSeen: t.firstSeen,
+    replaceable: t.replaceable,
+  };
+}

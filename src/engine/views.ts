@@ -1,0 +1,190 @@
+/**
+ * Read-only views of one wallet, with Bitcoin Core's watch-only descriptor wallet semantics:
+ * getbalances (trusted / untrusted_pending / immature), listunspent 0, and the transaction list.
+ */
+import { toHex } from '../core/bytes.js';
+import { EngineError } from './errors.js';
+import { outpointKey, type EngineState, type TrackedTx, type WalletState } from './state.js';
+import type { Branch, TxCategory, WalletBalances, WalletTxEntry, WalletUtxo } from './types.js';
+
+/** Core's wallet treats a coinbase as spendable from COINBASE_MATURITY + 1 = 101 confirmations. */
+export const COINBASE_MATURITY_CONFIRMATIONS = 101;
+
+function walletOf(state: EngineState, walletId: string): WalletState {
+  const wallet = state.wallets.get(walletId);
+  if (!wallet) throw new EngineError('unknown_wallet', `Unknown wallet ${walletId}`);
+  return wallet;
+}
+
+const active = (t: TrackedTx | undefined): boolean => !!t && t.status !== 'dropped';
+
+function confirmations(wallet: WalletState, t: TrackedTx): number {
+  if (t.status !== 'confirmed' || !t.block || !wallet.tip) return 0;
+  return wallet.tip.height - t.block.height + 1;
+}
+
+const isImmature = (wallet: WalletState, t: TrackedTx) => t.coinbase && confirmations(wallet, t) < COINBASE_MATURITY_CONFIRMATIONS;
+
+/** Spent by a confirmed or mempool wallet transaction (a dropped one spends nothing). */
+function isSpent(wallet: WalletState, txid: string, vout: number): boolean {
+  const spenders = wallet.spenders.get(outpointKey(txid, vout));
+  if (!spenders) return false;
+  for (const s of spenders) if (active(wallet.txs.get(s))) return true;
+  return false;
+}
+
+/**
+ * Core's CachedTxIsTrusted: confirmed; or in the mempool with every input an output of this wallet whose
+ * transaction is itself trusted (the wallet's own unconfirmed change).
+ */
+function trustChecker(wallet: WalletState): (t: TrackedTx) => boolean {
+  const memo = new Map<string, boolean>();
+  const trusted = (t: TrackedTx): boolean => {
+    if (t.status === 'confirmed') return true;
+    if (t.status !== 'mempool' || t.coinbase) return false;
+    const known = memo.get(t.txid);
+    if (known !== undefined) return known;
+    memo.set(t.txid, false);
+    const result = t.tx.inputs.every((input) => {
+      const parent = wallet.txs.get(input.txid);
+      return !!parent && parent.mine.has(input.vout) && trusted(parent);
+    });
+    memo.set(t.txid, result);
+    return result;
+  };
+  return trusted;
+}
+
+export function getBalances(state: EngineState, walletId: string): WalletBalances {
+  const wallet = walletOf(state, walletId);
+  const trusted = trustChecker(wallet);
+  const balances: WalletBalances = { confirmed: 0n, unconfirmed: 0n, immature: 0n };
+  for (const t of wallet.txs.values()) {
+    if (!active(t)) continue;
+    if (isImmature(wallet, t)) {
+      for (const vout of t.mine.keys()) balances.immature += t.tx.outputs[vout]!.value;
+      continue;
+    }
+    let available = 0n;
+    for (const vout of t.mine.keys()) if (!isSpent(wallet, t.txid, vout)) available += t.tx.outputs[vout]!.value;
+    if (trusted(t)) balances.confirmed += available;
+    else if (t.status === 'mempool') balances.unconfirmed += available;
+  }
+  return balances;
+}
+
+/** Core's `listunspent 0`: unspent outputs of confirmed and mempool transactions, mature coinbases only. */
+export function listUnspent(state: EngineState, walletId: string): WalletUtxo[] {
+  const wallet = walletOf(state, walletId);
+  const trusted = trustChecker(wallet);
+  const utxos: WalletUtxo[] = [];
+  for (const t of wallet.txs.values()) {
+    if (!active(t) || isImmature(wallet, t)) continue;
+    for (const [vout, owner] of t.mine) {
+      if (isSpent(wallet, t.txid, vout)) continue;
+      const output = t.tx.outputs[vout]!;
+      utxos.push({
+        txid: t.txid,
+        vout,
+        valueSat: output.value,
+        script: toHex(output.script),
+        branch: owner.branch,
+        index: owner.index,
+        confirmations: confirmations(wallet, t),
+        blockHeight: t.block?.height ?? null,
+        safe: trusted(t),
+        coinbase: t.coinbase,
+      });
+    }
+  }
+  return utxos.sort((a, b) => (a.txid === b.txid ? a.vout - b.vout : a.txid < b.txid ? -1 : 1));
+}
+
+function entryOf(wallet: WalletState, t: TrackedTx): WalletTxEntry {
+  let spentSat = 0n;
+  let inputsMine = 0;
+  if (!t.coinbase) {
+    for (const input of t.tx.inputs) {
+      const parent = wallet.txs.get(input.txid);
+      if (parent?.mine.has(input.vout)) {
+        spentSat += parent.tx.outputs[input.vout]!.value;
+        inputsMine++;
+      }
+    }
+  }
+  let receivedSat = 0n;
+  for (const vout of t.mine.keys()) receivedSat += t.tx.outputs[vout]!.value;
+  const allInputsMine = inputsMine > 0 && inputsMine === t.tx.inputs.length;
+  const outputTotal = t.tx.outputs.reduce((sum, o) => sum + o.value, 0n);
+  const netSat = receivedSat - spentSat;
+  let category: TxCategory;
+  if (allInputsMine) category = t.mine.size === t.tx.outputs.length ? 'selftransfer' : 'send';
+  else if (inputsMine === 0) category = 'receive';
+  else category = netSat >= 0n ? 'receive' : 'send';
+
+  let addressVout: number | undefined;
+  if (category === 'send') addressVout = t.tx.outputs.findIndex((_, vout) => !t.mine.has(vout));
+  else {
+    const mine = [...t.mine.entries()].sort((a, b) => a[0] - b[0]);
+    addressVout = (mine.find(([, owner]) => owner.branch === (0 as Branch)) ?? mine[0])?.[0];
+  }
+  const addressOutput = addressVout === undefined || addressVout < 0 ? undefined : t.tx.outputs[addressVout];
+
+  const conflicts = new Set<string>();
+  if (!t.coinbase) {
+    for (const input of t.tx.inputs) {
+      for (const other of wallet.spenders.get(outpointKey(input.txid, input.vout)) ?? []) if (other !== t.txid) conflicts.add(other);
+    }
+  }
+  return {
+    txid: t.txid,
+    status: t.status,
+    category,
+    netSat,
+    receivedSat,
+    spentSat,
+    feeSat: allInputsMine ? spentSat - outputTotal : null,
+    addressScript: addressOutput ? toHex(addressOutput.script) : null,
+    confirmations: confirmations(wallet, t),
+    blockHeight: t.block?.height ?? null,
+    blockHash: t.block?.hash ?? null,
+    time: t.block?.time ?? t.firstSeen,
+    firstSeen: t.firstSeen,
+    vsize: t.vsize,
+    replaceable: t.status === 'confirmed' ? 'no' : t.replaceable === null ? 'unknown' : t.replaceable ? 'yes' : 'no',
+    conflicts: [...conflicts].sort(),
+    coinbase: t.coinbase,
+    hex: t.hex,
+  };
+}
+
+/** All of the wallet's transactions, dropped ones included (status says so): oldest first. */
+export function listTransactions(state: EngineState, walletId: string): WalletTxEntry[] {
+  const wallet = walletOf(state, walletId);
+  const entries = [...wallet.txs.values()].map((t) => entryOf(wallet, t));
+  const rank = (e: WalletTxEntry) => (e.blockHeight ?? Number.MAX_SAFE_INTEGER);
+  return entries.sort((a, b) => rank(a) - rank(b) || a.firstSeen - b.firstSeen || (a.txid < b.txid ? -1 : a.txid > b.txid ? 1 : 0));
+}
+
+export interface WalletSummary {
+  walletId: string;
+  tip: { height: number; hash: string } | null;
+  gapLimit: number;
+  lastUsedReceive: number;
+  lastUsedChange: number;
+  derivedReceive: number;
+  derivedChange: number;
+}
+
+export function walletSummary(state: EngineState, walletId: string): WalletSummary {
+  const w = walletOf(state, walletId);
+  return {
+    walletId,
+    tip: w.tip ? { ...w.tip } : null,
+    gapLimit: w.gapLimit,
+    lastUsedReceive: w.lastUsed[0],
+    lastUsedChange: w.lastUsed[1],
+    derivedReceive: w.derived[0],
+    derivedChange: w.derived[1],
+  };
+}

@@ -1,0 +1,110 @@
+/**
+ * Loading wallets into the engine: a new wallet (derives its first gap-limit scripts per branch) or one
+ * rebuilt from its stored rows after a restart (no rescan: the stored tip, scripts and transactions are it).
+ */
+import { parseTransaction, txid as computeTxid } from '../core/tx.js';
+import { buildChangeset, syncRow } from './changeset.js';
+import { EngineError } from './errors.js';
+import { addScript, ChangeRecorder, fillGap, insertTx, newWalletState, type EngineState } from './state.js';
+import type { Branch, EngineChangeset, StoredWalletRows, StoredWalletSync, WalletConfig } from './types.js';
+
+const HASH_RE = /^[0-9a-f]{64}$/;
+const HEX_RE = /^(?:[0-9a-f]{2})*$/;
+const STATUSES = new Set(['confirmed', 'mempool', 'dropped']);
+
+/**
+ * Adds a wallet to the state, fresh or from `stored` rows. Returns the scripts it had to derive (all of a
+ * fresh wallet's first `gapLimit` per branch; for a stored one only if the gap limit grew) as a changeset.
+ */
+export function addWallet(state: EngineState, config: WalletConfig, stored?: StoredWalletRows): EngineChangeset {
+  if (typeof config?.walletId !== 'string' || config.walletId.length === 0) throw new EngineError('invalid_update', 'Wallet id is required');
+  if (typeof config.derive !== 'function') throw new EngineError('invalid_update', 'Wallet needs a script deriver');
+  if (state.wallets.has(config.walletId)) throw new EngineError('duplicate_wallet', `Wallet ${config.walletId} is already loaded`);
+  const wallet = newWalletState(config.walletId, config.gapLimit, config.derive);
+  state.wallets.set(wallet.walletId, wallet);
+  if (stored) {
+    try {
+      loadRows(state, wallet, stored);
+    } catch (error) {
+      removeWallet(state, wallet.walletId); // leaves no half-loaded wallet in the shared indexes
+      throw error;
+    }
+  }
+  const recorder = new ChangeRecorder();
+  if (!stored) recorder.sync(wallet.walletId);
+  fillGap(state, wallet, 0, recorder);
+  fillGap(state, wallet, 1, recorder);
+  return buildChangeset(state, [wallet], recorder);
+}
+
+/** Forgets a wallet (after it was deleted from the store). */
+export function removeWallet(state: EngineState, walletId: string): void {
+  const wallet = state.wallets.get(walletId);
+  if (!wallet) throw new EngineError('unknown_wallet', `Unknown wallet ${walletId}`);
+  state.wallets.delete(walletId);
+  for (const [script, owners] of state.scriptIndex) {
+    const rest = owners.filter((o) => o.wallet !== wallet);
+    if (rest.length === 0) state.scriptIndex.delete(script);
+    else if (rest.length !== owners.length) state.scriptIndex.set(script, rest);
+  }
+  for (const txid of wallet.txs.keys()) {
+    const owners = state.txOwners.get(txid);
+    owners?.delete(wallet);
+    if (owners?.size === 0) state.txOwners.delete(txid);
+  }
+}
+
+const bad = (walletId: string, what: string) => new EngineError('invalid_stored_state', `Stored state of wallet ${walletId}: ${what}`);
+
+function checkSync(walletId: string, sync: StoredWalletSync): void {
+  if (sync?.walletId !== walletId) throw bad(walletId, 'sync row belongs to another wallet');
+  if (sync.tip !== null && (!Number.isSafeInteger(sync.tip?.height) || sync.tip.height < 0 || !HASH_RE.test(sync.tip.hash ?? ''))) {
+    throw bad(walletId, 'invalid tip');
+  }
+  for (const n of [sync.lastUsedReceive, sync.lastUsedChange]) if (!Number.isSafeInteger(n) || n < -1) throw bad(walletId, 'invalid last used index');
+}
+
+function loadRows(state: EngineState, wallet: ReturnType<typeof newWalletState>, stored: StoredWalletRows): void {
+  const id = wallet.walletId;
+  checkSync(id, stored.sync);
+  wallet.tip = stored.sync.tip ? { ...stored.sync.tip } : null;
+  wallet.lastUsed = [stored.sync.lastUsedReceive, stored.sync.lastUsedChange];
+
+  for (const branch of [0, 1] as Branch[]) {
+    const rows = stored.addresses.filter((a) => a.branch === branch).sort((a, b) => a.index - b.index);
+    rows.forEach((row, i) => {
+      if (row.walletId !== id) throw bad(id, 'address row belongs to another wallet');
+      if (row.index !== i) throw bad(id, `address indexes of branch ${branch} are not contiguous from 0`);
+      if (!HEX_RE.test(row.script) || row.script.length === 0) throw bad(id, 'address script is not lower-case hex');
+      addScript(state, wallet, { branch, index: i }, row.script);
+    });
+    wallet.derived[branch] = rows.length;
+  }
+  if (stored.addresses.some((a) => a.branch !== 0 && a.branch !== 1)) throw bad(id, 'address branch must be 0 or 1');
+
+  for (const row of stored.transactions) {
+    if (row.walletId !== id) throw bad(id, 'transaction row belongs to another wallet');
+    if (!STATUSES.has(row.status)) throw bad(id, `transaction ${row.txid} has unknown status`);
+    if ((row.status === 'confirmed') !== (row.blockHash !== null)) throw bad(id, `transaction ${row.txid} status and block disagree`);
+    let tx;
+    try {
+      tx = parseTransaction(row.hex);
+    } catch {
+      throw bad(id, `transaction ${row.txid} does not parse`);
+    }
+    if (computeTxid(tx) !== row.txid) throw bad(id, `transaction ${row.txid} hex has another txid`);
+    const block =
+      row.status === 'confirmed' ? { height: row.blockHeight!, hash: row.blockHash!, time: row.blockTime! } : null;
+    insertTx(state, wallet, {
+      txid: row.txid,
+      tx,
+      hex: row.hex,
+      status: row.status,
+      block,
+      firstSeen: row.firstSeen,
+      replaceable: row.replaceable,
+    });
+  }
+}
+
+export { syncRow };
