@@ -1,0 +1,146 @@
+/**
+ * Signatures inside a PSBT: how many each input carries, and whether each partial signature
+ * (ECDSA or taproot key path) is valid for the transaction and the output it spends, so a
+ * cosigner's bad signature is refused before it is merged.
+ */
+import { sha256 } from '@noble/hashes/sha2.js';
+import { equalBytes, toHex } from '../bytes.js';
+import { p2pkhScript, witnessProgram } from '../address.js';
+import { hash160, parseBareMultisig } from '../script-type.js';
+import { SighashError, taprootKeyPathSighash, isValidTaprootHashType } from '../signing/sighash.js';
+import { checkEcdsaSignature, checkSchnorrSignature } from '../signing/signature.js';
+import { ecdsaHasher, isP2pkh, isP2sh, isP2tr, isP2wpkh, isP2wsh, type EcdsaHasher } from '../signing/verify.js';
+import type { TxOutput } from '../tx.js';
+import { spentOutput } from './decode.js';
+import { PsbtError, isFinalized, type Psbt, type PsbtInput } from './types.js';
+
+/** Signatures present on one input: partial ECDSA signatures plus a taproot key-path signature. */
+export const signatureCount = (input: PsbtInput): number => input.partialSigs.length + (input.tapKeySig ? 1 : 0);
+
+/**
+ * The smallest number of signatures on any input (so a PSBT counts as signed only when every
+ * input is); a finalized input counts as `threshold`.
+ */
+export function minimumSignatureCount(psbt: Psbt, threshold: number): number {
+  if (psbt.inputs.length === 0) return 0;
+  return Math.min(...psbt.inputs.map((i) => (isFinalized(i) ? threshold : signatureCount(i))));
+}
+
+export interface PartialSignatureCheck {
+  input: number;
+  /** Hex public key (x-only output key for a taproot key-path signature). */
+  pubkey: string;
+  valid: boolean;
+  reason?: string;
+}
+
+class Unusable extends Error {}
+const unusable = (reason: string): never => {
+  throw new Unusable(reason);
+};
+
+/** The output an input spends, refusing a witness UTXO that contradicts the full previous transaction. */
+function checkedSpentOutput(psbt: Psbt, index: number): TxOutput {
+  const input = psbt.inputs[index]!;
+  const utxo = spentOutput(psbt, index) ?? unusable('the spent output is unknown');
+  const w = input.witnessUtxo;
+  if (input.nonWitnessUtxo && w && (w.value !== utxo.value || !equalBytes(w.script, utxo.script))) {
+    unusable('witness UTXO contradicts the non-witness UTXO');
+  }
+  return utxo;
+}
+
+interface EcdsaContext {
+  hasher: EcdsaHasher;
+  /** Keys allowed to sign: the multisig keys, or the key whose hash the script commits to. */
+  accepts: (pubkey: Uint8Array) => boolean;
+}
+
+function scriptContext(psbt: Psbt, index: number, script: Uint8Array, amount: bigint | undefined): EcdsaContext {
+  const multisig = parseBareMultisig(script) ?? unusable('the script is not a supported multisig script');
+  return { hasher: ecdsaHasher(psbt.tx, index, script, amount), accepts: (k) => multisig.keys.some((m) => equalBytes(m, k)) };
+}
+
+function witnessContext(psbt: Psbt, index: number, program: Uint8Array, amount: bigint): EcdsaContext {
+  const input = psbt.inputs[index]!;
+  if (program.length === 20) {
+    return { hasher: ecdsaHasher(psbt.tx, index, p2pkhScript(program), amount), accepts: (k) => equalBytes(hash160(k), program) };
+  }
+  const script = input.witnessScript ?? unusable('the witness script is missing');
+  if (!equalBytes(sha256(script), program)) unusable('the witness script does not match the spent output');
+  return scriptContext(psbt, index, script, amount);
+}
+
+/** How an ECDSA signature on this input is hashed, and which keys may sign. */
+function ecdsaContext(psbt: Psbt, index: number): EcdsaContext {
+  const input = psbt.inputs[index]!;
+  const utxo = checkedSpentOutput(psbt, index);
+  const spk = utxo.script;
+  if (isP2pkh(spk)) return { hasher: ecdsaHasher(psbt.tx, index, spk), accepts: (k) => equalBytes(hash160(k), spk.subarray(3, 23)) };
+  if (isP2wpkh(spk) || isP2wsh(spk)) return witnessContext(psbt, index, spk.subarray(2), utxo.value);
+  if (isP2sh(spk)) {
+    const redeem = input.redeemScript ?? unusable('the redeem script is missing');
+    if (!equalBytes(hash160(redeem), spk.subarray(2, 22))) unusable('the redeem script does not match the spent output');
+    const program = witnessProgram(redeem);
+    if (program && program.version === 0) return witnessContext(psbt, index, program.program, utxo.value);
+    if (program) unusable('unsupported nested witness program');
+    return scriptContext(psbt, index, redeem, undefined);
+  }
+  return unusable('unsupported script type for ECDSA signatures');
+}
+
+function checkTapKeySig(psbt: Psbt, index: number, sig: Uint8Array): string | undefined {
+  const spk = checkedSpentOutput(psbt, index).script;
+  if (!isP2tr(spk)) return 'a taproot signature on a non-taproot input';
+  const prevouts = psbt.inputs.map((_, i) => checkedSpentOutput(psbt, i));
+  const hashType = sig.length === 65 ? sig[64]! : 0;
+  if (sig.length === 65 && (hashType === 0 || !isValidTaprootHashType(hashType))) return 'invalid taproot sighash type';
+  const expected = psbt.inputs[index]!.sighashType;
+  if (expected !== undefined && expected !== hashType) return 'sighash type differs from the input sighash type';
+  const message = taprootKeyPathSighash(psbt.tx, index, prevouts, hashType);
+  return checkSchnorrSignature(sig.subarray(0, 64), message, spk.subarray(2)) ? undefined : 'invalid signature';
+}
+
+/** Checks every partial signature and taproot key-path signature of every non-finalized input. */
+export function checkPartialSignatures(psbt: Psbt): PartialSignatureCheck[] {
+  const checks: PartialSignatureCheck[] = [];
+  psbt.inputs.forEach((input, index) => {
+    if (isFinalized(input)) return;
+    const run = (pubkey: string, check: () => string | undefined) => {
+      try {
+        const reason = check();
+        checks.push(reason ? { input: index, pubkey, valid: false, reason } : { input: index, pubkey, valid: true });
+      } catch (e) {
+        if (!(e instanceof Unusable) && !(e instanceof SighashError)) throw e;
+        checks.push({ input: index, pubkey, valid: false, reason: e.message });
+      }
+    };
+    for (const { pubkey, signature } of input.partialSigs) {
+      run(toHex(pubkey), () => {
+        const context = ecdsaContext(psbt, index);
+        if (!context.accepts(pubkey)) return 'the key cannot sign this input';
+        if (signature.length === 0) return 'empty signature';
+        const hashType = signature[signature.length - 1]!;
+        if (input.sighashType !== undefined && input.sighashType !== hashType) return 'sighash type differs from the input sighash type';
+        const failure = checkEcdsaSignature(signature, context.hasher(hashType), pubkey);
+        return failure?.replaceAll('_', ' ');
+      });
+    }
+    if (input.tapKeySig) {
+      const sig = input.tapKeySig;
+      run(toHex(checkedOutputKey(psbt, index)), () => checkTapKeySig(psbt, index, sig));
+    }
+  });
+  return checks;
+}
+
+function checkedOutputKey(psbt: Psbt, index: number): Uint8Array {
+  const utxo = spentOutput(psbt, index);
+  return utxo && isP2tr(utxo.script) ? utxo.script.subarray(2) : new Uint8Array(0);
+}
+
+/** Throws PsbtError `invalid_signature` naming the first bad signature. */
+export function assertPartialSignaturesValid(psbt: Psbt): void {
+  const bad = checkPartialSignatures(psbt).find((c) => !c.valid);
+  if (bad) throw new PsbtError('invalid_signature', `Signature of ${bad.pubkey || 'the taproot key'} on input ${bad.input} is not valid: ${bad.reason}`);
+}

@@ -1,0 +1,84 @@
+import { describe, expect, it } from 'vitest';
+import { toHex } from '../../../src/core/bytes.js';
+import { parsePsbt, psbtToBase64 } from '../../../src/core/psbt/codec.js';
+import { combinePsbts } from '../../../src/core/psbt/combine.js';
+import { decodePsbt } from '../../../src/core/psbt/decode.js';
+import { extractTransaction, finalizePsbt } from '../../../src/core/psbt/finalize.js';
+import { assertPartialSignaturesValid, checkPartialSignatures, minimumSignatureCount } from '../../../src/core/psbt/signatures.js';
+import { PsbtError } from '../../../src/core/psbt/types.js';
+import { NETWORKS } from '../../../src/core/network.js';
+import { serializeTransaction } from '../../../src/core/tx.js';
+import { fixturePsbts } from './psbt-support.js';
+
+const regtest = NETWORKS.regtest;
+const thresholds: Record<string, number> = { w_wpkh: 1, w_shwpkh: 1, w_pkh: 1, w_tr: 1, w_wsh2of3: 2, w_shwsh2of3: 2, w_wsh2of2: 2 };
+
+describe('finalizing, combining and extracting the fixtures PSBTs', () => {
+  for (const w of fixturePsbts()) {
+    describe(w.wallet, () => {
+      const last = w.stages[w.stages.length - 1]!;
+
+      it('finalizes the fully signed stage into exactly the transaction Core broadcast', () => {
+        const result = finalizePsbt(parsePsbt(last.psbt));
+        expect(result.pending).toEqual([]);
+        expect(result.complete).toBe(true);
+        expect(toHex(serializeTransaction(extractTransaction(result.psbt)))).toBe(w.final.hex);
+        // A finalized PSBT survives a round trip through its serialisation.
+        expect(psbtToBase64(parsePsbt(psbtToBase64(result.psbt)))).toBe(psbtToBase64(result.psbt));
+      });
+
+      it('refuses to finalize or extract the unsigned stage', () => {
+        const result = finalizePsbt(parsePsbt(w.stages[0]!.psbt));
+        expect(result.complete).toBe(false);
+        expect(result.pending.length).toBe(result.psbt.inputs.length);
+        expect(() => extractTransaction(result.psbt)).toThrow(PsbtError);
+      });
+
+      it('accepts every partial signature Core produced and counts signatures per input', () => {
+        w.stages.forEach((stage, n) => {
+          const psbt = parsePsbt(stage.psbt);
+          expect(checkPartialSignatures(psbt).every((c) => c.valid)).toBe(true);
+          expect(() => assertPartialSignaturesValid(psbt)).not.toThrow();
+          expect(minimumSignatureCount(psbt, thresholds[w.wallet]!)).toBe(Math.min(n, thresholds[w.wallet]!));
+        });
+        const final = finalizePsbt(parsePsbt(last.psbt)).psbt;
+        expect(minimumSignatureCount(final, thresholds[w.wallet]!)).toBe(thresholds[w.wallet]);
+      });
+
+      it('refuses a partial signature with a flipped bit', () => {
+        const psbt = parsePsbt(last.psbt);
+        const input = psbt.inputs[0]!;
+        const sig = input.tapKeySig ?? input.partialSigs[0]!.signature;
+        sig[10] = sig[10]! ^ 0x01;
+        expect(checkPartialSignatures(psbt).some((c) => !c.valid)).toBe(true);
+        expect(() => assertPartialSignaturesValid(psbt)).toThrow(PsbtError);
+        // The finalizer never finalizes an input whose signature does not verify.
+        const result = finalizePsbt(psbt);
+        expect(result.complete).toBe(false);
+        expect(result.pending[0]!.input).toBe(0);
+      });
+    });
+  }
+
+  for (const w of fixturePsbts().filter((x) => x.stages.length === 3)) {
+    it(`combining the unsigned PSBT with each signer's copy gives what Core gave (${w.wallet})`, () => {
+      const [unsigned, first, second] = w.stages.map((s) => parsePsbt(s.psbt)) as [any, any, any];
+      // The second signer signed the first signer's copy; strip the first signature to get a lone copy.
+      const secondAlone = parsePsbt(w.stages[2]!.psbt);
+      const firstKeys = new Set(first.inputs[0].partialSigs.map((s: any) => toHex(s.pubkey)));
+      secondAlone.inputs.forEach((input) => (input.partialSigs = input.partialSigs.filter((s) => !firstKeys.has(toHex(s.pubkey)))));
+      const combined = combinePsbts(unsigned, first, secondAlone);
+      expect(decodePsbt(combined, regtest)).toEqual(decodePsbt(second, regtest));
+      expect(psbtToBase64(combined)).toBe(w.stages[2]!.psbt);
+      const result = finalizePsbt(combined);
+      expect(toHex(serializeTransaction(extractTransaction(result.psbt)))).toBe(w.final.hex);
+    });
+  }
+
+  it('refuses to combine PSBTs of different transactions with a typed error', () => {
+    const [a, b] = fixturePsbts();
+    expect(() => combinePsbts(parsePsbt(a!.stages[0]!.psbt), parsePsbt(b!.stages[0]!.psbt))).toThrow(
+      expect.objectContaining({ code: 'different_transaction' }),
+    );
+  });
+});
