@@ -1,0 +1,52 @@
+/** Liveness and readiness under /api (Bearer, with details) and /healthz (no auth, status only). */
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import type { Services } from '../../services/index.js';
+import { errorResponses } from '../schemas.js';
+import type { RouteModule } from './types.js';
+
+const Checks = Type.Record(Type.String(), Type.Union([Type.Literal('ok'), Type.Literal('failing')]), {
+  description: 'Each readiness check by name (`store`, and `chain` once a chain backend is configured).',
+});
+const Ready = Type.Object({ message: Type.Literal('ready'), checks: Checks });
+const NotReady = Type.Object({ message: Type.Literal('not ready'), code: Type.Literal('not_ready'), checks: Checks });
+
+export const probeRoutes: RouteModule = {
+  name: 'probes',
+  register(app, { services }) {
+    const tags = ['health'];
+    app.get(
+      '/liveness',
+      {
+        config: { auth: 'bearer' },
+        schema: { tags, summary: 'Liveness', response: { 200: Type.Object({ message: Type.Literal('alive') }), ...errorResponses(401, 500) } },
+      },
+      async () => ({ message: 'alive' as const }),
+    );
+    const readiness = async (_request: unknown, reply: import('fastify').FastifyReply) => {
+      const result = await services.health.readiness();
+      if (result.ready) return reply.send({ message: 'ready', checks: result.checks });
+      return reply.status(503).send({ message: 'not ready', code: 'not_ready', checks: result.checks });
+    };
+    const readinessSchema = { tags, summary: 'Readiness', response: { 200: Ready, 503: NotReady, ...errorResponses(401, 500) } };
+    app.get('/readiness', { config: { auth: 'bearer' }, schema: readinessSchema }, readiness);
+    app.get('/readyness', { config: { auth: 'bearer' }, schema: { ...readinessSchema, summary: 'Readiness (alias)' } }, readiness);
+  },
+};
+
+const Status = Type.Object({ status: Type.Literal('ok') });
+const Unavailable = Type.Object({ status: Type.Literal('unavailable') });
+
+/** Orchestrator probes outside /api: no authentication, no details. Always served. */
+export function registerHealthz(app: FastifyInstance, services: Services): void {
+  const tags = ['health'];
+  app.get('/healthz/live', { schema: { tags, summary: 'Process is up (no auth)', response: { 200: Status } } }, async () => ({ status: 'ok' as const }));
+  app.get(
+    '/healthz/ready',
+    { schema: { tags, summary: 'Dependencies answer (no auth)', response: { 200: Status, 503: Unavailable } } },
+    async (_request, reply) => {
+      const result = await services.health.readiness();
+      return result.ready ? reply.send({ status: 'ok' }) : reply.status(503).send({ status: 'unavailable' });
+    },
+  );
+}

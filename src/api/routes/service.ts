@@ -1,0 +1,62 @@
+/** `GET /v1alpha/service`: the service details object (admin only). */
+import { Type } from '@sinclair/typebox';
+import { principalOf } from '../auth.js';
+import { errorResponses } from '../schemas.js';
+import type { RouteModule } from './types.js';
+
+// Property order is the member order of the response (the serialiser follows the schema).
+export const ServiceDetailsBody = Type.Object({
+  data_folder: Type.String(),
+  config: Type.Object(
+    {
+      auth: Type.Object({
+        method: Type.String(),
+        password_min_chars: Type.Integer(),
+        rate_limit: Type.String({ description: 'Failed BasicAuth attempts allowed per minute.' }),
+        registration_link_timeout: Type.String({ description: 'Hours an invitation link stays valid.' }),
+      }),
+      host: Type.String(),
+      port: Type.Integer(),
+      api_active: Type.Boolean(),
+      database: Type.String({ description: '`sqlite` or `postgres`.' }),
+      network: Type.String(),
+      bitcoind_url: Type.Union([Type.String(), Type.Null()]),
+      bitcoind_auth: Type.String({ description: '`cookie`, `userpass` or `none`.' }),
+      max_fee_rate: Type.Integer({ description: 'sat/vB.' }),
+      token_max_life: Type.Integer({ description: 'Seconds.' }),
+      log_level: Type.String(),
+      cors_origins: Type.Array(Type.String()),
+    },
+    { description: 'Configuration without secrets.' },
+  ),
+  version: Type.String(),
+  network: Type.String(),
+  chain: Type.Union([
+    Type.Object({
+      backend: Type.String(),
+      tip_height: Type.Union([Type.Integer(), Type.Null()]),
+      tip_hash: Type.Union([Type.String(), Type.Null()]),
+      sync_state: Type.String(),
+    }),
+    Type.Null(),
+  ], { description: 'The chain backend; null while none is configured.' }),
+  wallets_names: Type.Array(Type.String()),
+  last_update: Type.String({ description: 'Response time, UTC, `MM/DD/YYYY, HH:MM:SS`.' }),
+  alias_name: Type.Record(Type.String(), Type.String()),
+  name_alias: Type.Record(Type.String(), Type.String()),
+  wallets_alias: Type.Array(Type.String()),
+});
+
+export const serviceRoutes: RouteModule = {
+  name: 'service',
+  register(app, { services }) {
+    app.get(
+      '/service',
+      {
+        config: { auth: 'bearer' },
+        schema: { tags: ['service'], summary: 'Service details (admin only)', response: { 200: ServiceDetailsBody, ...errorResponses(401, 403, 500) } },
+      },
+      (request) => services.serviceDetails.details(principalOf(request)),
+    );
+  },
+};

@@ -1,0 +1,130 @@
+/** The four token endpoints (BasicAuth only). */
+import { Type, type Static } from '@sinclair/typebox';
+import { principalOf } from '../auth.js';
+import { errorResponses } from '../schemas.js';
+import type { RouteModule } from './types.js';
+
+const CreateTokenBody = Type.Object({
+  jwt_token_description: Type.String({ description: 'What the token is for; 1 to 256 characters after trimming, unique among your tokens.' }),
+  jwt_token_life: Type.String({
+    description: 'Lifetime: `<n> <unit>` (seconds, minutes, hours, days, weeks; short forms s, sec, m, min, h, hr, d, w; decimals allowed) or a whole number of seconds.',
+    examples: ['30 days', '12 hours'],
+  }),
+});
+
+const TokenIdParams = Type.Object({ jwt_token_id: Type.String({ description: 'The token id (UUID).' }) });
+
+const CreatedTokenBody = Type.Object({
+  message: Type.Literal('Token generated'),
+  jwt_token_id: Type.String(),
+  jwt_token: Type.String({ description: 'The token; shown only in this response.' }),
+  jwt_token_description: Type.String(),
+  jwt_token_life: Type.Integer({ description: 'Seconds.' }),
+});
+
+const TokenListBody = Type.Object({
+  message: Type.Literal('Tokens exists'),
+  jwt_tokens: Type.Record(
+    Type.String(),
+    Type.Object({
+      jwt_token_description: Type.String(),
+      jwt_token_life: Type.Integer({ description: 'Seconds.' }),
+      jwt_token_remaining_life: Type.Number({ description: 'Seconds, computed at request time; 0 once expired.' }),
+      expiry_status: Type.Union([Type.Literal('Valid'), Type.Literal('Expired')]),
+    }),
+    { description: 'Keyed by jwt_token_id.' },
+  ),
+});
+
+const TokenBody = Type.Object({
+  message: Type.Literal('Token exists'),
+  jwt_token_description: Type.String(),
+  jwt_token_life: Type.Integer({ description: 'Seconds.' }),
+  jwt_token_life_remaining: Type.Number({ description: 'Seconds, computed at request time; 0 once expired.' }),
+  expiry_status: Type.Union([Type.Literal('Valid'), Type.Literal('Expired')]),
+});
+
+const DeletedBody = Type.Object({ message: Type.Literal('Token deleted') });
+
+export const tokenRoutes: RouteModule = {
+  name: 'tokens',
+  register(app, { services }) {
+    const tags = ['tokens'];
+    app.post<{ Body: Static<typeof CreateTokenBody> }>(
+      '/token',
+      {
+        config: { auth: 'basic' },
+        schema: {
+          tags,
+          summary: 'Create a token',
+          body: CreateTokenBody,
+          response: { 201: CreatedTokenBody, ...errorResponses(400, 401, 409, 413, 429, 500) },
+        },
+      },
+      async (request, reply) => {
+        const created = await services.tokens.createToken(principalOf(request), {
+          description: request.body.jwt_token_description,
+          life: request.body.jwt_token_life,
+        });
+        return reply.status(201).send({
+          message: 'Token generated',
+          jwt_token_id: created.id,
+          jwt_token: created.token,
+          jwt_token_description: created.description,
+          jwt_token_life: created.lifeSeconds,
+        });
+      },
+    );
+
+    app.get(
+      '/token',
+      {
+        config: { auth: 'basic' },
+        schema: { tags, summary: 'List your tokens', response: { 200: TokenListBody, ...errorResponses(401, 429, 500) } },
+      },
+      async (request) => {
+        const tokens = await services.tokens.listTokens(principalOf(request));
+        const jwt_tokens: Static<typeof TokenListBody>['jwt_tokens'] = {};
+        for (const t of tokens) {
+          jwt_tokens[t.id] = {
+            jwt_token_description: t.description,
+            jwt_token_life: t.lifeSeconds,
+            jwt_token_remaining_life: t.remainingSeconds,
+            expiry_status: t.expiryStatus,
+          };
+        }
+        return { message: 'Tokens exists', jwt_tokens };
+      },
+    );
+
+    app.get<{ Params: Static<typeof TokenIdParams> }>(
+      '/token/:jwt_token_id',
+      {
+        config: { auth: 'basic' },
+        schema: { tags, summary: 'Read one of your tokens', params: TokenIdParams, response: { 200: TokenBody, ...errorResponses(401, 404, 429, 500) } },
+      },
+      async (request) => {
+        const t = await services.tokens.getToken(principalOf(request), request.params.jwt_token_id);
+        return {
+          message: 'Token exists',
+          jwt_token_description: t.description,
+          jwt_token_life: t.lifeSeconds,
+          jwt_token_life_remaining: t.remainingSeconds,
+          expiry_status: t.expiryStatus,
+        };
+      },
+    );
+
+    app.delete<{ Params: Static<typeof TokenIdParams> }>(
+      '/token/:jwt_token_id',
+      {
+        config: { auth: 'basic' },
+        schema: { tags, summary: 'Delete (revoke) one of your tokens', params: TokenIdParams, response: { 200: DeletedBody, ...errorResponses(401, 404, 429, 500) } },
+      },
+      async (request) => {
+        await services.tokens.deleteToken(principalOf(request), request.params.jwt_token_id);
+        return { message: 'Token deleted' };
+      },
+    );
+  },
+};

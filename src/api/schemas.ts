@@ -1,0 +1,38 @@
+/** Schemas shared by every route: error bodies and the error responses a route may give. */
+import { Type, type TSchema } from '@sinclair/typebox';
+
+export const FieldErrorSchema = Type.Object({
+  path: Type.String({ description: 'JSON pointer into the request body, e.g. `/jwt_token_life`.' }),
+  message: Type.String(),
+});
+
+const errorBody = (description: string) =>
+  Type.Object(
+    {
+      message: Type.String({ description: 'Human-readable text.' }),
+      code: Type.String({ description: 'Stable snake_case code.' }),
+      errors: Type.Optional(Type.Array(FieldErrorSchema, { description: 'Present on validation errors (400).' })),
+    },
+    { description },
+  );
+
+export const ErrorBody = errorBody('Error.');
+
+const ERROR_DESCRIPTIONS: Record<number, string> = {
+  400: 'Malformed JSON, or a body or parameter that fails validation (`errors` names each field).',
+  401: 'Missing or invalid credentials (`WWW-Authenticate` names the scheme).',
+  403: 'Authenticated, but not allowed.',
+  404: 'Not found.',
+  405: 'Known path, other method (`Allow` lists the methods).',
+  409: 'Conflict with existing data.',
+  413: 'Request body over 1 MiB.',
+  422: 'Well-formed but impossible.',
+  429: 'Too many failed login attempts (`Retry-After` in seconds).',
+  500: 'Internal error; the body says nothing internal.',
+  503: 'A dependency is down.',
+};
+
+/** Error responses for a route's `response` schema. */
+export function errorResponses(...statuses: number[]): Record<number, TSchema> {
+  return Object.fromEntries(statuses.map((s) => [s, errorBody(ERROR_DESCRIPTIONS[s] ?? 'Error.')]));
+}

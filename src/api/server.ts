@@ -1,0 +1,81 @@
+/**
+ * Builds the HTTP server: error mapping, probes, and, only while the API is active, the /api
+ * routes (each behind its declared authentication) and the documentation under /docs.
+ */
+import fastifySwagger from '@fastify/swagger';
+import fastifySwaggerUi from '@fastify/swagger-ui';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import type { Config } from '../config.js';
+import type { Services } from '../services/index.js';
+import { enforceAuthentication } from './auth.js';
+import { installCors } from './cors.js';
+import { installErrorHandling } from './errors.js';
+import { RouteTable } from './route-table.js';
+import { API_ROUTE_MODULES, type RouteModule } from './routes/index.js';
+import { registerHealthz } from './routes/probes.js';
+import { typeboxValidatorCompiler } from './validation.js';
+
+export const API_PREFIX = '/api/v1alpha';
+export const BODY_LIMIT_BYTES = 1024 * 1024;
+
+export interface ServerOptions {
+  config: Config;
+  services: Services;
+  logger: Logger;
+  version: string;
+  /** Route modules beyond the built-in ones (e.g. wallets), registered under /api/v1alpha. */
+  routeModules?: readonly RouteModule[];
+}
+
+export async function buildServer(options: ServerOptions): Promise<FastifyInstance> {
+  const { config, services } = options;
+  const app = Fastify({
+    // pino's own Logger type and Fastify's logger type differ only in generics.
+    loggerInstance: options.logger as unknown as FastifyBaseLogger,
+    // Fastify's two lines per request are replaced by the one line of the onResponse hook.
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit: BODY_LIMIT_BYTES,
+    routerOptions: { ignoreTrailingSlash: true },
+    return503OnClosing: true,
+  });
+  app.setValidatorCompiler(typeboxValidatorCompiler);
+  const routes = new RouteTable();
+  routes.attach(app);
+  installErrorHandling(app, routes);
+  installCors(app, config.corsOrigins);
+  app.addHook('onResponse', async (request, reply) => {
+    request.log.info(
+      { method: request.method, path: request.url.split('?')[0], status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10, ip: request.ip },
+      'request',
+    );
+  });
+
+  if (config.apiActive) {
+    enforceAuthentication(app, '/api/', services);
+    await app.register(fastifySwagger, {
+      openapi: {
+        openapi: '3.1.0',
+        info: { title: 'Wallet coordination service REST API', version: options.version, description: 'All paths below /api; the version segment is v1alpha.' },
+        components: {
+          securitySchemes: {
+            basicAuth: { type: 'http', scheme: 'basic', description: 'User name and password; token endpoints only.' },
+            bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'A jwt_token from POST /api/v1alpha/token.' },
+          },
+        },
+      },
+    });
+    const context = { services, config };
+    const modules = [...API_ROUTE_MODULES, ...(options.routeModules ?? [])];
+    await app.register(
+      async (scope) => {
+        for (const module of modules) await module.register(scope, context);
+      },
+      { prefix: API_PREFIX },
+    );
+    await app.register(fastifySwaggerUi, { routePrefix: '/docs/api' });
+    app.get('/docs/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  }
+  registerHealthz(app, services);
+  return app;
+}

@@ -1,0 +1,110 @@
+#!/usr/bin/env node
+/** The `wcs` command: `wcs serve` runs the service, `wcs user ...` manages users. Thin over services. */
+import { ConfigError, DATA_FOLDER_SETTING, SETTINGS, loadConfig, type Config } from '../config.js';
+import { createRuntime, readVersion, startService, type RunningService } from '../main.js';
+import { ServiceError } from '../services/errors.js';
+import { parseArgs } from './args.js';
+import { readNewPassword } from './password-input.js';
+
+const USAGE = `Usage: wcs <command> [options]
+
+Commands:
+  serve                      Run the service (HTTP API, probes, docs).
+  user add NAME [--admin]    Add a user; the password is read from a prompt or stdin.
+  user passwd NAME           Set a user's password (revokes all of their tokens).
+  user list                  List users.
+  user delete NAME           Delete a user and their tokens.
+  help                       Show this text.
+  version                    Show the version.
+
+Options (each also as a SERVICE_* environment variable or in <data_folder>/config.json):
+${[DATA_FOLDER_SETTING, ...SETTINGS].map((s) => `  ${s.flag.padEnd(28)} ${s.env}`).join('\n')}
+`;
+
+class UsageError extends Error {}
+
+function out(text: string): void {
+  process.stdout.write(`${text}\n`);
+}
+
+async function serve(config: Config): Promise<void> {
+  const running: RunningService = await startService(config);
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    running.logger.info({ signal }, 'shutting down');
+    running.close().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        running.logger.error({ err: error }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.once('SIGTERM', () => stop('SIGTERM'));
+  process.once('SIGINT', () => stop('SIGINT'));
+}
+
+async function user(config: Config, words: string[], switches: Set<string>): Promise<void> {
+  const [action, name, ...extra] = words;
+  if (extra.length > 0) throw new UsageError(`Unexpected argument ${extra[0]}`);
+  const needsName = action === 'add' || action === 'passwd' || action === 'delete';
+  if (needsName && !name) throw new UsageError(`wcs user ${action} needs a user name`);
+  if (!needsName && action !== 'list') throw new UsageError(`Unknown user command ${action ?? '(none)'}`);
+  const runtime = await createRuntime(config);
+  try {
+    const users = runtime.services.users;
+    switch (action) {
+      case 'add': {
+        const added = await users.addUser(name ?? '', await readNewPassword(), { admin: switches.has('--admin') });
+        out(`Added user ${added.name}${added.isAdmin ? ' (admin)' : ''}`);
+        break;
+      }
+      case 'passwd': {
+        const { revokedTokens } = await users.changePassword(name ?? '', await readNewPassword());
+        out(`Changed the password of ${name}; revoked ${revokedTokens} token(s)`);
+        break;
+      }
+      case 'delete':
+        await users.deleteUser(name ?? '');
+        out(`Deleted user ${name} and their tokens`);
+        break;
+      case 'list':
+        for (const u of await users.listUsers()) {
+          out(`${u.name}\t${u.isAdmin ? 'admin' : 'user'}\t${new Date(u.createdAt).toISOString()}`);
+        }
+        break;
+    }
+  } finally {
+    await runtime.close();
+  }
+}
+
+async function main(argv: readonly string[]): Promise<void> {
+  const { words, switches, configFlags } = parseArgs(argv, ['--admin', '--help', '-h', '--version']);
+  const [command, ...rest] = words;
+  if (switches.has('--version') || command === 'version') return out(readVersion());
+  if (switches.has('--help') || switches.has('-h') || command === 'help' || command === undefined) return out(USAGE);
+  if (switches.has('--admin') && !(command === 'user' && rest[0] === 'add')) throw new UsageError('--admin belongs to "wcs user add"');
+  const config = loadConfig({ flags: configFlags, env: process.env });
+  if (command === 'serve') {
+    if (rest.length > 0) throw new UsageError(`Unexpected argument ${rest[0]}`);
+    return serve(config);
+  }
+  if (command === 'user') return user(config, rest, switches);
+  throw new UsageError(`Unknown command ${command}`);
+}
+
+main(process.argv.slice(2)).catch((error: unknown) => {
+  if (error instanceof UsageError) {
+    process.stderr.write(`wcs: ${error.message}\nRun "wcs help" for usage.\n`);
+    process.exit(2);
+  }
+  if (error instanceof ConfigError || error instanceof ServiceError) {
+    process.stderr.write(`wcs: ${error.message}\n`);
+    process.exit(error instanceof ConfigError ? 2 : 1);
+  }
+  process.stderr.write(`wcs: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,151 @@
+/**
+ * The service-details object of `GET /v1alpha/service` (admin only). The wallet lists and the
+ * chain status come from hooks the wallet and chain parts provide; until then they are empty/null.
+ */
+import type { Config } from '../config.js';
+import { ServiceError } from './errors.js';
+import type { Principal } from './principal.js';
+
+/** What the wallet part tells about the wallets a caller can access. */
+export interface WalletListing {
+  wallets_names: string[];
+  alias_name: Record<string, string>;
+  name_alias: Record<string, string>;
+  wallets_alias: string[];
+}
+
+export interface WalletDirectory {
+  listFor(principal: Principal): Promise<WalletListing>;
+}
+
+export interface ChainStatus {
+  backend: string;
+  tip_height: number | null;
+  tip_hash: string | null;
+  sync_state: string;
+}
+
+export interface ChainStatusSource {
+  status(): Promise<ChainStatus>;
+}
+
+/** Configuration as shown to admins: never a password, key, RPC credential or database URL. */
+export interface PublicConfig {
+  auth: { method: 'usernamepassword'; password_min_chars: number; rate_limit: string; registration_link_timeout: string };
+  host: string;
+  port: number;
+  api_active: boolean;
+  database: 'sqlite' | 'postgres';
+  network: string;
+  bitcoind_url: string | null;
+  bitcoind_auth: 'cookie' | 'userpass' | 'none';
+  max_fee_rate: number;
+  token_max_life: number;
+  log_level: string;
+  cors_origins: string[];
+}
+
+export interface ServiceDetails {
+  data_folder: string;
+  config: PublicConfig;
+  version: string;
+  network: string;
+  chain: ChainStatus | null;
+  wallets_names: string[];
+  last_update: string;
+  alias_name: Record<string, string>;
+  name_alias: Record<string, string>;
+  wallets_alias: string[];
+}
+
+export function publicConfig(config: Config): PublicConfig {
+  return {
+    auth: {
+      method: 'usernamepassword',
+      password_min_chars: config.auth.passwordMinChars,
+      rate_limit: String(config.auth.rateLimit),
+      registration_link_timeout: String(config.auth.registrationLinkTimeoutHours),
+    },
+    host: config.host,
+    port: config.port,
+    api_active: config.apiActive,
+    database: config.database.kind,
+    network: config.network,
+    bitcoind_url: config.bitcoind.url === undefined ? null : withoutCredentials(config.bitcoind.url),
+    bitcoind_auth: config.bitcoind.user !== undefined ? 'userpass' : config.bitcoind.cookieFile !== undefined ? 'cookie' : 'none',
+    max_fee_rate: config.maxFeeRate,
+    token_max_life: config.tokenMaxLifeSeconds,
+    log_level: config.logLevel,
+    cors_origins: [...config.corsOrigins],
+  };
+}
+
+function withoutCredentials(url: string): string {
+  try {
+    const parsed = new URL(url);
+    parsed.username = '';
+    parsed.password = '';
+    return parsed.toString();
+  } catch {
+    return '(invalid address)';
+  }
+}
+
+/** `MM/DD/YYYY, HH:MM:SS` in UTC. */
+export function formatLastUpdate(ms: number): string {
+  const d = new Date(ms);
+  const two = (n: number) => String(n).padStart(2, '0');
+  return `${two(d.getUTCMonth() + 1)}/${two(d.getUTCDate())}/${d.getUTCFullYear()}, ${two(d.getUTCHours())}:${two(d.getUTCMinutes())}:${two(d.getUTCSeconds())}`;
+}
+
+export const NO_WALLETS: WalletDirectory = {
+  listFor: async () => ({ wallets_names: [], alias_name: {}, name_alias: {}, wallets_alias: [] }),
+};
+
+export interface ServiceDetailsDeps {
+  config: Config;
+  version: string;
+  now: () => number;
+  wallets?: WalletDirectory;
+  chain?: ChainStatusSource;
+}
+
+export class ServiceDetailsService {
+  private wallets: WalletDirectory;
+  private chain: ChainStatusSource | undefined;
+  private readonly shownConfig: PublicConfig;
+
+  constructor(private readonly deps: ServiceDetailsDeps) {
+    this.wallets = deps.wallets ?? NO_WALLETS;
+    this.chain = deps.chain;
+    this.shownConfig = publicConfig(deps.config);
+  }
+
+  /** Hook for the wallet part: where the wallet lists come from. */
+  setWalletDirectory(wallets: WalletDirectory): void {
+    this.wallets = wallets;
+  }
+
+  /** Hook for the chain part: where the `chain` member comes from. */
+  setChainStatusSource(chain: ChainStatusSource): void {
+    this.chain = chain;
+  }
+
+  async details(principal: Principal): Promise<ServiceDetails> {
+    if (!principal.isAdmin) throw new ServiceError('forbidden', 'forbidden', 'Only an admin may read the service details');
+    const [listing, chain] = await Promise.all([this.wallets.listFor(principal), this.chain ? this.chain.status() : null]);
+    // Member order is part of the contract.
+    return {
+      data_folder: this.deps.config.dataFolder,
+      config: this.shownConfig,
+      version: this.deps.version,
+      network: this.deps.config.network,
+      chain,
+      wallets_names: listing.wallets_names,
+      last_update: formatLastUpdate(this.deps.now()),
+      alias_name: listing.alias_name,
+      name_alias: listing.name_alias,
+      wallets_alias: listing.wallets_alias,
+    };
+  }
+}

@@ -1,0 +1,100 @@
+/** User accounts: first-start admin, adding, password changes and deletion (which revoke tokens). */
+import { generatePassword, type PasswordHasher } from '../auth/passwords.js';
+import { StoreConflictError, type Store } from '../store/repositories.js';
+import { ServiceError, invalidField } from './errors.js';
+
+export const ADMIN_USER = 'admin';
+const USER_NAME = /^[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}$/;
+const PASSWORD_MAX_CHARS = 1024;
+
+export interface UserSummary {
+  name: string;
+  isAdmin: boolean;
+  createdAt: number;
+}
+
+export type BootstrapResult =
+  | { created: false }
+  | { created: true; userName: string; generatedPassword: string | undefined };
+
+export interface UserServiceDeps {
+  store: Store;
+  hasher: PasswordHasher;
+  passwordMinChars: number;
+  now: () => number;
+}
+
+export class UserService {
+  constructor(private readonly deps: UserServiceDeps) {}
+
+  /**
+   * Creates the `admin` user when no user exists: with the operator's password, or a random
+   * one returned here so the caller shows it once. No well-known default password exists.
+   */
+  async bootstrapAdmin(operatorPassword: string | undefined): Promise<BootstrapResult> {
+    const { store } = this.deps;
+    if ((await store.users.count()) > 0) return { created: false };
+    const password = operatorPassword ?? generatePassword();
+    if (operatorPassword !== undefined) this.checkPassword(operatorPassword, '/admin_password');
+    try {
+      await store.users.insert({ name: ADMIN_USER, passwordHash: await this.deps.hasher.hash(password), isAdmin: true, createdAt: this.deps.now() });
+    } catch (error) {
+      if (error instanceof StoreConflictError) return { created: false }; // another instance was first
+      throw error;
+    }
+    return { created: true, userName: ADMIN_USER, generatedPassword: operatorPassword === undefined ? password : undefined };
+  }
+
+  async addUser(name: string, password: string, options: { admin: boolean }): Promise<UserSummary> {
+    if (!USER_NAME.test(name)) {
+      throw invalidField('/name', 'must be 1 to 64 letters, digits or _ . @ - and start with a letter or digit');
+    }
+    this.checkPassword(password, '/password');
+    const user = { name, passwordHash: await this.deps.hasher.hash(password), isAdmin: options.admin, createdAt: this.deps.now() };
+    try {
+      await this.deps.store.users.insert(user);
+    } catch (error) {
+      if (error instanceof StoreConflictError) throw new ServiceError('conflict', 'user_exists', `User ${name} already exists`);
+      throw error;
+    }
+    return { name, isAdmin: user.isAdmin, createdAt: user.createdAt };
+  }
+
+  /** Sets a new password and revokes every token of the user; returns how many were revoked. */
+  async changePassword(name: string, password: string): Promise<{ revokedTokens: number }> {
+    this.checkPassword(password, '/password');
+    const passwordHash = await this.deps.hasher.hash(password);
+    return this.deps.store.transaction(async (repos) => {
+      if (!(await repos.users.updatePasswordHash(name, passwordHash))) throw userNotFound(name);
+      return { revokedTokens: await repos.tokens.deleteAllForUser(name) };
+    });
+  }
+
+  /** Deletes a user with their tokens. The last admin cannot be deleted. */
+  async deleteUser(name: string): Promise<void> {
+    await this.deps.store.transaction(async (repos) => {
+      const user = await repos.users.find(name);
+      if (!user) throw userNotFound(name);
+      if (user.isAdmin && (await repos.users.list()).filter((u) => u.isAdmin).length === 1) {
+        throw new ServiceError('conflict', 'last_admin', `User ${name} is the last admin and cannot be deleted`);
+      }
+      await repos.tokens.deleteAllForUser(name);
+      await repos.users.delete(name);
+    });
+  }
+
+  async listUsers(): Promise<UserSummary[]> {
+    return (await this.deps.store.users.list()).map(({ name, isAdmin, createdAt }) => ({ name, isAdmin, createdAt }));
+  }
+
+  private checkPassword(password: string, path: string): void {
+    const length = [...password].length;
+    const min = this.deps.passwordMinChars;
+    if (length < min) throw invalidField(path, `must be at least ${min} characters`, 'password_too_short');
+    if (length > PASSWORD_MAX_CHARS) throw invalidField(path, `must be at most ${PASSWORD_MAX_CHARS} characters`);
+  }
+}
+
+function userNotFound(name: string): ServiceError {
+  return new ServiceError('not_found', 'user_not_found', `User ${name} does not exist`);
+}
