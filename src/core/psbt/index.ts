@@ -1,0 +1,15 @@
+/** PSBTs: parse (v0, v2), write (v0), build, combine, check signatures, finalize, extract, decode, record. */
+export * from './types.js';
+export { parsePsbt, serializePsbt, psbtToBase64, psbtTxid } from './codec.js';
+export { buildPsbt, taprootOutputKey, type BuildInput, type BuildOutput, type BuildPsbtRequest, type KeyDerivation, type TaprootKeyInfo } from './build.js';
+export { combinePsbts, sameTransaction } from './combine.js';
+export { finalizePsbt, extractTransaction, pushData, type FinalizeResult } from './finalize.js';
+export {
+  checkPartialSignatures,
+  assertPartialSignaturesValid,
+  signatureCount,
+  minimumSignatureCount,
+  type PartialSignatureCheck,
+} from './signatures.js';
+export { decodePsbt, psbtFee, spentOutput, formatPath, type DecodedPsbt, type DecodedPsbtInput, type DecodedPsbtOutput } from './decode.js';
+export { psbtRecord, formatFeeRate, type PsbtRecord, type PsbtRecordOptions } from './record.js';

@@ -1,0 +1,81 @@
+/**
+ * The PSBT record of the REST API (spec "PSBT record" + API-DECISIONS "PSBT record fields"):
+ * the decoded PSBT plus what only the caller knows (which outputs are change, the estimated
+ * signed size, the threshold, the time).
+ */
+import { encodeAddress } from '../address.js';
+import { satsToBtcNumber, type DecodedTransaction } from '../decode.js';
+import type { Network } from '../network.js';
+import { psbtToBase64 } from './codec.js';
+import { decodePsbt, psbtFee, type DecodedPsbtInput, type DecodedPsbtOutput } from './decode.js';
+import { minimumSignatureCount } from './signatures.js';
+import { PsbtError, type Psbt } from './types.js';
+
+export interface PsbtRecordOptions {
+  network: Network;
+  /** Indexes of the outputs that are the wallet's own change (left out of `amount`/`address`). */
+  changeOutputs: readonly number[];
+  /** Estimated virtual size once fully signed, in vbytes (from the size estimator). */
+  fullSizeVbytes: number;
+  /** Signatures each input needs. */
+  threshold: number;
+  /** Seconds since the epoch, with fraction. */
+  time: number;
+}
+
+export interface PsbtRecord {
+  tx: DecodedTransaction;
+  unknown: Record<string, string>;
+  inputs: DecodedPsbtInput[];
+  outputs: DecodedPsbtOutput[];
+  fee: number;
+  fee_rate: string;
+  tx_full_size: number;
+  base64: string;
+  amount: number[];
+  address: string[];
+  time: number;
+  sigs_count: number;
+}
+
+/** fee / size in sat/vB, rounded half up to two decimals, as exact decimal text. */
+export function formatFeeRate(feeSats: bigint, vbytes: number): string {
+  if (!Number.isInteger(vbytes) || vbytes <= 0) throw new PsbtError('invalid_size', 'The transaction size must be a positive integer');
+  const size = BigInt(vbytes);
+  const hundredths = (feeSats * 200n + size) / (2n * size);
+  const whole = hundredths / 100n;
+  const fraction = (hundredths % 100n).toString().padStart(2, '0');
+  return `${whole}.${fraction}`;
+}
+
+/** The record of a PSBT. Throws PsbtError when an input's spent output is unknown (no fee can be shown). */
+export function psbtRecord(psbt: Psbt, options: PsbtRecordOptions): PsbtRecord {
+  const { network, changeOutputs, fullSizeVbytes, threshold, time } = options;
+  if (!Number.isInteger(threshold) || threshold < 1) throw new PsbtError('invalid_threshold', 'The threshold must be a positive integer');
+  for (const index of changeOutputs) {
+    if (!Number.isInteger(index) || index < 0 || index >= psbt.tx.outputs.length) {
+      throw new PsbtError('invalid_change_output', `Output ${index} does not exist`);
+    }
+  }
+  const fee = psbtFee(psbt);
+  if (fee === undefined) throw new PsbtError('missing_utxo', 'An input does not say which output it spends, so the fee is unknown');
+  if (fee < 0n) throw new PsbtError('negative_fee', 'The outputs spend more than the inputs hold');
+  const decoded = decodePsbt(psbt, network);
+  const change = new Set(changeOutputs);
+  const recipients = psbt.tx.outputs.filter((_, i) => !change.has(i));
+  return {
+    tx: decoded.tx,
+    unknown: decoded.unknown,
+    inputs: decoded.inputs,
+    outputs: decoded.outputs,
+    fee: satsToBtcNumber(fee),
+    fee_rate: formatFeeRate(fee, fullSizeVbytes),
+    tx_full_size: fullSizeVbytes,
+    base64: psbtToBase64(psbt),
+    amount: recipients.map((o) => satsToBtcNumber(o.value)),
+    // Outputs without an address form (OP_RETURN) are listed as '' to keep both lists aligned.
+    address: recipients.map((o) => encodeAddress(o.script, network) ?? ''),
+    time,
+    sigs_count: minimumSignatureCount(psbt, threshold),
+  };
+}
