@@ -1,0 +1,315 @@
+/**
+ * Chain source backed by a plain Bitcoin Core node (no wallet RPCs): blocks, BIP158 filters,
+ * mempool, broadcast, fee estimates and health. The node's network is checked against the
+ * service's before the first answer is used.
+ */
+import { isNetworkName, networkFromCoreChain, type NetworkName } from '../../core/network.js';
+import { parseBlock, parseTransaction, txid as txidOf, type Block, type Transaction } from '../../core/tx.js';
+import { fromHex } from '../../core/bytes.js';
+import {
+  ChainError,
+  type BlockFilter,
+  type BlockHeaderInfo,
+  type ChainSource,
+  type ChainTip,
+  type FeeEstimate,
+  type FeeMode,
+  type HealthReport,
+  type MempoolEntry,
+  type RelayFees,
+} from '../types.js';
+import { RpcClient, type RpcClientOptions } from './rpc-client.js';
+import { broadcastError, isFilterUnavailable, isNotFound } from './rpc-errors.js';
+import { btcPerKvbToSatPerKvb, btcToSats, checkHashArgument, expectHash, expectInteger, expectObject, expectString } from './values.js';
+
+export interface BitcoindChainSourceOptions extends RpcClientOptions {
+  /** The service's network; a node on another chain is refused with `wrong_network`. */
+  network: NetworkName;
+  /** Transactions fetched per JSON-RPC batch when reading the mempool (default 100). */
+  mempoolBatchSize?: number;
+}
+
+export class BitcoindChainSource implements ChainSource {
+  readonly network: NetworkName;
+  private readonly rpc: RpcClient;
+  private readonly mempoolBatchSize: number;
+  private networkVerified = false;
+  private pendingNetworkCheck: Promise<void> | undefined;
+
+  constructor(options: BitcoindChainSourceOptions) {
+    if (!isNetworkName(options.network)) throw new ChainError('bad_config', `Unknown network ${String(options.network)}`);
+    this.network = options.network;
+    this.rpc = new RpcClient(options);
+    this.mempoolBatchSize = options.mempoolBatchSize ?? 100;
+  }
+
+  async close(): Promise<void> {
+    this.rpc.close();
+  }
+
+  // -- HealthCheck ------------------------------------------------------------------------------
+
+  async checkHealth(): Promise<HealthReport> {
+    try {
+      // One attempt each: a health check reports the node as it is now, quickly.
+      const info = expectObject(await this.rpc.call('getblockchaininfo', [], { retries: 0 }), 'getblockchaininfo');
+      this.checkNetwork(info);
+      this.networkVerified = true;
+      if (info.initialblockdownload === true) {
+        const progress = typeof info.verificationprogress === 'number' ? ` (${(info.verificationprogress * 100).toFixed(2)}% verified)` : '';
+        throw new ChainError(
+          'initial_block_download',
+          `Bitcoin Core is in initial block download at block ${String(info.blocks)} of ${String(info.headers)} headers${progress}`,
+        );
+      }
+      const tip = { height: expectInteger(info.blocks, 'height'), hash: expectHash(info.bestblockhash, 'best block hash') };
+      const networkInfo = expectObject(await this.rpc.call('getnetworkinfo', [], { retries: 0 }), 'getnetworkinfo');
+      const filters = (await this.fetchFilter(tip.hash, 0)) !== null;
+      return { ok: true, network: this.network, tip, filters, nodeVersion: String(networkInfo.subversion ?? '') };
+    } catch (error) {
+      if (error instanceof ChainError) return { ok: false, code: error.code, reason: error.message };
+      return { ok: false, code: 'rpc_error', reason: 'Unexpected failure while checking Bitcoin Core' };
+    }
+  }
+
+  // -- BlockSource ------------------------------------------------------------------------------
+
+  async getTip(): Promise<ChainTip> {
+    // One call, so height and hash always belong together.
+    const info = expectObject(await this.read('getblockchaininfo'), 'getblockchaininfo');
+    return { height: expectInteger(info.blocks, 'height'), hash: expectHash(info.bestblockhash, 'best block hash') };
+  }
+
+  async getBlockHash(height: number): Promise<string> {
+    if (!Number.isSafeInteger(height) || height < 0) throw new ChainError('invalid_argument', 'Block height must be a non-negative integer');
+    try {
+      return expectHash(await this.read('getblockhash', [height]), 'block hash');
+    } catch (error) {
+      if (isNotFound(error)) throw new ChainError('not_found', `No block at height ${height} in the active chain`, { rpcCode: error.rpcCode });
+      throw error;
+    }
+  }
+
+  async getBlock(hash: string): Promise<Block> {
+    const wanted = checkHashArgument(hash, 'Block hash');
+    const hex = expectString(await this.readBlockItem('getblock', [wanted, 0], wanted), 'block');
+    let block: Block;
+    try {
+      block = parseBlock(hex);
+    } catch {
+      throw new ChainError('bad_response', `Bitcoin Core sent a block ${wanted} that does not parse`);
+    }
+    if (block.hash !== wanted) throw new ChainError('bad_response', `Bitcoin Core sent block ${block.hash} when asked for ${wanted}`);
+    return block;
+  }
+
+  async getBlockHeader(hash: string): Promise<BlockHeaderInfo> {
+    const wanted = checkHashArgument(hash, 'Block hash');
+    const h = expectObject(await this.readBlockItem('getblockheader', [wanted, true], wanted), 'getblockheader');
+    const confirmations = expectInteger(h.confirmations, 'confirmations');
+    return {
+      hash: expectHash(h.hash, 'block hash'),
+      height: expectInteger(h.height, 'height'),
+      time: expectInteger(h.time, 'block time'),
+      medianTime: expectInteger(h.mediantime, 'median time'),
+      prevHash: h.previousblockhash === undefined ? null : expectHash(h.previousblockhash, 'previous block hash'),
+      confirmations,
+      inActiveChain: confirmations >= 0,
+    };
+  }
+
+  async getBlockFilter(hash: string): Promise<BlockFilter | null> {
+    const wanted = checkHashArgument(hash, 'Block hash');
+    await this.ensureNetwork();
+    return this.fetchFilter(wanted);
+  }
+
+  // -- MempoolSource ----------------------------------------------------------------------------
+
+  async getMempoolTxids(): Promise<Array<{ txid: string; time: number }>> {
+    return [...(await this.verboseMempool()).entries()].map(([txid, e]) => ({ txid, time: e.time }));
+  }
+
+  async getMempool(): Promise<MempoolEntry[]> {
+    const entries = [...(await this.verboseMempool()).entries()];
+    const out: MempoolEntry[] = [];
+    for (let i = 0; i < entries.length; i += this.mempoolBatchSize) {
+      const chunk = entries.slice(i, i + this.mempoolBatchSize);
+      const answers = await this.rpc.batch(chunk.map(([txid]) => ({ method: 'getrawtransaction', params: [txid, false] })));
+      answers.forEach((answer, j) => {
+        const [txid, entry] = chunk[j]!;
+        if (!answer.ok) {
+          // Mined, replaced or evicted since getrawmempool: not in the mempool any more.
+          if (isNotFound(answer.error)) return;
+          throw answer.error;
+        }
+        out.push({ txid, ...entry, ...this.parseMempoolTx(txid, answer.result) });
+      });
+    }
+    return out;
+  }
+
+  async getMempoolEntry(txid: string): Promise<MempoolEntry | null> {
+    const wanted = checkHashArgument(txid, 'Txid');
+    try {
+      const entry = parseVerboseEntry(await this.read('getmempoolentry', [wanted]), wanted);
+      const hex = await this.read('getrawtransaction', [wanted, false]);
+      return { txid: wanted, ...entry, ...this.parseMempoolTx(wanted, hex) };
+    } catch (error) {
+      if (isNotFound(error)) return null;
+      throw error;
+    }
+  }
+
+  // -- Broadcaster ------------------------------------------------------------------------------
+
+  async broadcast(txHex: string): Promise<string> {
+    if (typeof txHex !== 'string' || txHex.length === 0) throw new ChainError('invalid_argument', 'Transaction hex is required');
+    await this.ensureNetwork();
+    let localTxid: string | undefined;
+    try {
+      localTxid = txidOf(parseTransaction(txHex));
+    } catch {
+      localTxid = undefined; // The node is the judge; its -22 answer will say why.
+    }
+    try {
+      return expectHash(await this.rpc.call('sendrawtransaction', [txHex], { idempotent: false }), 'txid');
+    } catch (error) {
+      if (!(error instanceof ChainError)) throw error;
+      if (error.rpcCode !== undefined) throw broadcastError(error);
+      if (error.code !== 'timeout' && error.code !== 'unreachable') throw error;
+      // The request may have reached the node: look, instead of guessing or sending again.
+      if (localTxid && (await this.isInMempool(localTxid))) return localTxid;
+      throw new ChainError(
+        'broadcast_unknown',
+        `The broadcast got no answer (${error.message}); the transaction may or may not have been accepted, check before sending it again`,
+        { retryable: true },
+      );
+    }
+  }
+
+  // -- FeeEstimator -----------------------------------------------------------------------------
+
+  async estimateFee(targetBlocks: number, mode?: FeeMode): Promise<FeeEstimate | null> {
+    if (!Number.isSafeInteger(targetBlocks) || targetBlocks < 1 || targetBlocks > 1008) {
+      throw new ChainError('invalid_argument', 'Confirmation target must be an integer from 1 to 1008');
+    }
+    if (mode !== undefined && mode !== 'economical' && mode !== 'conservative') {
+      throw new ChainError('invalid_argument', 'Fee estimate mode must be economical or conservative');
+    }
+    const answer = expectObject(await this.read('estimatesmartfee', mode ? [targetBlocks, mode] : [targetBlocks]), 'estimatesmartfee');
+    // Without enough data the node answers `errors` and no `feerate`: no estimate, not a failure.
+    if (answer.feerate === undefined) return null;
+    const satPerKvb = btcPerKvbToSatPerKvb(answer.feerate, 'fee rate');
+    return { satPerKvb, satPerVb: satPerKvb / 1000, blocks: expectInteger(answer.blocks, 'estimate target') };
+  }
+
+  async getRelayFees(): Promise<RelayFees> {
+    const mempool = expectObject(await this.read('getmempoolinfo'), 'getmempoolinfo');
+    let incremental = mempool.incrementalrelayfee;
+    if (incremental === undefined) {
+      // Nodes before v25 report it only in getnetworkinfo.
+      incremental = expectObject(await this.read('getnetworkinfo'), 'getnetworkinfo').incrementalfee;
+    }
+    const perVb = (v: unknown, what: string) => btcPerKvbToSatPerKvb(v, what) / 1000;
+    return {
+      minRelaySatPerVb: perVb(mempool.minrelaytxfee, 'minimum relay fee'),
+      incrementalSatPerVb: perVb(incremental, 'incremental relay fee'),
+      mempoolMinSatPerVb: perVb(mempool.mempoolminfee, 'mempool minimum fee'),
+    };
+  }
+
+  // -- internals --------------------------------------------------------------------------------
+
+  /** An idempotent read, after the node's network has been confirmed. */
+  private async read(method: string, params: unknown[] = []): Promise<unknown> {
+    await this.ensureNetwork();
+    return this.rpc.call(method, params);
+  }
+
+  /** A read about one block, with -5 (unknown hash) mapped to `not_found`. */
+  private async readBlockItem(method: string, params: unknown[], hash: string): Promise<unknown> {
+    try {
+      return await this.read(method, params);
+    } catch (error) {
+      if (isNotFound(error)) throw new ChainError('not_found', `Bitcoin Core does not know block ${hash}`, { rpcCode: error.rpcCode });
+      throw error;
+    }
+  }
+
+  private async fetchFilter(hash: string, retries?: number): Promise<BlockFilter | null> {
+    try {
+      const answer = expectObject(await this.rpc.call('getblockfilter', [hash, 'basic'], { retries }), 'getblockfilter');
+      const filterHex = expectString(answer.filter, 'block filter');
+      if (!/^([0-9a-f]{2})+$/.test(filterHex)) throw new ChainError('bad_response', 'Bitcoin Core sent a block filter that is not hex');
+      return { filter: fromHex(filterHex), header: expectHash(answer.header, 'filter header') };
+    } catch (error) {
+      if (isFilterUnavailable(error)) return null;
+      if (isNotFound(error)) throw new ChainError('not_found', `Bitcoin Core does not know block ${hash}`, { rpcCode: error.rpcCode });
+      throw error;
+    }
+  }
+
+  private async verboseMempool(): Promise<Map<string, { time: number; feeSat: bigint; vsize: number }>> {
+    const answer = expectObject(await this.read('getrawmempool', [true]), 'getrawmempool');
+    const out = new Map<string, { time: number; feeSat: bigint; vsize: number }>();
+    for (const [txid, entry] of Object.entries(answer)) out.set(expectHash(txid, 'txid'), parseVerboseEntry(entry, txid));
+    return out;
+  }
+
+  private parseMempoolTx(txid: string, hex: unknown): { tx: Transaction; hex: string } {
+    const text = expectString(hex, 'raw transaction');
+    let tx: Transaction;
+    try {
+      tx = parseTransaction(text);
+    } catch {
+      throw new ChainError('bad_response', `Bitcoin Core sent a transaction ${txid} that does not parse`);
+    }
+    if (txidOf(tx) !== txid) throw new ChainError('bad_response', `Bitcoin Core sent another transaction when asked for ${txid}`);
+    return { tx, hex: text };
+  }
+
+  private async isInMempool(txid: string): Promise<boolean> {
+    try {
+      await this.rpc.call('getmempoolentry', [txid]);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  private checkNetwork(info: Record<string, unknown>): void {
+    const chain = expectString(info.chain, 'chain name');
+    const nodeNetwork = networkFromCoreChain(chain);
+    if (nodeNetwork?.name !== this.network) {
+      throw new ChainError(
+        'wrong_network',
+        `Bitcoin Core follows ${nodeNetwork?.name ?? `an unknown chain "${chain}"`} but the service is configured for ${this.network}`,
+      );
+    }
+  }
+
+  private ensureNetwork(): Promise<void> {
+    if (this.networkVerified) return Promise.resolve();
+    this.pendingNetworkCheck ??= this.rpc
+      .call('getblockchaininfo')
+      .then((info) => {
+        this.checkNetwork(expectObject(info, 'getblockchaininfo'));
+        this.networkVerified = true;
+      })
+      .finally(() => {
+        this.pendingNetworkCheck = undefined;
+      });
+    return this.pendingNetworkCheck;
+  }
+}
+
+function parseVerboseEntry(value: unknown, txid: string): { time: number; feeSat: bigint; vsize: number } {
+  const entry = expectObject(value, `mempool entry ${txid}`);
+  const fees = expectObject(entry.fees, `mempool entry ${txid} fees`);
+  return {
+    time: expectInteger(entry.time, 'mempool entry time'),
+    feeSat: btcToSats(fees.base, `mempool entry ${txid} fee`),
+    vsize: expectInteger(entry.vsize, 'mempool entry vsize'),
+  };
+}
