@@ -46,24 +46,29 @@ function scriptFor(wallet: FixtureWallet, pubkeys: Uint8Array[]): Uint8Array {
   }
 }
 
+/** Derived scripts by wallet and branch, shared by every deriver of the test process (derivation is slow). */
+const cache = new Map<string, Uint8Array[]>();
+
 /** A deriver for one fixture wallet: scripts of `branch/fromIndex .. branch/fromIndex+count-1`. */
 export function fixtureDeriver(walletId: string): ScriptDeriver {
   const wallets = loadFixture('wallets') as Record<string, FixtureWallet>;
   const wallet = wallets[walletId];
   if (!wallet) throw new Error(`no fixture wallet ${walletId}`);
-  const accounts = wallet.keys.map((k) => HDKey.fromExtendedKey(k.tpub, TPUB_VERSIONS));
+  let accounts: HDKey[] | undefined;
   const branches = new Map<Branch, HDKey[]>();
   const branchKeys = (branch: Branch) => {
+    accounts ??= wallet.keys.map((k) => HDKey.fromExtendedKey(k.tpub, TPUB_VERSIONS));
     let keys = branches.get(branch);
     if (!keys) branches.set(branch, (keys = accounts.map((a) => a.deriveChild(branch))));
     return keys;
   };
   return (branch, fromIndex, count) => {
-    const keys = branchKeys(branch);
-    const scripts: Uint8Array[] = [];
-    for (let index = fromIndex; index < fromIndex + count; index++) {
-      scripts.push(scriptFor(wallet, keys.map((k) => k.deriveChild(index).publicKey!)));
+    const key = `${walletId}/${branch}`;
+    let known = cache.get(key);
+    if (!known) cache.set(key, (known = []));
+    for (let index = known.length; index < fromIndex + count; index++) {
+      known.push(scriptFor(wallet, branchKeys(branch).map((k) => k.deriveChild(index).publicKey!)));
     }
-    return scripts;
+    return known.slice(fromIndex, fromIndex + count);
   };
 }
