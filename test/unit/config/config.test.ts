@@ -1,0 +1,140 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { homedir, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../../src/config.js';
+
+let folder: string;
+beforeEach(() => {
+  folder = mkdtempSync(join(tmpdir(), 'wcs-config-'));
+});
+afterEach(() => rmSync(folder, { recursive: true, force: true }));
+
+function errorOf(fn: () => unknown): ConfigError {
+  try {
+    fn();
+  } catch (error) {
+    if (error instanceof ConfigError) return error;
+    throw error;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('loadConfig defaults', () => {
+  it('uses ~/.wcs, 127.0.0.1:25441, SQLite in the data folder, API off, mainnet', () => {
+    const config = loadConfig({ env: {} });
+    expect(config.dataFolder).toBe(join(homedir(), '.wcs'));
+    expect(config).toMatchObject({
+      host: '127.0.0.1',
+      port: 25441,
+      apiActive: false,
+      network: 'mainnet',
+      maxFeeRate: 1000,
+      tokenMaxLifeSeconds: 365 * 86_400,
+      auth: { passwordMinChars: 8, rateLimit: 10, registrationLinkTimeoutHours: 1 },
+      logLevel: 'info',
+      corsOrigins: [],
+      adminPassword: undefined,
+      jwtKey: undefined,
+    });
+    expect(config.database).toEqual({ kind: 'sqlite', path: join(homedir(), '.wcs', 'service.sqlite') });
+  });
+});
+
+describe('loadConfig sources', () => {
+  it('reads SERVICE_* variables', () => {
+    const config = loadConfig({
+      env: {
+        SERVICE_DATA_FOLDER: folder,
+        SERVICE_PORT: '8080',
+        SERVICE_HOST: '0.0.0.0',
+        SERVICE_API_ACTIVE: 'True',
+        SERVICE_NETWORK: 'regtest',
+        SERVICE_DATABASE_URL: 'postgres://u:p@db:5432/wcs',
+        SERVICE_BITCOIND_URL: 'http://127.0.0.1:18443',
+        SERVICE_BITCOIND_COOKIE: '/tmp/.cookie',
+        SERVICE_MAX_FEE_RATE: '250',
+        SERVICE_TOKEN_MAX_LIFE: '30 days',
+        SERVICE_PASSWORD_MIN_CHARS: '12',
+        SERVICE_RATE_LIMIT: '5',
+        SERVICE_REGISTRATION_LINK_TIMEOUT: '24',
+        SERVICE_LOG_LEVEL: 'warn',
+        SERVICE_CORS_ORIGINS: 'https://a.example, http://localhost:3000',
+      },
+    });
+    expect(config).toMatchObject({
+      dataFolder: folder,
+      port: 8080,
+      host: '0.0.0.0',
+      apiActive: true,
+      network: 'regtest',
+      database: { kind: 'postgres', url: 'postgres://u:p@db:5432/wcs' },
+      bitcoind: { url: 'http://127.0.0.1:18443', cookieFile: '/tmp/.cookie' },
+      maxFeeRate: 250,
+      tokenMaxLifeSeconds: 30 * 86_400,
+      auth: { passwordMinChars: 12, rateLimit: 5, registrationLinkTimeoutHours: 24 },
+      logLevel: 'warn',
+      corsOrigins: ['https://a.example', 'http://localhost:3000'],
+    });
+  });
+
+  it.each([['True', true], ['true', true], ['1', true], ['yes', true], ['False', false], ['0', false], ['no', false]])(
+    'SERVICE_API_ACTIVE=%s is %s',
+    (text, active) => {
+      expect(loadConfig({ env: { SERVICE_DATA_FOLDER: folder, SERVICE_API_ACTIVE: text } }).apiActive).toBe(active);
+    },
+  );
+
+  it('takes flags over environment over the config file', () => {
+    writeFileSync(join(folder, 'config.json'), JSON.stringify({ port: 1111, host: '10.0.0.1', network: 'signet', cors_origins: ['https://f.example'] }));
+    const fileOnly = loadConfig({ env: { SERVICE_DATA_FOLDER: folder } });
+    expect(fileOnly).toMatchObject({ port: 1111, host: '10.0.0.1', network: 'signet', corsOrigins: ['https://f.example'] });
+    const envOverFile = loadConfig({ env: { SERVICE_DATA_FOLDER: folder, SERVICE_PORT: '2222' } });
+    expect(envOverFile).toMatchObject({ port: 2222, host: '10.0.0.1' });
+    const flagOverEnv = loadConfig({ env: { SERVICE_DATA_FOLDER: folder, SERVICE_PORT: '2222' }, flags: ['--port', '3333', '--host=::1'] });
+    expect(flagOverEnv).toMatchObject({ port: 3333, host: '::1' });
+  });
+
+  it('finds the data folder from the flag and resolves a relative SQLite path inside it', () => {
+    const config = loadConfig({ env: {}, flags: ['--data-folder', folder, '--database', 'sqlite:other.db'] });
+    expect(config.database).toEqual({ kind: 'sqlite', path: join(folder, 'other.db') });
+  });
+});
+
+describe('loadConfig refuses bad settings with one line naming the setting', () => {
+  it.each([
+    [{ SERVICE_PORT: 'eighty' }, /^Invalid setting SERVICE_PORT \(from SERVICE_PORT\): must be a whole number from 0 to 65535, got "eighty"$/],
+    [{ SERVICE_PORT: '70000' }, /SERVICE_PORT/],
+    [{ SERVICE_API_ACTIVE: 'maybe' }, /^Invalid setting SERVICE_API_ACTIVE .*must be True or False/],
+    [{ SERVICE_NETWORK: 'litecoin' }, /^Invalid setting SERVICE_NETWORK .*mainnet, testnet, testnet4, signet, regtest/],
+    [{ SERVICE_DATABASE_URL: 'mysql://x' }, /^Invalid setting SERVICE_DATABASE_URL/],
+    [{ SERVICE_TOKEN_MAX_LIFE: 'forever' }, /^Invalid setting SERVICE_TOKEN_MAX_LIFE/],
+    [{ SERVICE_PASSWORD_MIN_CHARS: '0' }, /^Invalid setting SERVICE_PASSWORD_MIN_CHARS/],
+    [{ SERVICE_RATE_LIMIT: '-1' }, /^Invalid setting SERVICE_RATE_LIMIT/],
+    [{ SERVICE_LOG_LEVEL: 'loud' }, /^Invalid setting SERVICE_LOG_LEVEL/],
+    [{ SERVICE_CORS_ORIGINS: 'not an origin' }, /^Invalid setting SERVICE_CORS_ORIGINS/],
+    [{ SERVICE_BITCOIND_URL: 'ftp://node' }, /^Invalid setting SERVICE_BITCOIND_URL/],
+    [{ SERVICE_BITCOIND_USER: 'rpc' }, /SERVICE_BITCOIND_USER \/ SERVICE_BITCOIND_PASSWORD: give both or neither/],
+    [{ SERVICE_MAX_FEE_RATE: '0' }, /^Invalid setting SERVICE_MAX_FEE_RATE/],
+  ])('%j', (env, pattern) => {
+    const error = errorOf(() => loadConfig({ env: { SERVICE_DATA_FOLDER: folder, ...env } }));
+    expect(error.message).toMatch(pattern);
+    expect(error.message).not.toContain('\n');
+  });
+
+  it('never repeats a secret in the message', () => {
+    const error = errorOf(() => loadConfig({ env: { SERVICE_DATA_FOLDER: folder, SERVICE_JWT_KEY: 'short-secret' } }));
+    expect(error.message).toBe('Invalid setting SERVICE_JWT_KEY (from SERVICE_JWT_KEY): must be at least 32 characters');
+  });
+
+  it('refuses unknown flags, a flag without value, unknown or malformed config-file settings', () => {
+    expect(errorOf(() => loadConfig({ env: {}, flags: ['--prot', '1'] })).message).toBe('Unknown option --prot');
+    expect(errorOf(() => loadConfig({ env: {}, flags: ['--port'] })).message).toBe('Option --port needs a value');
+    writeFileSync(join(folder, 'config.json'), '{"prot": 1}');
+    expect(errorOf(() => loadConfig({ env: { SERVICE_DATA_FOLDER: folder } })).message).toMatch(/unknown setting "prot"/);
+    writeFileSync(join(folder, 'config.json'), '{"port": ');
+    expect(errorOf(() => loadConfig({ env: { SERVICE_DATA_FOLDER: folder } })).message).toMatch(/is not valid JSON/);
+    writeFileSync(join(folder, 'config.json'), '{"port": "x"}');
+    expect(errorOf(() => loadConfig({ env: { SERVICE_DATA_FOLDER: folder } })).message).toMatch(/^Invalid setting SERVICE_PORT \(from "port" in .*config\.json\)/);
+  });
+});
