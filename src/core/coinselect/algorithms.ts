@@ -21,14 +21,33 @@ export type Selection = PoolCoin[];
 /** Bitcoin Core's BnB try limit. */
 export const BNB_MAX_TRIES = 100_000;
 
-const byAmountDescending = (a: PoolCoin, b: PoolCoin) => b.amount - a.amount;
+/**
+ * Coins by amount, largest first, ties by position. When amount and position fit together in
+ * one double (amounts below 2^53 / pool size: any realistic wallet), a native numeric sort of
+ * packed keys is several times faster than a comparator sort.
+ */
+export function sortByAmountDescending(coins: readonly PoolCoin[]): PoolCoin[] {
+  const n = coins.length;
+  const scale = 2 ** Math.ceil(Math.log2(n + 1));
+  let max = 0;
+  for (const c of coins) if (c.amount > max) max = c.amount;
+  if (coins.every((c) => c.amount >= 0) && (max + 1) * scale <= Number.MAX_SAFE_INTEGER) {
+    const keys = new Float64Array(n);
+    for (let i = 0; i < n; i++) keys[i] = (max - coins[i]!.amount) * scale + i;
+    keys.sort();
+    const out = new Array<PoolCoin>(n);
+    for (let i = 0; i < n; i++) out[i] = coins[keys[i]! % scale]!;
+    return out;
+  }
+  return coins.map((c, i) => ({ c, i })).sort((a, b) => b.c.amount - a.c.amount || a.i - b.i).map((x) => x.c);
+}
 
 /**
  * Branch and Bound (Bitcoin Core's SelectCoinsBnB): depth-first search, largest first, for a
  * changeless selection with amount in [target, target + costOfChange] and the least waste.
  */
 export function selectBnB(coins: readonly PoolCoin[], target: number, costOfChange: number, maxWeight: number, maxTries = BNB_MAX_TRIES): Selection | null {
-  const pool = [...coins].sort(byAmountDescending);
+  const pool = sortByAmountDescending(coins);
   let available = 0;
   for (const c of pool) available += c.amount;
   if (pool.length === 0 || available < target) return null;
@@ -114,7 +133,7 @@ export function selectSrd(coins: readonly PoolCoin[], target: number, changeFee:
 
 /** Largest first: the last resort, succeeds whenever the coins cover the target within the weight limit. */
 export function selectLargestFirst(coins: readonly PoolCoin[], target: number, maxWeight: number): Selection | null {
-  const pool = [...coins].sort(byAmountDescending);
+  const pool = sortByAmountDescending(coins);
   const chosen: PoolCoin[] = [];
   let value = 0;
   let weight = 0;

@@ -3,8 +3,9 @@
  * fees, the cost of change, the smallest change worth making, and the fixed part of the size.
  */
 import { MAX_MONEY } from '../amount.js';
-import { compactSizeLength, dustThreshold, inputVsize, inputWeight, isSegwitInput, outputVsize } from '../size.js';
+import { compactSizeLength, dustThreshold, inputVsize, inputWeight, isSegwitInput, outputVsize, type InputType } from '../size.js';
 import { feeForVsize, MAX_FEE_RATE, type FeeRate } from './fee-rate.js';
+import type { PoolCoin } from './algorithms.js';
 import { systemRandom, type RandomSource } from './random.js';
 import { CoinSelectionError, type Coin, type Recipient, type SelectionRequest } from './types.js';
 
@@ -14,19 +15,28 @@ export const DEFAULT_DUST_RELAY_FEE_RATE: FeeRate = 3_000n;
 export const DEFAULT_MAX_WEIGHT = 400_000;
 const MAX_INPUT_VSIZE = 100_000;
 
-/** A coin with its sizes and fees worked out. */
-export interface PreparedCoin {
+/**
+ * A coin with its sizes and fees worked out; also the algorithms' pool entry (its number fields:
+ * `amount` is the selection amount, `fee`/`longTermFee` the same as the bigint ones).
+ */
+export interface PreparedCoin extends PoolCoin {
   coin: Coin;
-  index: number;
-  /** Weight as an input of a segwit transaction (counts the witness stack size byte). */
-  weight: number;
   /** Weight when no input of the transaction is segwit (no witness section at all). */
   legacyWeight: number;
   segwit: boolean;
-  fee: bigint;
-  longTermFee: bigint;
+  feeSats: bigint;
+  longTermFeeSats: bigint;
   effectiveValue: bigint;
+  /** What counts toward the target: effective value, or the value when a recipient pays the fee. */
+  selectionAmount: bigint;
   mustUse: boolean;
+}
+
+interface InputSize {
+  weight: number;
+  legacyWeight: number;
+  vsize: number;
+  segwit: boolean;
 }
 
 export interface Prepared {
@@ -62,28 +72,66 @@ function checkAmount(value: unknown, name: string, min: bigint): bigint {
   return value;
 }
 
-function prepareCoin(coin: Coin, index: number, rates: { feeRate: FeeRate; longTerm: FeeRate }, mustUse: boolean): PreparedCoin {
-  const name = `Coin ${JSON.stringify(coin.id)}`;
-  checkAmount(coin.value, `${name} value`, 0n);
-  if (!Number.isInteger(coin.confirmations) || coin.confirmations < 0) throw invalid(`${name} confirmations must be a non-negative integer`);
-  let vsize: number;
-  let weight: number;
-  let legacyWeight: number;
-  let segwit: boolean;
-  if (coin.inputType) {
-    weight = inputWeight(coin.inputType);
-    vsize = inputVsize(coin.inputType);
-    segwit = isSegwitInput(coin.inputType);
-    legacyWeight = segwit ? weight : weight - 1; // no witness section: no empty stack size byte
-  } else if (Number.isInteger(coin.inputVsize) && coin.inputVsize! > 0 && coin.inputVsize! <= MAX_INPUT_VSIZE) {
-    vsize = coin.inputVsize!;
-    weight = legacyWeight = vsize * 4;
-    segwit = true; // unknown: assume it adds the segwit marker, which only overestimates
-  } else {
-    throw invalid(`${name} needs an inputType or a positive integer inputVsize`);
+/** Sizes and fees per input type and per vsize: many coins share few of them. */
+class CoinCosts {
+  private readonly sizes = new Map<string, InputSize>();
+  private readonly fees = new Map<number, { fee: bigint; longTermFee: bigint }>();
+  constructor(
+    private readonly feeRate: FeeRate,
+    private readonly longTerm: FeeRate,
+  ) {}
+  size(type: InputType): InputSize {
+    const key = 'm' in type ? `${type.kind}:${type.m}:${type.n}` : type.kind;
+    let size = this.sizes.get(key);
+    if (!size) {
+      const weight = inputWeight(type);
+      const segwit = isSegwitInput(type);
+      size = { weight, legacyWeight: segwit ? weight : weight - 1, vsize: inputVsize(type), segwit }; // legacy: no empty stack size byte
+      this.sizes.set(key, size);
+    }
+    return size;
   }
-  const fee = feeForVsize(rates.feeRate, vsize);
-  return { coin, index, weight, legacyWeight, segwit, fee, longTermFee: feeForVsize(rates.longTerm, vsize), effectiveValue: coin.value - fee, mustUse };
+  fee(vsize: number): { fee: bigint; longTermFee: bigint } {
+    let fees = this.fees.get(vsize);
+    if (!fees) {
+      fees = { fee: feeForVsize(this.feeRate, vsize), longTermFee: feeForVsize(this.longTerm, vsize) };
+      this.fees.set(vsize, fees);
+    }
+    return fees;
+  }
+}
+
+function prepareCoin(coin: Coin, index: number, costs: CoinCosts, mustUse: boolean, subtractFee: boolean): PreparedCoin {
+  const name = () => `Coin ${JSON.stringify(coin.id)}`;
+  if (typeof coin.value !== 'bigint' || coin.value < 0n || coin.value > MAX_MONEY) throw invalid(`${name()} value must be a bigint number of sats between 0 and ${MAX_MONEY}`);
+  if (!Number.isInteger(coin.confirmations) || coin.confirmations < 0) throw invalid(`${name()} confirmations must be a non-negative integer`);
+  let size: InputSize;
+  if (coin.inputType) {
+    size = costs.size(coin.inputType);
+  } else if (Number.isInteger(coin.inputVsize) && coin.inputVsize! > 0 && coin.inputVsize! <= MAX_INPUT_VSIZE) {
+    // Unknown script: assume it adds the segwit marker, which can only overestimate.
+    size = { vsize: coin.inputVsize!, weight: coin.inputVsize! * 4, legacyWeight: coin.inputVsize! * 4, segwit: true };
+  } else {
+    throw invalid(`${name()} needs an inputType or a positive integer inputVsize`);
+  }
+  const { fee, longTermFee } = costs.fee(size.vsize);
+  const effectiveValue = coin.value - fee;
+  const selectionAmount = subtractFee ? coin.value : effectiveValue;
+  return {
+    coin,
+    index,
+    amount: Number(selectionAmount),
+    fee: Number(fee),
+    longTermFee: Number(longTermFee),
+    weight: size.weight,
+    legacyWeight: size.legacyWeight,
+    segwit: size.segwit,
+    feeSats: fee,
+    longTermFeeSats: longTermFee,
+    effectiveValue,
+    selectionAmount,
+    mustUse,
+  };
 }
 
 export function prepare(request: SelectionRequest): Prepared {
@@ -117,11 +165,12 @@ export function prepare(request: SelectionRequest): Prepared {
   const mustUseIds = new Set(options.mustUse ?? []);
   const seen = new Set<string>();
   let coinsTotal = 0n;
+  const costs = new CoinCosts(feeRate, longTerm);
   const coins = request.coins.map((coin, index) => {
     if (typeof coin.id !== 'string' || coin.id.length === 0) throw invalid(`Coin ${index} needs a non-empty id`);
     if (seen.has(coin.id)) throw invalid(`Coin ${JSON.stringify(coin.id)} is listed twice`);
     seen.add(coin.id);
-    const prepared = prepareCoin(coin, index, { feeRate, longTerm }, mustUseIds.has(coin.id));
+    const prepared = prepareCoin(coin, index, costs, mustUseIds.has(coin.id), subtractFeeFrom !== null);
     coinsTotal += coin.value;
     return prepared;
   });

@@ -30,16 +30,13 @@ interface Choice {
   waste: bigint;
 }
 
-/** What counts toward the target: effective value, or the plain value when a recipient pays the fee. */
-const selectionAmount = (p: Prepared, c: PreparedCoin): bigint => (p.subtractFeeFrom === null ? c.effectiveValue : c.coin.value);
-
 /** Bitcoin Core's waste: fee now minus fee later for every input, plus the cost of change or the excess given up. */
 function waste(p: Prepared, coins: readonly PreparedCoin[], target: bigint): bigint {
   let total = 0n;
   let amount = 0n;
   for (const c of coins) {
-    total += c.fee - c.longTermFee;
-    amount += selectionAmount(p, c);
+    total += c.feeSats - c.longTermFeeSats;
+    amount += c.selectionAmount;
   }
   const change = p.subtractFeeFrom === null ? amount - target - p.changeFee : amount - target;
   return total + (change >= p.minViableChange ? p.costOfChange : amount - target);
@@ -48,25 +45,20 @@ function waste(p: Prepared, coins: readonly PreparedCoin[], target: bigint): big
 /** Picks coins covering `target` (a selection amount) on top of the must-use coins. */
 function choose(p: Prepared, target: bigint): Choice {
   const preset = p.coins.filter((c) => c.mustUse);
-  const presetAmount = preset.reduce((sum, c) => sum + selectionAmount(p, c), 0n);
+  const presetAmount = preset.reduce((sum, c) => sum + c.selectionAmount, 0n);
   const remaining = target - presetAmount;
   if (preset.length > 0 && remaining <= 0n) return { coins: preset, algorithm: 'manual', waste: waste(p, preset, target) };
 
-  const optional = p.coins.filter((c) => !c.mustUse && selectionAmount(p, c) > 0n && c.effectiveValue > 0n);
+  const optional = p.coins.filter((c) => !c.mustUse && c.selectionAmount > 0n && c.effectiveValue > 0n);
   let weightExceeded = false;
   let previousSize = -1;
   for (const tier of TIERS) {
     const eligible = optional.filter(tier);
     if (eligible.length === previousSize) continue; // same coins as the tier before
     previousSize = eligible.length;
-    const pool: PoolCoin[] = eligible.map((c) => ({
-      index: c.index,
-      amount: Number(selectionAmount(p, c)),
-      fee: Number(c.fee),
-      longTermFee: Number(c.longTermFee),
-      weight: c.weight,
-    }));
-    const available = pool.reduce((sum, c) => sum + c.amount, 0);
+    const pool: PoolCoin[] = eligible;
+    let available = 0;
+    for (const c of pool) available += c.amount;
     if (BigInt(available) < remaining) continue;
     const goal = Number(remaining);
     const budget = p.maxInputWeight - preset.reduce((sum, c) => sum + c.weight, 0);
@@ -98,7 +90,7 @@ function choose(p: Prepared, target: bigint): Choice {
   if (weightExceeded) {
     throw new CoinSelectionError('max_weight_exceeded', 'The coins needed would make the transaction larger than the standard size limit');
   }
-  const all = optional.reduce((sum, c) => sum + selectionAmount(p, c), 0n);
+  const all = optional.reduce((sum, c) => sum + c.selectionAmount, 0n);
   throw new InsufficientFundsError(remaining - all);
 }
 

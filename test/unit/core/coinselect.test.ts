@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { fromHex } from '../../../src/core/bytes.js';
-import { selectBnB, selectLargestFirst, selectSrd, type PoolCoin } from '../../../src/core/coinselect/algorithms.js';
+import { selectBnB, selectLargestFirst, selectSrd, sortByAmountDescending, type PoolCoin } from '../../../src/core/coinselect/algorithms.js';
 import {
   CoinSelectionError,
   feeForVsize,
@@ -78,6 +78,18 @@ describe('Branch and Bound (as Bitcoin Core SelectCoinsBnB)', () => {
     const many = pool([...Array<number>(1000).fill(CENT), 5 * CENT + 1]);
     expect(indexes(selectBnB(many, 7 * CENT, 0, 400_000))).toHaveLength(7);
     expect(selectBnB(many, 7 * CENT, 0, 400_000, 3)).toBeNull();
+  });
+});
+
+describe('sortByAmountDescending', () => {
+  it('orders by amount, ties by position, on the packed-key path and on the comparator path alike', () => {
+    const small = pool([5, 7, 5, 0, 9, 7]);
+    expect(sortByAmountDescending(small).map((c) => c.index)).toEqual([4, 1, 5, 0, 2, 3]);
+    // Amounts too large to pack with the position take the comparator path.
+    const large = pool([2e15, 7, 2e15, 2.1e15, 9]);
+    expect(sortByAmountDescending(large).map((c) => c.index)).toEqual([3, 0, 2, 4, 1]);
+    const negative = pool([-5, 3, 0]);
+    expect(sortByAmountDescending(negative).map((c) => c.index)).toEqual([1, 2, 0]);
   });
 });
 
