@@ -40,6 +40,8 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
     return503OnClosing: true,
   });
   app.setValidatorCompiler(typeboxValidatorCompiler);
+  // Bodies are JSON only: plain text is refused instead of reaching a route as a string.
+  app.removeContentTypeParser('text/plain');
   const routes = new RouteTable();
   routes.attach(app);
   installErrorHandling(app, routes);

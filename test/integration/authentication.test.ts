@@ -1,0 +1,183 @@
+/** Every kind of bad credential is a 401 with WWW-Authenticate and the same body; rate limits give 429. */
+import { createHmac, randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TestClock } from '../support/clock.js';
+import { TEST_ADMIN_PASSWORD, basicAuth, bearer, createToken, request, startTestServer, type TestServer } from '../support/server.js';
+
+const UNAUTHORIZED = { message: 'Missing or invalid credentials', code: 'unauthorized' };
+const b64url = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
+function forge(header: object, payload: object, key: Uint8Array | undefined, hmac = 'sha256'): string {
+  const input = `${b64url(header)}.${b64url(payload)}`;
+  return `${input}.${key ? createHmac(hmac, key).update(input).digest('base64url') : ''}`;
+}
+
+let server: TestServer;
+const clock = new TestClock();
+let adminToken: { jwt_token: string; jwt_token_id: string };
+let signingKey: Buffer;
+
+beforeAll(async () => {
+  server = await startTestServer({ env: { SERVICE_RATE_LIMIT: '1000' }, now: clock.now });
+  await server.running.runtime.services.users.addUser('bob', 'bob-password-1', { admin: false });
+  adminToken = await createToken(server, 'admin', TEST_ADMIN_PASSWORD, 'main');
+  const { readFileSync } = await import('node:fs');
+  signingKey = Buffer.from(readFileSync(`${server.dataFolder}/jwt-signing-key`, 'utf8').trim(), 'hex');
+});
+afterAll(() => server.dispose());
+
+async function expectBasic401(authorization: string | undefined) {
+  const response = await request(`${server.api}/token`, authorization === undefined ? {} : { headers: { authorization } });
+  expect(response.status).toBe(401);
+  expect(response.headers.get('www-authenticate')).toBe('Basic realm="api"');
+  expect(response.body).toEqual(UNAUTHORIZED);
+}
+
+async function expectBearer401(authorization: string | undefined, path = '/service') {
+  const response = await request(`${server.api}${path}`, authorization === undefined ? {} : { headers: { authorization } });
+  expect(response.status).toBe(401);
+  expect(response.headers.get('www-authenticate')).toBe('Bearer');
+  expect(response.body).toEqual(UNAUTHORIZED);
+}
+
+describe('BasicAuth on the token endpoints', () => {
+  it('accepts the right password', async () => {
+    expect((await request(`${server.api}/token`, { headers: { authorization: basicAuth('admin', TEST_ADMIN_PASSWORD) } })).status).toBe(200);
+  });
+
+  it.each([
+    ['missing header', undefined],
+    ['wrong scheme (Bearer)', () => bearer(adminToken.jwt_token)],
+    ['wrong scheme (Digest)', () => 'Digest username="admin"'],
+    ['wrong password', () => basicAuth('admin', 'wrong-password')],
+    ['unknown user', () => basicAuth('nobody', TEST_ADMIN_PASSWORD)],
+    ['empty user name', () => basicAuth('', TEST_ADMIN_PASSWORD)],
+    ['no colon', () => `Basic ${Buffer.from('admin').toString('base64')}`],
+    ['not base64', () => 'Basic !!!'],
+    ['scheme only', () => 'Basic'],
+  ])('%s: 401', async (_name, header) => {
+    await expectBasic401(typeof header === 'function' ? header() : header);
+  });
+
+  it('refuses on every token endpoint and method before reading the body', async () => {
+    const wrong = basicAuth('admin', 'nope-nope');
+    for (const [method, path] of [['POST', '/token'], ['GET', '/token'], ['GET', `/token/${adminToken.jwt_token_id}`], ['DELETE', `/token/${adminToken.jwt_token_id}`]] as const) {
+      const response = await request(`${server.api}${path}`, { method, headers: { authorization: wrong, 'content-type': 'application/json' }, ...(method === 'POST' ? { body: '{broken' } : {}) });
+      expect(response.status, `${method} ${path}`).toBe(401);
+    }
+    expect((await request(`${server.api}/token/${adminToken.jwt_token_id}`, { headers: { authorization: basicAuth('admin', TEST_ADMIN_PASSWORD) } })).status).toBe(200);
+  });
+});
+
+describe('Bearer tokens on every other /api path', () => {
+  it('accepts a valid token on service, liveness, readiness and its alias', async () => {
+    for (const path of ['/service', '/liveness', '/readiness', '/readyness']) {
+      expect((await request(`${server.api}${path}`, { headers: { authorization: bearer(adminToken.jwt_token) } })).status, path).toBe(200);
+    }
+  });
+
+  it.each([
+    ['missing header', () => undefined],
+    ['wrong scheme (Basic)', () => basicAuth('admin', TEST_ADMIN_PASSWORD)],
+    ['malformed token', () => 'Bearer not.a.jwt!'],
+    ['garbage', () => 'Bearer abc'],
+    ['empty', () => 'Bearer '],
+    ['alg none', () => bearer(forge({ alg: 'none', typ: 'JWT' }, { sub: 'admin', jti: adminToken.jwt_token_id, iat: Math.floor(clock.now() / 1000), exp: Math.floor(clock.now() / 1000) + 3600 }, undefined))],
+    ['signed with HS512', () => bearer(forge({ alg: 'HS512', typ: 'JWT' }, { sub: 'admin', jti: adminToken.jwt_token_id, iat: Math.floor(clock.now() / 1000), exp: Math.floor(clock.now() / 1000) + 3600 }, signingKey, 'sha512'))],
+    ['signed with another key', () => bearer(forge({ alg: 'HS256', typ: 'JWT' }, { sub: 'admin', jti: adminToken.jwt_token_id, iat: Math.floor(clock.now() / 1000), exp: Math.floor(clock.now() / 1000) + 3600 }, randomBytes(32)))],
+    ['tampered payload', () => {
+      const [h, p, s] = adminToken.jwt_token.split('.');
+      const payload = JSON.parse(Buffer.from(p ?? '', 'base64url').toString());
+      return bearer(`${h}.${b64url({ ...payload, exp: payload.exp + 1 })}.${s}`);
+    }],
+    ['well signed, but for an id that does not exist', () => bearer(forge({ alg: 'HS256', typ: 'JWT' }, { sub: 'admin', jti: '00000000-0000-4000-8000-000000000000', iat: Math.floor(clock.now() / 1000), exp: Math.floor(clock.now() / 1000) + 3600 }, signingKey))],
+    ['well signed, another user\'s token id', () => bearer(forge({ alg: 'HS256', typ: 'JWT' }, { sub: 'bob', jti: adminToken.jwt_token_id, iat: Math.floor(clock.now() / 1000), exp: Math.floor(clock.now() / 1000) + 3600 }, signingKey))],
+    ['well signed with the right id and user, but not the issued token', () => bearer(forge({ alg: 'HS256', typ: 'JWT' }, { sub: 'admin', jti: adminToken.jwt_token_id, iat: Math.floor(clock.now() / 1000) - 1, exp: Math.floor(clock.now() / 1000) + 3600 }, signingKey))],
+  ])('%s: 401', async (_name, header) => {
+    await expectBearer401(header());
+    await expectBearer401(header(), '/liveness');
+  });
+
+  it('refuses a token once its life (1 seconds) is over', async () => {
+    const short = await createToken(server, 'admin', TEST_ADMIN_PASSWORD, 'one-second', '1 seconds');
+    expect((await request(`${server.api}/liveness`, { headers: { authorization: bearer(short.jwt_token) } })).status).toBe(200);
+    clock.advance(1_000);
+    await expectBearer401(bearer(short.jwt_token), '/liveness');
+  });
+
+  it('refuses a deleted token at once', async () => {
+    const token = await createToken(server, 'admin', TEST_ADMIN_PASSWORD, 'deleted-soon');
+    await request(`${server.api}/token/${token.jwt_token_id}`, { method: 'DELETE', headers: { authorization: basicAuth('admin', TEST_ADMIN_PASSWORD) } });
+    await expectBearer401(bearer(token.jwt_token));
+  });
+
+  it('revokes every token of a user whose password changes, and of a deleted user', async () => {
+    const users = server.running.runtime.services.users;
+    await users.addUser('carol', 'carol-password', { admin: false });
+    const t1 = await createToken(server, 'carol', 'carol-password', 'one');
+    const t2 = await createToken(server, 'carol', 'carol-password', 'two');
+    expect(await users.changePassword('carol', 'carol-password-2')).toEqual({ revokedTokens: 2 });
+    await expectBearer401(bearer(t1.jwt_token), '/liveness');
+    await expectBearer401(bearer(t2.jwt_token), '/liveness');
+    await expectBasic401(basicAuth('carol', 'carol-password'));
+    const t3 = await createToken(server, 'carol', 'carol-password-2', 'three');
+    await users.deleteUser('carol');
+    await expectBearer401(bearer(t3.jwt_token), '/liveness');
+  });
+
+  it('gives 403 forbidden on the admin-only service details to an ordinary user', async () => {
+    const bobs = await createToken(server, 'bob', 'bob-password-1', 'bob-service');
+    const response = await request(`${server.api}/service`, { headers: { authorization: bearer(bobs.jwt_token) } });
+    expect(response.status).toBe(403);
+    expect(response.body).toMatchObject({ code: 'forbidden' });
+    expect((await request(`${server.api}/liveness`, { headers: { authorization: bearer(bobs.jwt_token) } })).status).toBe(200);
+  });
+});
+
+describe('rate limit of failed BasicAuth attempts', () => {
+  it('gives 429 with Retry-After after rate_limit failures per user name, for the right password too, until the minute passes', async () => {
+    const limitClock = new TestClock();
+    const limited = await startTestServer({ env: { SERVICE_RATE_LIMIT: '3' }, now: limitClock.now });
+    try {
+      const wrong = { headers: { authorization: basicAuth('admin', 'wrong-password') } };
+      for (let i = 0; i < 3; i++) expect((await request(`${limited.api}/token`, wrong)).status).toBe(401);
+      const blocked = await request(`${limited.api}/token`, { headers: { authorization: basicAuth('admin', TEST_ADMIN_PASSWORD) } });
+      expect(blocked.status).toBe(429);
+      expect(blocked.body).toEqual({ message: 'Too many failed login attempts; retry later', code: 'rate_limited' });
+      expect(blocked.headers.get('retry-after')).toBe('60');
+      limitClock.advance(45_000);
+      const later = await request(`${limited.api}/token`, wrong);
+      expect(later.status).toBe(429);
+      expect(later.headers.get('retry-after')).toBe('15');
+      limitClock.advance(15_000);
+      expect((await request(`${limited.api}/token`, { headers: { authorization: basicAuth('admin', TEST_ADMIN_PASSWORD) } })).status).toBe(200);
+    } finally {
+      await limited.dispose();
+    }
+  });
+
+  it('counts unknown user names per client address too', async () => {
+    const limited = await startTestServer({ env: { SERVICE_RATE_LIMIT: '2' } });
+    try {
+      expect((await request(`${limited.api}/token`, { headers: { authorization: basicAuth('ghost1', 'x-password') } })).status).toBe(401);
+      expect((await request(`${limited.api}/token`, { headers: { authorization: basicAuth('ghost2', 'x-password') } })).status).toBe(401);
+      const third = await request(`${limited.api}/token`, { headers: { authorization: basicAuth('ghost3', 'x-password') } });
+      expect(third.status).toBe(429);
+      expect(Number(third.headers.get('retry-after'))).toBeGreaterThan(0);
+    } finally {
+      await limited.dispose();
+    }
+  });
+
+  it('keeps the counters in the store, so a restarted (or second) instance sees them', async () => {
+    const first = await startTestServer({ env: { SERVICE_RATE_LIMIT: '2' } });
+    for (let i = 0; i < 2; i++) await request(`${first.api}/token`, { headers: { authorization: basicAuth('admin', 'wrong-password') } });
+    await first.stop();
+    const second = await startTestServer({ dataFolder: first.dataFolder, env: { SERVICE_RATE_LIMIT: '2' } });
+    try {
+      expect((await request(`${second.api}/token`, { headers: { authorization: basicAuth('admin', TEST_ADMIN_PASSWORD) } })).status).toBe(429);
+    } finally {
+      await second.dispose();
+      await first.dispose();
+    }
+  });
+});

@@ -1,0 +1,132 @@
+/** Error statuses and bodies: activation, 404, 405, 400, 413, 500; trailing slashes. */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RouteModule } from '../../src/api/routes/index.js';
+import { TEST_ADMIN_PASSWORD, basicAuth, bearer, createToken, request, startTestServer, type TestServer } from '../support/server.js';
+
+const NOT_FOUND = { message: 'Not found', code: 'not_found' };
+
+/** A route whose handler fails like a bug would, with internals in the error. */
+const failingRoute: RouteModule = {
+  name: 'failing',
+  register(app) {
+    app.get('/explode', { config: { auth: 'bearer' } }, async () => {
+      throw new Error('SQLITE_ERROR: no such table: secrets at /srv/wcs/src/store/x.ts:12');
+    });
+  },
+};
+
+let server: TestServer;
+let token: string;
+beforeAll(async () => {
+  server = await startTestServer({ env: { SERVICE_RATE_LIMIT: '1000' }, routeModules: [failingRoute] });
+  token = (await createToken(server, 'admin', TEST_ADMIN_PASSWORD, 'errors')).jwt_token;
+});
+afterAll(() => server.dispose());
+
+describe('API activation', () => {
+  it.each([[undefined], ['False'], ['no'], ['0']])('SERVICE_API_ACTIVE=%s: every /api path and the docs are 404 like an unknown path', async (value) => {
+    const off = await startTestServer({ env: value === undefined ? {} : { SERVICE_API_ACTIVE: value }, configure: (c) => (value === undefined ? { ...c, apiActive: false } : c) });
+    try {
+      const admin = basicAuth('admin', TEST_ADMIN_PASSWORD);
+      for (const [method, path] of [['GET', '/api/v1alpha/token'], ['POST', '/api/v1alpha/token'], ['GET', '/api/v1alpha/service'], ['GET', '/api/v1alpha/liveness'], ['GET', '/api/v1alpha/readiness'], ['DELETE', '/api/v1alpha/token/x'], ['GET', '/api/nothing'], ['GET', '/docs/openapi.json'], ['GET', '/docs/api']] as const) {
+        const response = await request(`${off.url}${path}`, { method, headers: { authorization: admin } });
+        expect(response.status, `${method} ${path}`).toBe(404);
+        expect(response.body).toEqual(NOT_FOUND);
+        expect(response.headers.get('www-authenticate')).toBeNull();
+      }
+      // The orchestrator probes stay available.
+      expect((await request(`${off.url}/healthz/live`)).status).toBe(200);
+    } finally {
+      await off.dispose();
+    }
+  });
+
+  it.each([['true'], ['1'], ['yes'], ['True']])('SERVICE_API_ACTIVE=%s serves the API', async (value) => {
+    const on = await startTestServer({ env: { SERVICE_API_ACTIVE: value } });
+    try {
+      expect((await request(`${on.api}/token`, { headers: { authorization: basicAuth('admin', TEST_ADMIN_PASSWORD) } })).status).toBe(200);
+    } finally {
+      await on.dispose();
+    }
+  });
+});
+
+describe('unknown paths and methods', () => {
+  it('answers 404 for unknown paths, inside and outside /api', async () => {
+    for (const path of ['/api/v1alpha/nothing', '/api/v2/token', '/nothing', '/', '/api']) {
+      const response = await request(`${server.url}${path}`, { headers: { authorization: bearer(token) } });
+      expect(response.status, path).toBe(404);
+      expect(response.body).toEqual(NOT_FOUND);
+    }
+  });
+
+  it('answers 405 with Allow for a known path and another method', async () => {
+    const cases = [
+      ['PUT', '/api/v1alpha/token', 'GET, HEAD, POST'],
+      ['PATCH', '/api/v1alpha/token/abc', 'DELETE, GET, HEAD'],
+      ['POST', '/api/v1alpha/service', 'GET, HEAD'],
+      ['DELETE', '/api/v1alpha/liveness/', 'GET, HEAD'],
+      ['POST', '/healthz/ready', 'GET, HEAD'],
+    ] as const;
+    for (const [method, path, allow] of cases) {
+      const response = await request(`${server.url}${path}`, { method });
+      expect(response.status, `${method} ${path}`).toBe(405);
+      expect(response.headers.get('allow')).toBe(allow);
+      expect(response.body).toEqual({ message: 'Method not allowed', code: 'method_not_allowed' });
+    }
+  });
+});
+
+describe('request bodies', () => {
+  const admin = () => basicAuth('admin', TEST_ADMIN_PASSWORD);
+
+  it('answers 400 invalid_json for malformed JSON', async () => {
+    for (const body of ['{', '{"jwt_token_description": }', 'nul', '{"a":1}}']) {
+      const response = await request(`${server.api}/token`, { method: 'POST', headers: { authorization: admin(), 'content-type': 'application/json' }, body });
+      expect(response.status, body).toBe(400);
+      expect(response.body).toEqual({ message: 'Request body is not valid JSON', code: 'invalid_json' });
+    }
+  });
+
+  it('answers 400 for an empty JSON body and for a body that is not JSON', async () => {
+    const empty = await request(`${server.api}/token`, { method: 'POST', headers: { authorization: admin(), 'content-type': 'application/json' }, body: '' });
+    expect(empty.status).toBe(400);
+    expect(empty.body.code).toBe('invalid_json');
+    const text = await request(`${server.api}/token`, { method: 'POST', headers: { authorization: admin(), 'content-type': 'text/plain' }, body: 'jwt_token_life=1d' });
+    expect(text.status).toBe(400);
+    expect(text.body).toEqual({ message: 'Request body must be JSON (Content-Type: application/json)', code: 'unsupported_media_type' });
+    const none = await request(`${server.api}/token`, { method: 'POST', headers: { authorization: admin() } });
+    expect(none.status).toBe(400);
+    expect(none.body.code).toBe('invalid_request');
+  });
+
+  it('answers 413 for a body over 1 MiB, and accepts one just under', async () => {
+    const big = JSON.stringify({ jwt_token_description: 'x', jwt_token_life: '1 days', pad: 'a'.repeat(1024 * 1024) });
+    const response = await request(`${server.api}/token`, { method: 'POST', headers: { authorization: admin(), 'content-type': 'application/json' }, body: big });
+    expect(response.status).toBe(413);
+    expect(response.body).toEqual({ message: 'Request body too large (limit 1 MiB)', code: 'payload_too_large' });
+    const fits = JSON.stringify({ jwt_token_description: 'fits', jwt_token_life: '1 days', pad: 'a'.repeat(1024 * 1024 - 200) });
+    expect(Buffer.byteLength(fits)).toBeLessThanOrEqual(1024 * 1024);
+    expect((await request(`${server.api}/token`, { method: 'POST', headers: { authorization: admin(), 'content-type': 'application/json' }, body: fits })).status).toBe(201);
+  });
+
+  it('gives validation errors as {message, code, errors: [{path, message}]}', async () => {
+    const response = await request(`${server.api}/token`, { method: 'POST', headers: { authorization: admin() }, json: { jwt_token_description: 'x', jwt_token_life: 'soon' } });
+    expect(response.status).toBe(400);
+    expect(response.body).toEqual({
+      message: 'jwt_token_life must be a duration such as "30 days", "12 hours" or a number of seconds',
+      code: 'invalid_request',
+      errors: [{ path: '/jwt_token_life', message: 'must be a duration such as "30 days", "12 hours" or a number of seconds' }],
+    });
+  });
+});
+
+describe('internal errors', () => {
+  it('answer 500 with a body that says nothing internal, and the log keeps the detail', async () => {
+    const response = await request(`${server.api}/explode`, { headers: { authorization: bearer(token) } });
+    expect(response.status).toBe(500);
+    expect(response.body).toEqual({ message: 'Internal server error', code: 'internal_error' });
+    expect(response.text).not.toMatch(/SQLITE|secrets|\/srv|stack/);
+    expect(server.logs.some((line) => line.includes('no such table: secrets'))).toBe(true);
+  });
+});
