@@ -13,6 +13,8 @@ import {
   type SelectionRequest,
 } from '../../../src/core/coinselect/index.js';
 import { estimateVsize, inputVsize, type InputType } from '../../../src/core/size.js';
+import { parseBlock, parseTransaction, txid, type Transaction } from '../../../src/core/tx.js';
+import { loadFixture } from '../../support/fixtures.js';
 
 const P2WPKH = fromHex('0014' + '11'.repeat(20));
 const P2TR = fromHex('5120' + '22'.repeat(32));
@@ -297,5 +299,50 @@ describe('fee rates', () => {
     expect(feeForVsize(1n, 1)).toBe(1n);
     expect(feeForVsize(0n, 100)).toBe(0n);
     expect(inputVsize(WPKH)).toBe(68);
+  });
+});
+
+describe('settlement matches Bitcoin Core on its own funded PSBTs', () => {
+  const wallets = loadFixture<Record<string, any>>('wallets');
+  const psbts = loadFixture<Record<string, any>>('psbts');
+  const txs = new Map<string, Transaction>();
+  for (const block of Object.values(loadFixture<Record<string, { hex: string }>>('blocks'))) {
+    for (const tx of parseBlock(block.hex).transactions) txs.set(txid(tx), tx);
+  }
+  for (const snapshot of loadFixture('timeline').snapshots) for (const e of snapshot.mempool) txs.set(e.txid, parseTransaction(e.hex));
+
+  const typeOf = (w: { type: string; sigs_required: number; keys: unknown[] }): InputType => {
+    const multi = { m: w.sigs_required, n: w.keys.length };
+    if (w.type.startsWith('sh-wsh-')) return { kind: 'sh-wsh-multi', ...multi };
+    if (w.type.startsWith('wsh-')) return { kind: 'wsh-multi', ...multi };
+    return { kind: w.type as 'pkh' | 'wpkh' | 'sh-wpkh' | 'tr' };
+  };
+
+  it.each(Object.keys(wallets))('%s: same inputs at 5 sat/vB give Core`s fee and change to the satoshi', (name) => {
+    const entry = psbts[name];
+    const tx = parseTransaction(entry.final.hex);
+    const type = typeOf(wallets[name]);
+    const coins: Coin[] = tx.inputs.map((input) => ({
+      id: `${input.txid}:${input.vout}`,
+      value: txs.get(input.txid)!.outputs[input.vout]!.value,
+      inputType: type,
+      confirmations: 1,
+    }));
+    const change = tx.outputs[entry.change_position]!;
+    const recipients = tx.outputs.filter((_, i) => i !== entry.change_position);
+    const result = selectCoins({
+      coins,
+      recipients,
+      changeScript: change.script,
+      changeInputType: type,
+      feeRate: parseFeeRate(entry.request.fee_rate_sat_vb),
+      options: { mustUse: coins.map((c) => c.id), random: seededRandom(1) },
+    });
+    const coreFee = coins.reduce((sum, c) => sum + c.value, 0n) - tx.outputs.reduce((sum, o) => sum + o.value, 0n);
+    expect(coreFee).toBe(BigInt(Math.round(entry.fee_btc * 1e8)));
+    expect(result.fee).toBe(coreFee);
+    expect(result.change).toBe(change.value);
+    expect(result.recipients.map((r) => r.value)).toEqual(recipients.map((r) => r.value));
+    expect(result.algorithm).toBe('manual');
   });
 });
