@@ -44,6 +44,8 @@ export interface TestServer {
   logs: string[];
   /** Messages shown to the operator outside the log (generated admin password). */
   announcements: string[];
+  /** What the first-start admin bootstrap did on this start. */
+  bootstrap(): RunningService['bootstrap'];
   /** Stops the server (graceful) but keeps data folder and schema. */
   stop(): Promise<void>;
   /** Stops and removes the data folder and schema. */
@@ -96,6 +98,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     running,
     logs,
     announcements,
+    bootstrap: () => running.bootstrap,
     stop,
     async dispose() {
       await stop();
