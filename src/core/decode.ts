@@ -114,12 +114,15 @@ function isStrictSignature(sig: Uint8Array): boolean {
   return type >= 1 && type <= 3;
 }
 
-/** BTC as a JSON number, exactly as Core's ValueFromAmount prints it (sats/1e8 is correctly rounded). */
+/**
+ * BTC as a JSON number, as Core's ValueFromAmount prints it: the exact decimal text
+ * `[-]whole.8digits`, read as a number (so 0.1 BTC is the double nearest 0.1).
+ */
 export function satsToBtcNumber(sats: bigint): number {
-  if (sats > BigInt(Number.MAX_SAFE_INTEGER) || sats < -BigInt(Number.MAX_SAFE_INTEGER)) {
-    throw new RangeError('Amount out of range');
-  }
-  return Number(sats) / 1e8;
+  const negative = sats < 0n;
+  const abs = negative ? -sats : sats;
+  const text = `${negative ? '-' : ''}${abs / 100_000_000n}.${(abs % 100_000_000n).toString().padStart(8, '0')}`;
+  return Number(text);
 }
 
 export interface DecodedScriptPubKey {
