@@ -28,58 +28,39 @@ export interface U64 {
   lo: number;
 }
 
-/** Working state v0..v3 as [v0hi, v0lo, v1hi, v1lo, v2hi, v2lo, v3hi, v3lo]. */
-type SipState = Uint32Array;
+/**
+ * Working state v0..v3 as [v0hi, v0lo, v1hi, v1lo, v2hi, v2lo, v3hi, v3lo]. Signed 32-bit words:
+ * V8 keeps int32 arithmetic in registers, where values above 2^31 would become doubles.
+ */
+type SipState = Int32Array;
 
-function rotl(s: SipState, i: number, n: number): void {
-  const hi = s[i]!;
-  const lo = s[i + 1]!;
-  if (n === 32) {
-    s[i] = lo;
-    s[i + 1] = hi;
-    return;
+/** `n` SipRounds on the state, in locals (this is the hot loop of filter matching). */
+function sipRounds(s: SipState, n: number): void {
+  let v0h = s[0]!, v0l = s[1]!, v1h = s[2]!, v1l = s[3]!, v2h = s[4]!, v2l = s[5]!, v3h = s[6]!, v3l = s[7]!;
+  let lo: number, t: number;
+  // a += b on (hi, lo) pairs: the carry is set when the unsigned low sum wrapped.
+  for (let i = 0; i < n; i++) {
+    lo = (v0l + v1l) | 0; v0h = (v0h + v1h + ((lo >>> 0) < (v0l >>> 0) ? 1 : 0)) | 0; v0l = lo; // v0 += v1
+    t = (v1h << 13) | (v1l >>> 19); v1l = (v1l << 13) | (v1h >>> 19); v1h = t; // v1 <<<= 13
+    v1h ^= v0h; v1l ^= v0l; // v1 ^= v0
+    t = v0h; v0h = v0l; v0l = t; // v0 <<<= 32
+    lo = (v2l + v3l) | 0; v2h = (v2h + v3h + ((lo >>> 0) < (v2l >>> 0) ? 1 : 0)) | 0; v2l = lo; // v2 += v3
+    t = (v3h << 16) | (v3l >>> 16); v3l = (v3l << 16) | (v3h >>> 16); v3h = t; // v3 <<<= 16
+    v3h ^= v2h; v3l ^= v2l; // v3 ^= v2
+    lo = (v0l + v3l) | 0; v0h = (v0h + v3h + ((lo >>> 0) < (v0l >>> 0) ? 1 : 0)) | 0; v0l = lo; // v0 += v3
+    t = (v3h << 21) | (v3l >>> 11); v3l = (v3l << 21) | (v3h >>> 11); v3h = t; // v3 <<<= 21
+    v3h ^= v0h; v3l ^= v0l; // v3 ^= v0
+    lo = (v2l + v1l) | 0; v2h = (v2h + v1h + ((lo >>> 0) < (v2l >>> 0) ? 1 : 0)) | 0; v2l = lo; // v2 += v1
+    t = (v1h << 17) | (v1l >>> 15); v1l = (v1l << 17) | (v1h >>> 15); v1h = t; // v1 <<<= 17
+    v1h ^= v2h; v1l ^= v2l; // v1 ^= v2
+    t = v2h; v2h = v2l; v2l = t; // v2 <<<= 32
   }
-  s[i] = (hi << n) | (lo >>> (32 - n));
-  s[i + 1] = (lo << n) | (hi >>> (32 - n));
+  s[0] = v0h; s[1] = v0l; s[2] = v1h; s[3] = v1l; s[4] = v2h; s[5] = v2l; s[6] = v3h; s[7] = v3l;
 }
 
-/** s[a] += s[b] (mod 2^64). */
-function add(s: SipState, a: number, b: number): void {
-  const lo = s[a + 1]! + s[b + 1]!;
-  s[a] = s[a]! + s[b]! + (lo > 0xffffffff ? 1 : 0);
-  s[a + 1] = lo;
-}
-
-/** s[a] ^= s[b]. */
-function xor(s: SipState, a: number, b: number): void {
-  s[a] = s[a]! ^ s[b]!;
-  s[a + 1] = s[a + 1]! ^ s[b + 1]!;
-}
-
-const V0 = 0;
-const V1 = 2;
-const V2 = 4;
-const V3 = 6;
-
-function sipRound(s: SipState): void {
-  add(s, V0, V1);
-  rotl(s, V1, 13);
-  xor(s, V1, V0);
-  rotl(s, V0, 32);
-  add(s, V2, V3);
-  rotl(s, V3, 16);
-  xor(s, V3, V2);
-  add(s, V0, V3);
-  rotl(s, V3, 21);
-  xor(s, V3, V0);
-  add(s, V2, V1);
-  rotl(s, V1, 17);
-  xor(s, V1, V2);
-  rotl(s, V2, 32);
-}
-
-const readU32le = (b: Uint8Array, o: number): number =>
-  ((b[o] ?? 0) | ((b[o + 1] ?? 0) << 8) | ((b[o + 2] ?? 0) << 16) | ((b[o + 3] ?? 0) << 24)) >>> 0;
+/** Little-endian 32-bit word at `o` (signed); the caller keeps o + 3 in bounds. */
+const readI32le = (b: Uint8Array, o: number): number => b[o]! | (b[o + 1]! << 8) | (b[o + 2]! << 16) | (b[o + 3]! << 24);
+const readU32le = (b: Uint8Array, o: number): number => readI32le(b, o) >>> 0;
 
 /** The SipHash-2-4 key (k0, k1) of a byte string of at least 16 bytes (little-endian words). */
 export function sipKey(bytes: Uint8Array): [U64, U64] {
@@ -90,9 +71,17 @@ export function sipKey(bytes: Uint8Array): [U64, U64] {
   ];
 }
 
-/** SipHash-2-4 of `data` with key (k0, k1). `state` is scratch space reused by hot loops. */
-export function siphash24(k0: U64, k1: U64, data: Uint8Array, state: SipState = new Uint32Array(8)): U64 {
-  const s = state;
+/** Absorbs one message word m = (mHi, mLo). */
+function sipCompress(s: SipState, mHi: number, mLo: number): void {
+  s[6] = s[6]! ^ mHi;
+  s[7] = s[7]! ^ mLo;
+  sipRounds(s, 2);
+  s[0] = s[0]! ^ mHi;
+  s[1] = s[1]! ^ mLo;
+}
+
+/** SipHash-2-4 leaving the result in s[0] (high half) and s[1] (low half). */
+function sipHashInto(k0: U64, k1: U64, data: Uint8Array, s: SipState): void {
   s[0] = k0.hi ^ 0x736f6d65;
   s[1] = k0.lo ^ 0x70736575;
   s[2] = k1.hi ^ 0x646f7261;
@@ -102,52 +91,52 @@ export function siphash24(k0: U64, k1: U64, data: Uint8Array, state: SipState = 
   s[6] = k1.hi ^ 0x74656462;
   s[7] = k1.lo ^ 0x79746573;
   const whole = data.length - (data.length % 8);
-  let mHi: number;
-  let mLo: number;
-  const compress = () => {
-    s[6] = s[6]! ^ mHi;
-    s[7] = s[7]! ^ mLo;
-    sipRound(s);
-    sipRound(s);
-    s[0] = s[0]! ^ mHi;
-    s[1] = s[1]! ^ mLo;
-  };
-  for (let o = 0; o < whole; o += 8) {
-    mLo = readU32le(data, o);
-    mHi = readU32le(data, o + 4);
-    compress();
+  for (let o = 0; o < whole; o += 8) sipCompress(s, readI32le(data, o + 4), readI32le(data, o));
+  // The last word: the remaining bytes, and the length's low byte on top (no reads past the end).
+  let mLo = 0;
+  let mHi = (data.length & 0xff) << 24;
+  for (let j = whole; j < data.length; j++) {
+    const shift = (j - whole) * 8;
+    if (shift < 32) mLo |= data[j]! << shift;
+    else mHi |= data[j]! << (shift - 32);
   }
-  // Last word: the remaining bytes, and the length's low byte in the top byte.
-  const tail = new Uint8Array(8);
-  tail.set(data.subarray(whole));
-  tail[7] = data.length & 0xff;
-  mLo = readU32le(tail, 0);
-  mHi = readU32le(tail, 4);
-  compress();
+  sipCompress(s, mHi, mLo);
   s[5] = s[5]! ^ 0xff;
-  sipRound(s);
-  sipRound(s);
-  sipRound(s);
-  sipRound(s);
-  return { hi: (s[0]! ^ s[2]! ^ s[4]! ^ s[6]!) >>> 0, lo: (s[1]! ^ s[3]! ^ s[5]! ^ s[7]!) >>> 0 };
+  sipRounds(s, 4);
+  s[0] = s[0]! ^ s[2]! ^ s[4]! ^ s[6]!;
+  s[1] = s[1]! ^ s[3]! ^ s[5]! ^ s[7]!;
 }
 
-/** floor(h * range / 2^64) for a 64-bit h and range < 2^53, exactly (16-bit limb multiplication). */
-function mulHigh64(h: U64, range: number): number {
-  const a = [h.lo & 0xffff, h.lo >>> 16, h.hi & 0xffff, h.hi >>> 16];
-  const rangeHi = Math.floor(range / 0x100000000);
-  const rangeLo = range >>> 0;
-  const b = [rangeLo & 0xffff, rangeLo >>> 16, rangeHi & 0xffff, rangeHi >>> 16];
-  let carry = 0;
-  let result = 0;
-  for (let k = 0; k < 8; k++) {
-    let sum = carry;
-    for (let i = Math.max(0, k - 3); i <= Math.min(3, k); i++) sum += a[i]! * b[k - i]!;
-    const limb = sum % 0x10000;
-    carry = Math.floor(sum / 0x10000);
-    if (k >= 4) result += limb * 2 ** (16 * (k - 4));
-  }
-  return result;
+/** SipHash-2-4 of `data` with key (k0, k1). */
+export function siphash24(k0: U64, k1: U64, data: Uint8Array): U64 {
+  const s = new Int32Array(8);
+  sipHashInto(k0, k1, data, s);
+  return { hi: s[0]! >>> 0, lo: s[1]! >>> 0 };
+}
+
+/** A range below 2^53 as four 16-bit limbs, for mulHigh64. */
+function rangeLimbs(range: number): [number, number, number, number] {
+  const hi = Math.floor(range / 0x100000000);
+  const lo = range >>> 0;
+  return [lo & 0xffff, lo >>> 16, hi & 0xffff, hi >>> 16];
+}
+
+/** floor(h * range / 2^64) for a 64-bit h = (hi, lo) (signed or unsigned words) and range < 2^53, exactly. */
+function mulHigh64(hi: number, lo: number, b: [number, number, number, number]): number {
+  const [b0, b1, b2, b3] = b;
+  const a0 = lo & 0xffff, a1 = lo >>> 16, a2 = hi & 0xffff, a3 = hi >>> 16;
+  let c = Math.floor((a0 * b0) / 0x10000);
+  c = Math.floor((c + a0 * b1 + a1 * b0) / 0x10000);
+  c = Math.floor((c + a0 * b2 + a1 * b1 + a2 * b0) / 0x10000);
+  c = Math.floor((c + a0 * b3 + a1 * b2 + a2 * b1 + a3 * b0) / 0x10000);
+  let sum = c + a1 * b3 + a2 * b2 + a3 * b1;
+  const l4 = sum % 0x10000;
+  sum = Math.floor(sum / 0x10000) + a2 * b3 + a3 * b2;
+  const l5 = sum % 0x10000;
+  sum = Math.floor(sum / 0x10000) + a3 * b3;
+  const l6 = sum % 0x10000;
+  const l7 = Math.floor(sum / 0x10000);
+  return l4 + l5 * 0x10000 + l6 * 0x100000000 + l7 * 0x1000000000000;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -159,16 +148,21 @@ class BitReader {
     private readonly bytes: Uint8Array,
     private byte: number,
   ) {}
-  /** Counts 1 bits up to the next 0 bit (which is consumed). */
+  /** Counts 1 bits up to the next 0 bit (which is consumed), a byte at a time. */
   unary(): number {
     let count = 0;
     for (;;) {
-      if (this.byte >= this.bytes.length) throw new FilterError('invalid_filter', 'Filter is truncated');
-      const value = this.bytes[this.byte]!;
-      const b = (value >>> (7 - this.bit)) & 1;
-      this.advance(1);
-      if (b === 0) return count;
-      count++;
+      const value = this.bytes[this.byte];
+      if (value === undefined) throw new FilterError('invalid_filter', 'Filter is truncated');
+      const available = 8 - this.bit;
+      // Leading ones of the unread bits, moved to the top of a 32-bit word.
+      const ones = Math.clz32(~((value << this.bit) << 24));
+      if (ones < available) {
+        this.advance(ones + 1);
+        return count + ones;
+      }
+      count += available;
+      this.advance(available);
     }
   }
   /** Reads `n` bits (n <= 24) most significant first. */
@@ -188,10 +182,8 @@ class BitReader {
   }
   private advance(n: number): void {
     this.bit += n;
-    while (this.bit >= 8) {
-      this.bit -= 8;
-      this.byte++;
-    }
+    this.byte += this.bit >>> 3;
+    this.bit &= 7;
   }
 }
 
@@ -246,9 +238,13 @@ function blockKey(blockHash: string): [U64, U64] {
 
 /** Every script hashed into [0, n * M), sorted ascending; equal values collapsed when `unique`. */
 function hashedSet(k: [U64, U64], range: number, scripts: readonly Uint8Array[], unique: boolean): Float64Array {
-  const state = new Uint32Array(8);
+  const state = new Int32Array(8);
+  const limbs = rangeLimbs(range);
   const values = new Float64Array(scripts.length);
-  for (let i = 0; i < scripts.length; i++) values[i] = mulHigh64(siphash24(k[0], k[1], scripts[i]!, state), range);
+  for (let i = 0; i < scripts.length; i++) {
+    sipHashInto(k[0], k[1], scripts[i]!, state);
+    values[i] = mulHigh64(state[0]!, state[1]!, limbs);
+  }
   values.sort();
   if (!unique) return values;
   let count = 0;
