@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { toHex } from '../../../src/core/bytes.js';
 import { parsePsbt, psbtToBase64 } from '../../../src/core/psbt/codec.js';
 import { combinePsbts } from '../../../src/core/psbt/combine.js';
+import { mergeCosignerPsbt } from '../../../src/core/psbt/merge.js';
 import { decodePsbt } from '../../../src/core/psbt/decode.js';
 import { extractTransaction, finalizePsbt } from '../../../src/core/psbt/finalize.js';
 import { assertPartialSignaturesValid, checkPartialSignatures, minimumSignatureCount } from '../../../src/core/psbt/signatures.js';
@@ -80,5 +81,30 @@ describe('finalizing, combining and extracting the fixtures PSBTs', () => {
     expect(() => combinePsbts(parsePsbt(a!.stages[0]!.psbt), parsePsbt(b!.stages[0]!.psbt))).toThrow(
       expect.objectContaining({ code: 'different_transaction' }),
     );
+  });
+});
+
+describe('merging a cosigner copy into the stored PSBT', () => {
+  const w = fixturePsbts().find((x) => x.wallet === 'w_wsh2of3')!;
+
+  it('adds valid signatures and reaches what Core gave', () => {
+    const [unsigned, first, second] = w.stages.map((s) => parsePsbt(s.psbt)) as [any, any, any];
+    const merged = mergeCosignerPsbt(mergeCosignerPsbt(unsigned, first), second);
+    expect(psbtToBase64(merged)).toBe(w.stages[2]!.psbt);
+  });
+
+  it('refuses a bad signature, a copy of another transaction, and a forged finalized input', () => {
+    const unsigned = parsePsbt(w.stages[0]!.psbt);
+    const bad = parsePsbt(w.stages[1]!.psbt);
+    const sig = bad.inputs[0]!.partialSigs[0]!.signature;
+    sig[12] = sig[12]! ^ 0x01;
+    expect(() => mergeCosignerPsbt(unsigned, bad)).toThrow(expect.objectContaining({ code: 'invalid_signature' }));
+    const other = parsePsbt(fixturePsbts()[0]!.stages[0]!.psbt);
+    expect(() => mergeCosignerPsbt(unsigned, other)).toThrow(expect.objectContaining({ code: 'different_transaction' }));
+    // A copy claiming to be finalized with a witness that does not verify.
+    const finalized = finalizePsbt(parsePsbt(w.stages[2]!.psbt)).psbt;
+    const witness = finalized.inputs[0]!.finalScriptWitness!;
+    witness[1]![20] = witness[1]![20]! ^ 0x01;
+    expect(() => mergeCosignerPsbt(unsigned, finalized)).toThrow(expect.objectContaining({ code: 'invalid_signature' }));
   });
 });
