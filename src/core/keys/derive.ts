@@ -9,7 +9,7 @@ import { secp256k1 } from '@noble/curves/secp256k1.js';
 import { KeyError } from '../errors.js';
 import { hash160 } from '../script-type.js';
 import type { ExtendedPublicKey } from './extended-key.js';
-import { addTweaksToPoint } from './fixed-base.js';
+import { addTweaksToPoint, type AffinePoint } from './fixed-base.js';
 
 const { Point } = secp256k1;
 const N = Point.Fn.ORDER;
@@ -50,7 +50,8 @@ function childTweak(node: BranchNode, index: number): { tweak: bigint; chainCode
   return { tweak, chainCode: mac.slice(32) };
 }
 
-function compress(x: bigint, y: bigint): Uint8Array {
+/** SEC1 compressed encoding of an affine point. */
+export function compressPoint(x: bigint, y: bigint): Uint8Array {
   const out = new Uint8Array(33);
   out[0] = y & 1n ? 3 : 2;
   let v = x;
@@ -61,8 +62,8 @@ function compress(x: bigint, y: bigint): Uint8Array {
   return out;
 }
 
-/** Compressed child public keys of `node` for indices from..from+count-1 (all non-hardened). */
-export function deriveChildPublicKeys(node: BranchNode, from: number, count: number): Uint8Array[] {
+/** Affine child points of `node` for indices from..from+count-1 (all non-hardened). */
+export function deriveChildPoints(node: BranchNode, from: number, count: number): AffinePoint[] {
   if (!Number.isInteger(count) || count < 0 || count > MAX_BATCH) {
     throw new KeyError('invalid_index', `Count must be an integer from 0 to ${MAX_BATCH}`);
   }
@@ -73,8 +74,13 @@ export function deriveChildPublicKeys(node: BranchNode, from: number, count: num
   for (let i = 0; i < count; i++) tweaks.push(childTweak(node, from + i).tweak);
   return addTweaksToPoint(node.x, node.y, tweaks).map((p, i) => {
     if (!p) throw new KeyError('invalid_key', `Derivation at index ${from + i} gives the point at infinity (BIP32: skip this index)`);
-    return compress(p.x, p.y);
+    return p;
   });
+}
+
+/** Compressed child public keys of `node` for indices from..from+count-1 (all non-hardened). */
+export function deriveChildPublicKeys(node: BranchNode, from: number, count: number): Uint8Array[] {
+  return deriveChildPoints(node, from, count).map((p) => compressPoint(p.x, p.y));
 }
 
 /** The extended public key of child `index` (non-hardened) of `parent`. */
@@ -91,7 +97,7 @@ export function deriveChild(parent: ExtendedPublicKey, index: number): ExtendedP
     parentFingerprint: ((fp[0]! << 24) | (fp[1]! << 16) | (fp[2]! << 8) | fp[3]!) >>> 0,
     childNumber: index,
     chainCode,
-    publicKey: compress(point.x, point.y),
+    publicKey: compressPoint(point.x, point.y),
   };
 }
 

@@ -108,17 +108,27 @@ function recode(scalar: bigint): Int32Array {
   return digits;
 }
 
+export interface AffinePoint {
+  readonly x: bigint;
+  readonly y: bigint;
+}
+
 /**
- * Affine (x, y) of base + t·G for every tweak t (0 < t < n). `base` is an affine point given by
- * its coordinates. Returns undefined for a result at infinity (which BIP32 treats as invalid).
+ * Affine base + t·G for every tweak t (0 <= t < n), all from one base point. Undefined marks a
+ * result at infinity (which BIP32 treats as an invalid child).
  */
-export function addTweaksToPoint(baseX: bigint, baseY: bigint, tweaks: readonly bigint[]): ({ x: bigint; y: bigint } | undefined)[] {
+export function addTweaksToPoint(baseX: bigint, baseY: bigint, tweaks: readonly bigint[]): (AffinePoint | undefined)[] {
+  return addTweaksToPoints(new Array<AffinePoint>(tweaks.length).fill({ x: baseX, y: baseY }), tweaks);
+}
+
+/** Affine bases[k] + tweaks[k]·G for every k (used for taproot output keys, one base per index). */
+export function addTweaksToPoints(bases: readonly AffinePoint[], tweaks: readonly bigint[]): (AffinePoint | undefined)[] {
   table ??= buildTable();
   const { xs, ys } = table;
   const n = tweaks.length;
   const digits = tweaks.map(recode);
-  const accX = new Array<bigint>(n).fill(baseX);
-  const accY = new Array<bigint>(n).fill(baseY);
+  const accX = bases.map((b) => b.x);
+  const accY = bases.map((b) => b.y);
   /** Indices that hit a degenerate addition; finished with noble's general arithmetic. */
   const slow = new Set<number>();
   const active: number[] = [];
@@ -159,9 +169,9 @@ export function addTweaksToPoint(baseX: bigint, baseY: bigint, tweaks: readonly 
       accY[k] = sub(mul(lambda, sub(x1, x3)), y1);
     }
   }
-  const out: ({ x: bigint; y: bigint } | undefined)[] = accX.map((x, k) => ({ x, y: accY[k]! }));
+  const out: (AffinePoint | undefined)[] = accX.map((x, k) => ({ x, y: accY[k]! }));
   for (const k of slow) {
-    const sum = Point.fromAffine({ x: baseX, y: baseY }).add(Point.BASE.multiplyUnsafe(tweaks[k]!));
+    const sum = Point.fromAffine(bases[k]!).add(Point.BASE.multiplyUnsafe(tweaks[k]!));
     out[k] = sum.is0() ? undefined : sum.toAffine();
   }
   return out;

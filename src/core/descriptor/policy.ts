@@ -1,0 +1,130 @@
+/**
+ * Wallet-level views of descriptors: building the receive/change pair from a policy
+ * (type, threshold, account keys), splitting a multipath `<0;1>` descriptor, and the summary the
+ * wallet details show (address type, signatures, keys).
+ */
+import type { Network } from '../network.js';
+import { encodeExtendedPublicKey } from '../keys/extended-key.js';
+import { formatPath } from '../keys/path.js';
+import { DescriptorError } from './errors.js';
+import { expandMultipath, formatDescriptor, isDescriptorType, multipathCount, parseDescriptor, type Descriptor, type DescriptorType } from './descriptor.js';
+import { toHex } from '../bytes.js';
+import { CoreError } from '../errors.js';
+import { parseKeyExpression, type KeyExpression } from './key-expression.js';
+
+export type AddressType = 'bech32' | 'bech32m' | 'p2sh-segwit' | 'legacy';
+
+export const ADDRESS_TYPES: Readonly<Record<DescriptorType, AddressType>> = {
+  wpkh: 'bech32',
+  'wsh-multi': 'bech32',
+  'wsh-sortedmulti': 'bech32',
+  tr: 'bech32m',
+  'sh-wpkh': 'p2sh-segwit',
+  'sh-wsh-multi': 'p2sh-segwit',
+  'sh-wsh-sortedmulti': 'p2sh-segwit',
+  pkh: 'legacy',
+  'sh-multi': 'legacy',
+  'sh-sortedmulti': 'legacy',
+};
+
+export interface WalletPolicy {
+  readonly type: DescriptorType;
+  /** Signatures required; for single-key types absent or 1. */
+  readonly threshold?: number;
+  /** Account keys as `[fingerprint/path]xpub` (any SLIP-132 form of the network). */
+  readonly keys: readonly { readonly key: string }[];
+}
+
+export interface DescriptorPair {
+  readonly receive: string;
+  readonly change: string;
+}
+
+export interface DescriptorKeyInfo {
+  /** Master fingerprint of the key origin (8 hex digits). */
+  readonly fingerprint: string;
+  /** Origin path, `m/48h/1h/0h/2h` (`m` without origin). */
+  readonly derivation: string;
+  /** The extended key as xpub/tpub (or the hex public key). */
+  readonly xpub: string;
+}
+
+export interface DescriptorInfo {
+  readonly type: DescriptorType;
+  readonly addressType: AddressType;
+  readonly sigsRequired: number;
+  readonly sigsTotal: number;
+  readonly keys: readonly DescriptorKeyInfo[];
+}
+
+const SINGLE_KEY: readonly DescriptorType[] = ['wpkh', 'sh-wpkh', 'pkh', 'tr'];
+const MAX_POLICY_KEYS: Partial<Record<DescriptorType, number>> = { 'sh-multi': 15, 'sh-sortedmulti': 15 };
+
+function policyError(message: string): DescriptorError {
+  return new DescriptorError('invalid_policy', message);
+}
+
+function parsePolicyKey(text: unknown, position: number, network: Network): KeyExpression {
+  if (typeof text !== 'string' || text.length === 0) throw policyError(`Key ${position + 1}: expected "[fingerprint/path]xpub" text`);
+  let key: KeyExpression;
+  try {
+    key = parseKeyExpression(text.trim(), { network, compressedOnly: true, taproot: false });
+  } catch (e) {
+    if (e instanceof CoreError) throw new DescriptorError(e.code, `Key ${position + 1}: ${e.message}`);
+    throw e;
+  }
+  if (key.kind !== 'xpub') throw policyError(`Key ${position + 1}: an extended public key (xpub) is required`);
+  if (!key.origin) throw policyError(`Key ${position + 1}: the key origin [fingerprint/path] is required so signers can find their key`);
+  if (key.steps.length > 0 || key.wildcard) {
+    throw policyError(`Key ${position + 1}: give the account key without derivation steps; /0/* and /1/* are added`);
+  }
+  return key;
+}
+
+/** The receive (`/0/*`) and change (`/1/*`) descriptors of a policy, canonical and with checksums. */
+export function descriptorsFromPolicy(policy: WalletPolicy, network: Network): DescriptorPair {
+  if (typeof policy !== 'object' || policy === null) throw policyError('Policy must be an object');
+  if (!isDescriptorType(policy.type)) throw policyError(`Unknown policy type; expected one of ${['wpkh', 'sh-wpkh', 'pkh', 'tr', 'wsh-sortedmulti', 'wsh-multi', 'sh-wsh-sortedmulti', 'sh-wsh-multi', 'sh-sortedmulti', 'sh-multi'].join(', ')}`);
+  if (!Array.isArray(policy.keys) || policy.keys.length === 0) throw policyError('Policy needs at least one key');
+  const single = SINGLE_KEY.includes(policy.type);
+  const threshold = policy.threshold ?? (single ? 1 : undefined);
+  if (typeof threshold !== 'number' || !Number.isInteger(threshold)) throw policyError('Policy threshold must be an integer');
+  if (single && (policy.keys.length !== 1 || threshold !== 1)) throw policyError(`A ${policy.type} policy has exactly one key and threshold 1`);
+  const maxKeys = MAX_POLICY_KEYS[policy.type] ?? 20;
+  if (policy.keys.length > maxKeys) throw policyError(`A ${policy.type} policy has at most ${maxKeys} keys`);
+  if (threshold < 1 || threshold > policy.keys.length) throw policyError(`Threshold ${threshold} must be between 1 and ${policy.keys.length}`);
+  const keys = policy.keys.map((k, i) => parsePolicyKey((k as { key?: unknown } | null)?.key, i, network));
+  const xpubs = keys.map((k) => (k.kind === 'xpub' ? toHex(k.xpub.publicKey) : ''));
+  if (new Set(xpubs).size !== xpubs.length) throw policyError('The same key appears twice');
+  const branch = (index: number): string =>
+    formatDescriptor({ type: policy.type, network, threshold, keys: keys.map((k) => ({ ...k, steps: [index], wildcard: true })) });
+  return { receive: branch(0), change: branch(1) };
+}
+
+/** Receive and change descriptors of a two-branch multipath descriptor (`/<0;1>/*`). */
+export function splitMultipath(descriptor: Descriptor): DescriptorPair {
+  if (multipathCount(descriptor) !== 2) {
+    throw new DescriptorError('multipath', 'A wallet descriptor needs exactly one two-value multipath step such as /<0;1>/*');
+  }
+  const [receive, change] = expandMultipath(descriptor).map(formatDescriptor);
+  return { receive: receive!, change: change! };
+}
+
+/** Parses and splits a multipath descriptor text. */
+export const splitMultipathText = (text: string, network: Network): DescriptorPair => splitMultipath(parseDescriptor(text, network));
+
+export function describeDescriptor(descriptor: Descriptor): DescriptorInfo {
+  const keys = descriptor.keys.map((key): DescriptorKeyInfo => {
+    const fingerprint = key.origin?.fingerprint ?? '';
+    const derivation = formatPath(key.origin?.path ?? []);
+    const xpub = key.kind === 'xpub' ? encodeExtendedPublicKey(key.xpub, descriptor.network) : toHex(key.publicKey);
+    return { fingerprint, derivation, xpub };
+  });
+  return {
+    type: descriptor.type,
+    addressType: ADDRESS_TYPES[descriptor.type],
+    sigsRequired: descriptor.threshold,
+    sigsTotal: descriptor.keys.length,
+    keys,
+  };
+}
