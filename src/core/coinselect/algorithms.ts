@@ -52,13 +52,27 @@ export function selectBnB(coins: readonly PoolCoin[], target: number, costOfChan
   for (const c of pool) available += c.amount;
   if (pool.length === 0 || available < target) return null;
 
-  const isFeeRateHigh = pool[0]!.fee > pool[0]!.longTermFee;
-  const chosen: number[] = []; // pool positions on the current branch
+  // The search touches coins up to a hundred thousand times: flat typed arrays keep it fast.
+  const n = pool.length;
+  const amounts = new Float64Array(n);
+  const fees = new Float64Array(n);
+  const wastes = new Float64Array(n); // fee now minus fee later
+  const weights = new Float64Array(n);
+  for (let k = 0; k < n; k++) {
+    const c = pool[k]!;
+    amounts[k] = c.amount;
+    fees[k] = c.fee;
+    wastes[k] = c.fee - c.longTermFee;
+    weights[k] = c.weight;
+  }
+  const isFeeRateHigh = wastes[0]! > 0;
+  const chosen = new Int32Array(n); // pool positions on the current branch, a stack of `depth`
+  let depth = 0;
   let value = 0;
   let waste = 0;
   let weight = 0;
   let bestWaste = Number.MAX_SAFE_INTEGER;
-  let best: number[] | null = null;
+  let best: Int32Array | null = null;
 
   let i = 0;
   for (let tries = 0; tries < maxTries; tries++, i++) {
@@ -71,35 +85,32 @@ export function selectBnB(coins: readonly PoolCoin[], target: number, costOfChan
       const total = waste + (value - target); // the excess goes to the fee: count it as waste
       if (total <= bestWaste) {
         bestWaste = total;
-        best = [...chosen];
+        best = chosen.slice(0, depth);
       }
       backtrack = true;
     }
 
     if (backtrack) {
-      if (chosen.length === 0) break; // every branch explored
-      const last = chosen[chosen.length - 1]!;
+      if (depth === 0) break; // every branch explored
+      const last = chosen[depth - 1]!;
       // Put back the coins skipped after the last included one, then take the branch without it.
-      for (i--; i > last; i--) available += pool[i]!.amount;
-      const c = pool[i]!;
-      value -= c.amount;
-      waste -= c.fee - c.longTermFee;
-      weight -= c.weight;
-      chosen.pop();
+      for (i--; i > last; i--) available += amounts[i]!;
+      value -= amounts[i]!;
+      waste -= wastes[i]!;
+      weight -= weights[i]!;
+      depth--;
     } else {
-      const c = pool[i]!;
-      available -= c.amount;
-      const previous = pool[i - 1];
+      available -= amounts[i]!;
       // Skip a coin equal (amount and fee) to the previous one when that one was excluded: same subtree.
-      if (chosen.length === 0 || i - 1 === chosen[chosen.length - 1] || !previous || c.amount !== previous.amount || c.fee !== previous.fee) {
-        chosen.push(i);
-        value += c.amount;
-        waste += c.fee - c.longTermFee;
-        weight += c.weight;
+      if (depth === 0 || i - 1 === chosen[depth - 1] || amounts[i] !== amounts[i - 1] || fees[i] !== fees[i - 1]) {
+        chosen[depth++] = i;
+        value += amounts[i]!;
+        waste += wastes[i]!;
+        weight += weights[i]!;
       }
     }
   }
-  return best && best.map((p) => pool[p]!);
+  return best && Array.from(best, (p) => pool[p]!);
 }
 
 /** Bitcoin Core's CHANGE_LOWER: SRD aims for at least this much change. */
