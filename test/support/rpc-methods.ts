@@ -224,7 +224,7 @@ export const METHODS: Record<string, Method> = {
       { name: 'verbose', type: 'bool' },
     ],
     run: ([hashArg, verbose], ctx) => {
-      const hash = parseHash(hashArg, 'blockhash');
+      const hash = parseHash(hashArg, 'hash');
       const b = knownBlock(ctx, hash);
       return verbose === false ? b.hex.slice(0, 160) : headerJson(ctx, hash);
     },
@@ -257,7 +257,7 @@ export const METHODS: Record<string, Method> = {
   getmempoolentry: {
     params: [{ name: 'txid', type: 'string', required: true }],
     run: ([txidArg], ctx) => {
-      const m = ctx.chain.mempool.get(parseHash(txidArg, 'txid'));
+      const m = ctx.chain.mempool.get(parseHash(txidArg, 'parameter 1'));
       if (!m) throw new RpcFailure(-5, 'Transaction not in mempool');
       return mempoolEntryJson(ctx, m);
     },

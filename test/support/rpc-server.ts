@@ -51,6 +51,8 @@ export class RpcTestServer {
   readonly chain = new FixtureChain();
   /** Every call received, in order (batch members included). */
   readonly calls: ReceivedCall[] = [];
+  /** HTTP requests received (a batch is one request). */
+  httpRequests = 0;
   /** Every sendrawtransaction received, with the node's answer. */
   readonly broadcasts: BroadcastRecord[] = [];
   readonly behaviour: NodeBehaviour;
@@ -138,6 +140,7 @@ export class RpcTestServer {
   private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
+    this.httpRequests++;
     if (!this.authorized(req.headers.authorization)) {
       // What Core does: 401, a Basic challenge, an empty body.
       res.writeHead(401, { 'www-authenticate': 'Basic realm="jsonrpc"', 'content-length': 0 });

@@ -107,6 +107,19 @@ describe('following the timeline', () => {
     expect((await source.getMempool()).map((m) => m.txid)).toEqual([snapshots[9]!.mempool[0].txid]);
   });
 
+  it('reads a large mempool in several JSON-RPC batches', async () => {
+    node.setSnapshot(1);
+    const batched = new BitcoindChainSource({ url: node.url, ...node.credentials, network: 'regtest', mempoolBatchSize: 3 });
+    const before = node.calls.length;
+    const requestsBefore = node.httpRequests;
+    const mempool = await batched.getMempool();
+    await batched.close();
+    expect(mempool.map((m) => m.txid).sort()).toEqual(snapshots[1]!.mempool.map((m) => m.txid).sort());
+    // getblockchaininfo (network check), getrawmempool, then 8 getrawtransaction in batches of 3.
+    expect(node.calls.slice(before).map((c) => c.method)).toEqual(['getblockchaininfo', 'getrawmempool', ...Array(8).fill('getrawtransaction')]);
+    expect(node.httpRequests - requestsBefore).toBe(2 + 3);
+  });
+
   it('bad arguments and unknown blocks are typed errors', async () => {
     expect((await failure(source.getBlockHash(-1))).code).toBe('invalid_argument');
     expect((await failure(source.getBlock('xyz'))).code).toBe('invalid_argument');
