@@ -101,10 +101,11 @@ class CoinCosts {
   }
 }
 
+const coinName = (coin: Coin) => `Coin ${JSON.stringify(coin.id)}`;
+
 function prepareCoin(coin: Coin, index: number, costs: CoinCosts, mustUse: boolean, subtractFee: boolean): PreparedCoin {
-  const name = () => `Coin ${JSON.stringify(coin.id)}`;
-  if (typeof coin.value !== 'bigint' || coin.value < 0n || coin.value > MAX_MONEY) throw invalid(`${name()} value must be a bigint number of sats between 0 and ${MAX_MONEY}`);
-  if (!Number.isInteger(coin.confirmations) || coin.confirmations < 0) throw invalid(`${name()} confirmations must be a non-negative integer`);
+  if (typeof coin.value !== 'bigint' || coin.value < 0n || coin.value > MAX_MONEY) throw invalid(`${coinName(coin)} value must be a bigint number of sats between 0 and ${MAX_MONEY}`);
+  if (!Number.isInteger(coin.confirmations) || coin.confirmations < 0) throw invalid(`${coinName(coin)} confirmations must be a non-negative integer`);
   let size: InputSize;
   if (coin.inputType) {
     size = costs.size(coin.inputType);
@@ -112,7 +113,7 @@ function prepareCoin(coin: Coin, index: number, costs: CoinCosts, mustUse: boole
     // Unknown script: assume it adds the segwit marker, which can only overestimate.
     size = { vsize: coin.inputVsize!, weight: coin.inputVsize! * 4, legacyWeight: coin.inputVsize! * 4, segwit: true };
   } else {
-    throw invalid(`${name()} needs an inputType or a positive integer inputVsize`);
+    throw invalid(`${coinName(coin)} needs an inputType or a positive integer inputVsize`);
   }
   const { fee, longTermFee } = costs.fee(size.vsize);
   const effectiveValue = coin.value - fee;
