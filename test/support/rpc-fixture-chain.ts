@@ -69,6 +69,9 @@ export class RpcFailure extends Error {
 
 export type SubmitResult = { accepted: true; txid: string; wtxid: string; vsize: number; feeSat: bigint } | { accepted: false; code: number; reason: string; txid?: string; wtxid?: string };
 
+/** Core 30+ defaults: -minrelaytxfee and -incrementalrelayfee 0.000001 BTC/kvB (0.1 sat/vB). */
+const MIN_RELAY_SAT_PER_KVB = 100n;
+
 const u32 = (b: Uint8Array, o: number) => (b[o]! | (b[o + 1]! << 8) | (b[o + 2]! << 16) | (b[o + 3]! << 24)) >>> 0;
 
 function headerFields(header: Uint8Array): HeaderFields {
@@ -90,6 +93,7 @@ export class FixtureChain {
   private activeHeight = new Map<string, number>();
   /** Confirmed transactions of the active chain: txid -> block hash and hex. */
   private confirmed = new Map<string, { blockHash: string; tx: Transaction }>();
+  /** Unspent outputs of the active chain (mempool spends and outputs are looked up separately). */
   private utxos = new Map<string, Coin>();
   readonly mempool = new Map<string, MempoolTx>();
 
@@ -145,13 +149,11 @@ export class FixtureChain {
       });
     }
     this.mempool.clear();
-    // Outputs first, then spends: the snapshot lists its mempool in txid order, not parents first.
     const entries = snap.mempool.map((m): MempoolTx => {
       const tx = parseTransaction(m.hex);
       return { txid: m.txid, wtxid: wtxidOf(tx), hex: m.hex, tx, feeSat: BigInt(m.fee_sat), vsize: m.vsize, weight: weight(tx), time: m.time, height: this.tipHeight };
     });
-    for (const m of entries) this.addToMempool(m, { spend: false });
-    for (const m of entries) for (const input of m.tx.inputs) this.utxos.delete(`${input.txid}:${input.vout}`);
+    for (const m of entries) this.mempool.set(m.txid, m);
   }
 
   get tipHeight(): number {
@@ -224,12 +226,27 @@ export class FixtureChain {
     return [...seen].map((id) => this.mempool.get(id)!);
   }
 
+  /** An unspent output of the chain or of a mempool transaction (spent or not by the mempool). */
+  private coin(txid: string, vout: number): Coin | undefined {
+    const confirmed = this.utxos.get(`${txid}:${vout}`);
+    if (confirmed) return confirmed;
+    const output = this.mempool.get(txid)?.tx.outputs[vout];
+    return output && { value: output.value, script: output.script };
+  }
+
+  /** The mempool transaction spending an outpoint, if any. */
+  private spender(txid: string, vout: number): MempoolTx | undefined {
+    for (const m of this.mempool.values()) if (m.tx.inputs.some((i) => i.txid === txid && i.vout === vout)) return m;
+    return undefined;
+  }
+
   /**
    * Bitcoin Core's mempool acceptance, reduced to what the fixtures let us check: the transaction
-   * decodes, is not known yet, spends existing unspent outputs, pays at least the minimum relay fee.
-   * Signatures and scripts are not verified.
+   * decodes, is not known yet, spends existing outputs, pays at least the minimum relay fee, and
+   * replaces conflicting transactions only under the BIP125 fee rules (full RBF, as Core 28+).
+   * Signatures and scripts are not verified. Accepted replacements list what they evict.
    */
-  check(hex: string): SubmitResult {
+  check(hex: string): SubmitResult & { evicts?: string[] } {
     let tx: Transaction;
     try {
       tx = parseTransaction(hex);
@@ -244,38 +261,52 @@ export class FixtureChain {
     const reject = (code: number, reason: string): SubmitResult => ({ accepted: false, code, reason, txid: id, wtxid: wid });
     if (this.confirmed.has(id)) return reject(-27, 'Transaction outputs already in utxo set');
     let valueIn = 0n;
+    const conflicts = new Map<string, MempoolTx>();
     for (const input of tx.inputs) {
-      const outpoint = `${input.txid}:${input.vout}`;
-      const spentInMempool = [...this.mempool.values()].some((m) => m.tx.inputs.some((i) => `${i.txid}:${i.vout}` === outpoint));
-      if (spentInMempool) return reject(-26, 'txn-mempool-conflict');
-      const coin = this.utxos.get(outpoint);
+      const coin = this.coin(input.txid, input.vout);
       if (!coin) return reject(-25, 'bad-txns-inputs-missingorspent');
+      const spender = this.spender(input.txid, input.vout);
+      if (spender) conflicts.set(spender.txid, spender);
       valueIn += coin.value;
     }
     const valueOut = tx.outputs.reduce((n, o) => n + o.value, 0n);
     if (valueIn < valueOut) return reject(-26, `bad-txns-in-belowout, value in (${formatBtc(valueIn)}) < value out (${formatBtc(valueOut)})`);
     const fee = valueIn - valueOut;
     const size = vsize(tx);
-    // Core 30+ defaults: -minrelaytxfee=0.000001 BTC/kvB (0.1 sat/vB).
-    const required = (BigInt(size) * 100n + 999n) / 1000n;
+    const required = (BigInt(size) * MIN_RELAY_SAT_PER_KVB + 999n) / 1000n;
     if (fee < required) return reject(-26, `min relay fee not met, ${fee} < ${required}`);
-    return { accepted: true, txid: id, wtxid: wid, vsize: size, feeSat: fee };
+    const accepted = { accepted: true as const, txid: id, wtxid: wid, vsize: size, feeSat: fee };
+    if (conflicts.size === 0) return accepted;
+
+    const evicted = new Map<string, MempoolTx>();
+    for (const c of conflicts.values()) for (const d of this.family(c.txid, 'descendants')) evicted.set(d.txid, d);
+    if (tx.inputs.some((i) => evicted.has(i.txid))) return reject(-26, `bad-txns-spends-conflicting-tx`);
+    const rate = (f: bigint, v: number) => `${formatBtc((f * 1000n) / BigInt(v))} BTC/kvB`;
+    for (const c of conflicts.values()) {
+      if (fee * BigInt(c.vsize) <= c.feeSat * BigInt(size)) {
+        return reject(-26, `insufficient fee, rejecting replacement ${id}; new feerate ${rate(fee, size)} <= old feerate ${rate(c.feeSat, c.vsize)}`);
+      }
+    }
+    const evictedFees = [...evicted.values()].reduce((n, m) => n + m.feeSat, 0n);
+    if (fee < evictedFees) {
+      return reject(-26, `insufficient fee, rejecting replacement ${id}, less fees than conflicting txs; ${formatBtc(fee)} < ${formatBtc(evictedFees)}`);
+    }
+    const relayForReplacement = (BigInt(size) * MIN_RELAY_SAT_PER_KVB + 999n) / 1000n;
+    if (fee - evictedFees < relayForReplacement) {
+      return reject(-26, `insufficient fee, rejecting replacement ${id}, not enough additional fees to relay; ${formatBtc(fee - evictedFees)} < ${formatBtc(relayForReplacement)}`);
+    }
+    return { ...accepted, evicts: [...evicted.keys()] };
   }
 
-  /** Accepts a checked transaction into the mempool. */
+  /** Accepts a checked transaction into the mempool, evicting what it replaces. */
   submit(hex: string, now: number): SubmitResult {
     const result = this.check(hex);
     if (result.accepted && !this.mempool.has(result.txid)) {
+      for (const txid of result.evicts ?? []) this.mempool.delete(txid);
       const tx = parseTransaction(hex);
-      this.addToMempool({ txid: result.txid, wtxid: result.wtxid, hex, tx, feeSat: result.feeSat, vsize: result.vsize, weight: weight(tx), time: now, height: this.tipHeight });
+      this.mempool.set(result.txid, { txid: result.txid, wtxid: result.wtxid, hex, tx, feeSat: result.feeSat, vsize: result.vsize, weight: weight(tx), time: now, height: this.tipHeight });
     }
     return result;
-  }
-
-  private addToMempool(m: MempoolTx, options: { spend: boolean } = { spend: true }): void {
-    this.mempool.set(m.txid, m);
-    if (options.spend) for (const input of m.tx.inputs) this.utxos.delete(`${input.txid}:${input.vout}`);
-    m.tx.outputs.forEach((o, vout) => this.utxos.set(`${m.txid}:${vout}`, { value: o.value, script: o.script }));
   }
 }
 

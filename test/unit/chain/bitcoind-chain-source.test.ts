@@ -236,11 +236,19 @@ describe('broadcast', () => {
     expect(await source.getMempoolEntry(payment.txid)).toMatchObject({ txid: payment.txid, feeSat: BigInt(payment.fee_sat), vsize: payment.vsize });
   });
 
-  it('rejections keep the node code and reason: -26 conflict, -25 spent inputs, -27 confirmed, -22 undecodable', async () => {
-    const { node, source } = await nodeAndSource({ snapshot: 8 });
-    const conflict = await failure(source.broadcast(replacement.hex));
-    expect([conflict.code, conflict.rpcCode, conflict.reason]).toEqual(['tx_rejected', -26, 'txn-mempool-conflict']);
-    expect(conflict.message).toBe('The node rejected the transaction: txn-mempool-conflict');
+  it('a fee bump replaces the original in the mempool', async () => {
+    const { source } = await nodeAndSource({ snapshot: 8 });
+    expect(await source.broadcast(replacement.hex)).toBe(replacement.txid);
+    expect((await source.getMempoolTxids()).map((m) => m.txid)).toEqual([replacement.txid]);
+    expect(await source.getMempoolEntry(payment.txid)).toBeNull();
+  });
+
+  it('rejections keep the node code and reason: -26 fee too low, -25 spent inputs, -27 confirmed, -22 undecodable', async () => {
+    const { node, source } = await nodeAndSource({ snapshot: 9 });
+    const lowFee = await failure(source.broadcast(payment.hex));
+    expect([lowFee.code, lowFee.rpcCode]).toEqual(['tx_rejected', -26]);
+    expect(lowFee.reason).toMatch(/^insufficient fee, rejecting replacement/);
+    expect(lowFee.message).toBe(`The node rejected the transaction: ${lowFee.reason}`);
 
     node.setSnapshot(10);
     const spent = await failure(source.broadcast(payment.hex));
@@ -270,8 +278,8 @@ describe('broadcast', () => {
   });
 
   it('a lost answer for a transaction the node did not take is broadcast_unknown, never success', async () => {
-    const { node, source } = await nodeAndSource({ snapshot: 8, methodDelayMs: { sendrawtransaction: 400 } }, { timeoutMs: 150 });
-    const error = await failure(source.broadcast(replacement.hex));
+    const { node, source } = await nodeAndSource({ snapshot: 9, methodDelayMs: { sendrawtransaction: 400 } }, { timeoutMs: 150 });
+    const error = await failure(source.broadcast(payment.hex));
     expect([error.code, error.retryable]).toEqual(['broadcast_unknown', true]);
     expect(node.count('sendrawtransaction')).toBe(1);
   });

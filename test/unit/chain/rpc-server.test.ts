@@ -136,10 +136,18 @@ describe('the test node follows the timeline', () => {
     expect(accepted.json.result).toBe(payment.txid);
     expect((await post({ id: 1, method: 'getrawmempool', params: [] })).json.result).toContain(payment.txid);
     expect(node.broadcasts.at(-1)).toEqual({ hex: payment.hex, outcome: { txid: payment.txid } });
-    // A second spend of the same inputs conflicts.
+    // The fee bump replaces it (full RBF), as the node did between snapshots 8 and 9.
     const replacement = timeline.snapshots[9].mempool[0];
-    const conflict = await post({ id: 1, method: 'sendrawtransaction', params: [replacement.hex] });
-    expect(conflict.json.error).toEqual({ code: -26, message: 'txn-mempool-conflict' });
+    expect((await post({ id: 1, method: 'sendrawtransaction', params: [replacement.hex] })).json.result).toBe(replacement.txid);
+    expect((await post({ id: 1, method: 'getrawmempool', params: [] })).json.result).toEqual([replacement.txid]);
+    const gone = await post({ id: 1, method: 'getrawtransaction', params: [payment.txid] });
+    expect(gone.json.error.code).toBe(-5);
+    // The original cannot come back: it pays less.
+    const back = await post({ id: 1, method: 'sendrawtransaction', params: [payment.hex] });
+    expect(back.json.error).toEqual({
+      code: -26,
+      message: `insufficient fee, rejecting replacement ${payment.txid}; new feerate 0.00001004 BTC/kvB <= old feerate 0.00006027 BTC/kvB`,
+    });
     node.setSnapshot(finalSnapshot);
   });
 });
