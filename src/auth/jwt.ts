@@ -1,6 +1,10 @@
-/** JWT access tokens: HS256 only, on signing and on verification (no `alg: none`, no key confusion). */
-import { createHash, timingSafeEqual } from 'node:crypto';
-import { SignJWT, jwtVerify } from 'jose';
+/**
+ * JWT access tokens: HS256 only, on signing and on verification (no `alg: none`, no key confusion).
+ * Signing uses jose; verification, on every authenticated request, is a direct HMAC-SHA256 check
+ * with node:crypto (see docs/adr/0001-jwt-verification.md: jose's WebCrypto path cost ~10x more).
+ */
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { SignJWT } from 'jose';
 
 export interface TokenClaims {
   /** User name. */
@@ -29,19 +33,34 @@ export class JwtCodec {
   }
 
   /** The claims of a well-signed, unexpired token; undefined for anything else. */
-  async verify(token: string, nowMs: number): Promise<TokenClaims | undefined> {
-    try {
-      const { payload } = await jwtVerify(token, this.key, {
-        algorithms: ['HS256'],
-        currentDate: new Date(nowMs),
-        requiredClaims: ['sub', 'jti', 'iat', 'exp'],
-      });
-      const { sub, jti, iat, exp } = payload;
-      if (typeof sub !== 'string' || typeof jti !== 'string' || typeof iat !== 'number' || typeof exp !== 'number') return undefined;
-      return { sub, jti, iat, exp };
-    } catch {
-      return undefined;
-    }
+  verify(token: string, nowMs: number): TokenClaims | undefined {
+    const parts = token.split('.');
+    if (parts.length !== 3) return undefined;
+    const [headerPart = '', payloadPart = '', signaturePart = ''] = parts;
+    if (!BASE64URL.test(headerPart) || !BASE64URL.test(payloadPart) || !BASE64URL.test(signaturePart)) return undefined;
+    const header = parseJson(headerPart);
+    // Pinned: exactly HS256, and no extension this code does not understand.
+    if (!header || header.alg !== 'HS256' || 'crit' in header || (header.typ !== undefined && header.typ !== 'JWT')) return undefined;
+    const expected = createHmac('sha256', this.key).update(`${headerPart}.${payloadPart}`).digest();
+    const given = Buffer.from(signaturePart, 'base64url');
+    if (given.length !== expected.length || !timingSafeEqual(given, expected)) return undefined;
+    const payload = parseJson(payloadPart);
+    if (!payload) return undefined;
+    const { sub, jti, iat, exp } = payload;
+    if (typeof sub !== 'string' || typeof jti !== 'string' || !Number.isSafeInteger(iat) || !Number.isSafeInteger(exp)) return undefined;
+    if ((exp as number) * 1000 <= nowMs) return undefined;
+    return { sub, jti, iat: iat as number, exp: exp as number };
+  }
+}
+
+const BASE64URL = /^[A-Za-z0-9_-]+$/;
+
+function parseJson(part: string): Record<string, unknown> | undefined {
+  try {
+    const value: unknown = JSON.parse(Buffer.from(part, 'base64url').toString('utf8'));
+    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
   }
 }
 

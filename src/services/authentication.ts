@@ -43,7 +43,7 @@ export class AuthenticationService {
   async authenticateBearer(token: string): Promise<Principal> {
     const { store, jwt, now } = this.deps;
     const nowMs = now();
-    const claims = await jwt.verify(token, nowMs);
+    const claims = jwt.verify(token, nowMs);
     if (!claims) throw unauthenticated('Bearer');
     const found = await store.tokens.findWithUser(claims.jti);
     if (

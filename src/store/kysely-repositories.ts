@@ -34,7 +34,7 @@ const toUser = (row: Selectable<UsersTable>): UserRecord => ({
   createdAt: Number(row.created_at),
 });
 
-const toToken = (row: Selectable<TokensTable>): TokenRecord => ({
+export const toTokenRecord = (row: Selectable<TokensTable>): TokenRecord => ({
   id: row.id,
   userName: row.user_name,
   description: row.description,
@@ -108,12 +108,12 @@ class KyselyTokens implements TokenRepository {
 
   async findForUser(userName: string, id: string): Promise<TokenRecord | undefined> {
     const row = await this.db.selectFrom('tokens').selectAll().where('id', '=', id).where('user_name', '=', userName).executeTakeFirst();
-    return row && toToken(row);
+    return row && toTokenRecord(row);
   }
 
   async listForUser(userName: string): Promise<TokenRecord[]> {
     const rows = await this.db.selectFrom('tokens').selectAll().where('user_name', '=', userName).orderBy('created_at').orderBy('id').execute();
-    return rows.map(toToken);
+    return rows.map(toTokenRecord);
   }
 
   async findWithUser(id: string): Promise<{ token: TokenRecord; userIsAdmin: boolean } | undefined> {
@@ -124,7 +124,7 @@ class KyselyTokens implements TokenRepository {
       .select('users.is_admin')
       .where('tokens.id', '=', id)
       .executeTakeFirst();
-    return row && { token: toToken(row), userIsAdmin: Number(row.is_admin) === 1 };
+    return row && { token: toTokenRecord(row), userIsAdmin: Number(row.is_admin) === 1 };
   }
 
   async deleteForUser(userName: string, id: string): Promise<boolean> {

@@ -160,3 +160,30 @@ describe.each(STORE_KINDS)('store conformance: $kind', ({ kind, open }) => {
     await expect(store.ping()).rejects.toThrow();
   });
 });
+
+describe.each(STORE_KINDS)('store conformance across transactions: $kind', ({ open }) => {
+  it('the token lookup of the Bearer path sees a committed delete at once and never an uncommitted one', async () => {
+    const { store, dispose } = await open();
+    try {
+      await store.users.insert(alice);
+      await store.tokens.insert(token());
+      let release!: () => void;
+      const held = new Promise<void>((resolve) => (release = resolve));
+      let deletedInside!: () => void;
+      const deleted = new Promise<void>((resolve) => (deletedInside = resolve));
+      const transaction = store.transaction(async (repos) => {
+        await repos.tokens.deleteAllForUser('alice');
+        deletedInside();
+        await held;
+      });
+      await deleted;
+      // SQLite serialises writers; a reader on another connection still sees the committed row.
+      expect(await store.tokens.findWithUser(token().id)).toBeDefined();
+      release();
+      await transaction;
+      expect(await store.tokens.findWithUser(token().id)).toBeUndefined();
+    } finally {
+      await dispose();
+    }
+  });
+});

@@ -64,3 +64,24 @@ describe('token hashes', () => {
     expect(sameHash('short', tokenHash('abc'))).toBe(false);
   });
 });
+
+describe('verification agrees with jose (differential)', () => {
+  it('accepts exactly what jose accepts with HS256 pinned, for tokens with random single-character edits', async () => {
+    const { jwtVerify } = await import('jose');
+    const fc = (await import('fast-check')).default;
+    const token = await codec.sign(claims);
+    await fc.assert(
+      fc.asyncProperty(fc.nat(token.length - 1), fc.constantFrom(...'AQgw_-.=+/aZ09'), async (index, replacement) => {
+        const edited = token.slice(0, index) + replacement + token.slice(index + 1);
+        const joseSays = await jwtVerify(edited, key, { algorithms: ['HS256'], currentDate: new Date(NOW), requiredClaims: ['sub', 'jti', 'iat', 'exp'] }).then(
+          (r) => r.payload,
+          () => undefined,
+        );
+        const oursSays = codec.verify(edited, NOW);
+        if (joseSays === undefined) expect(oursSays).toBeUndefined();
+        else expect(oursSays).toEqual({ sub: joseSays.sub, jti: joseSays.jti, iat: joseSays.iat, exp: joseSays.exp });
+      }),
+      { numRuns: 300 },
+    );
+  });
+});

@@ -1,0 +1,116 @@
+// HTTP benchmark: requests/s and p99 latency of token-authenticated reads on the real server
+// (`wcs serve` as a child process, SQLite, request logging on) against a bare Fastify hello-world,
+// all on loopback, each target measured several times in alternation; medians are reported.
+// Usage: npm run build && node bench/http/run.mjs [--duration 5] [--rounds 3] [--connections 10]
+import autocannon from 'autocannon';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { cpus, tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const root = join(here, '..', '..');
+const arg = (name, fallback) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 ? Number(process.argv[i + 1]) : fallback;
+};
+const DURATION = Math.min(arg('duration', 5), 30);
+const ROUNDS = Math.min(arg('rounds', 3), 9);
+const CONNECTIONS = arg('connections', 10);
+const PASSWORD = 'bench-admin-password';
+
+function freePort() {
+  return new Promise((resolve) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+async function waitFor(url) {
+  for (let i = 0; i < 100; i++) {
+    try {
+      if ((await fetch(url)).ok) return;
+    } catch {
+      // not up yet
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`${url} did not come up`);
+}
+
+function start(args, env) {
+  return spawn(process.execPath, args, { cwd: root, env: { PATH: process.env.PATH, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
+}
+
+function stop(child) {
+  return new Promise((resolve) => {
+    child.once('exit', resolve);
+    child.kill('SIGTERM');
+  });
+}
+
+function measure(url, headers) {
+  return new Promise((resolve, reject) => {
+    autocannon({ url, headers, connections: CONNECTIONS, duration: DURATION, pipelining: 1 }, (error, result) => {
+      if (error) return reject(error);
+      if (result.non2xx > 0 || result.errors > 0) return reject(new Error(`${url}: ${result.non2xx} non-2xx, ${result.errors} errors`));
+      resolve({ rps: result.requests.average, p99: result.latency.p99 });
+    });
+  });
+}
+
+const median = (values) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+};
+
+const dataFolder = mkdtempSync(join(tmpdir(), 'wcs-bench-'));
+const [barePort, servicePort] = [await freePort(), await freePort()];
+const bare = start([join(here, 'bare-server.mjs'), String(barePort)], {});
+const service = start([join(root, 'dist', 'cli', 'main.js'), 'serve'], {
+  SERVICE_DATA_FOLDER: dataFolder,
+  SERVICE_PORT: String(servicePort),
+  SERVICE_API_ACTIVE: 'True',
+  SERVICE_ADMIN_PASSWORD: PASSWORD,
+});
+try {
+  const bareUrl = `http://127.0.0.1:${barePort}/`;
+  const serviceUrl = `http://127.0.0.1:${servicePort}`;
+  await Promise.all([waitFor(bareUrl), waitFor(`${serviceUrl}/healthz/live`)]);
+  const created = await fetch(`${serviceUrl}/api/v1alpha/token`, {
+    method: 'POST',
+    headers: { authorization: `Basic ${Buffer.from(`admin:${PASSWORD}`).toString('base64')}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ jwt_token_description: 'bench', jwt_token_life: '1 hours' }),
+  }).then((r) => r.json());
+  const auth = { authorization: `Bearer ${created.jwt_token}` };
+  const targets = [
+    { name: 'bare Fastify GET / (reference)', url: bareUrl, headers: {} },
+    { name: 'GET /api/v1alpha/liveness (Bearer)', url: `${serviceUrl}/api/v1alpha/liveness`, headers: auth },
+    { name: 'GET /api/v1alpha/service (Bearer, admin)', url: `${serviceUrl}/api/v1alpha/service`, headers: auth },
+    { name: 'GET /healthz/live (no auth)', url: `${serviceUrl}/healthz/live`, headers: {} },
+  ];
+  // Warm-up (JIT, statement caches), not counted.
+  for (const t of targets) await new Promise((r) => autocannon({ url: t.url, headers: t.headers, connections: CONNECTIONS, duration: 1 }, r));
+  const samples = new Map(targets.map((t) => [t.name, []]));
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const t of targets) samples.get(t.name).push(await measure(t.url, t.headers));
+  }
+  const bareRps = median(samples.get(targets[0].name).map((s) => s.rps));
+  const rows = targets.map((t) => {
+    const s = samples.get(t.name);
+    const rps = median(s.map((x) => x.rps));
+    return { target: t.name, rps: Math.round(rps), p99_ms: median(s.map((x) => x.p99)), ratio_to_bare: Math.round((rps / bareRps) * 100) / 100 };
+  });
+  const report = { date: new Date().toISOString(), node: process.version, cpus: cpus().length, cpu: cpus()[0]?.model, duration_s: DURATION, rounds: ROUNDS, connections: CONNECTIONS, rows };
+  console.table(rows);
+  mkdirSync(join(root, 'bench', 'results'), { recursive: true });
+  writeFileSync(join(root, 'bench', 'results', 'http.json'), `${JSON.stringify(report, null, 2)}\n`);
+} finally {
+  await Promise.all([stop(bare), stop(service)]);
+  rmSync(dataFolder, { recursive: true, force: true });
+}
