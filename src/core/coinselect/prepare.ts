@@ -48,6 +48,7 @@ export interface Prepared {
   feeRate: FeeRate;
   subtractFeeFrom: number | null;
   minimumFee: bigint;
+  minimumFeeIncrementalRate: FeeRate;
   /** Fee of everything but the inputs (version, locktime, counts, segwit marker, recipient outputs). 0 when a recipient pays the fee. */
   notInputFee: bigint;
   changeFee: bigint;
@@ -145,6 +146,7 @@ export function prepare(request: SelectionRequest): Prepared {
   const maxWeight = options.maxWeight ?? DEFAULT_MAX_WEIGHT;
   if (!Number.isInteger(maxWeight) || maxWeight <= 0) throw invalid('maxWeight must be a positive integer');
   const minimumFee = checkAmount(options.minimumFee ?? 0n, 'minimumFee', 0n);
+  const minimumFeeIncrementalRate = checkRate(options.minimumFeeIncrementalRate ?? 0n, 'minimumFeeIncrementalRate');
 
   if (!Array.isArray(request.recipients) || request.recipients.length === 0) throw invalid('At least one recipient is required');
   if (!(request.changeScript instanceof Uint8Array)) throw invalid('changeScript must be bytes');
@@ -199,6 +201,7 @@ export function prepare(request: SelectionRequest): Prepared {
     feeRate,
     subtractFeeFrom,
     minimumFee,
+    minimumFeeIncrementalRate,
     notInputFee,
     changeFee,
     costOfChange: changeFee + changeSpendFee,

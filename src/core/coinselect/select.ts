@@ -104,6 +104,10 @@ function transactionWeight(inputs: readonly PreparedCoin[], scriptLengths: reado
   return weight;
 }
 
+/** The fee floor besides the rate: minimumFee, plus the incremental relay fee of this size for a replacement. */
+const minimumFeeFor = (p: Prepared, vsize: number): bigint =>
+  p.minimumFee + (p.minimumFeeIncrementalRate > 0n ? feeForVsize(p.minimumFeeIncrementalRate, vsize) : 0n);
+
 type Settlement = { result: SelectionResult } | { shortfall: bigint };
 
 /** Works out fee, change and recipient amounts exactly for the chosen coins. */
@@ -113,7 +117,8 @@ function settle(p: Prepared, choice: Choice): Settlement {
   const feeAt = (weight: number) => {
     const vsize = Math.ceil(weight / 4);
     const fee = feeForVsize(p.feeRate, vsize);
-    return { weight, vsize, fee: fee > p.minimumFee ? fee : p.minimumFee };
+    const floor = minimumFeeFor(p, vsize);
+    return { weight, vsize, fee: fee > floor ? fee : floor };
   };
   const without = feeAt(transactionWeight(inputs, p.recipientScriptLengths));
   const withChange = feeAt(transactionWeight(inputs, [...p.recipientScriptLengths, p.changeScript.length]));
@@ -156,7 +161,7 @@ function settle(p: Prepared, choice: Choice): Settlement {
   }
   const outputs = recipients.reduce((sum, r) => sum + r.value, 0n) + (change ?? 0n);
   // Guards on the money invariants: a failure here is a bug, never something to send.
-  if (totalIn !== outputs + fee || fee < feeForVsize(p.feeRate, size.vsize) || fee < p.minimumFee || (change !== null && change < 0n)) {
+  if (totalIn !== outputs + fee || fee < feeForVsize(p.feeRate, size.vsize) || fee < minimumFeeFor(p, size.vsize) || (change !== null && change < 0n)) {
     throw new Error('coin selection broke a money invariant');
   }
   return {
@@ -167,7 +172,7 @@ function settle(p: Prepared, choice: Choice): Settlement {
 /**
  * Selects coins paying `recipients` at `feeRate` (sat/kvB), with change to `changeScript` when
  * worth it. Guarantees: inputs = outputs + fee exactly; fee >= ceil(feeRate * vsize / 1000) and
- * >= options.minimumFee; every must-use coin spent; no coin twice; confirmed coins preferred.
+ * >= options.minimumFee (+ the incremental rate times vsize); every must-use coin spent; no coin twice; confirmed coins preferred.
  * Throws InsufficientFundsError (with the sats missing), or CoinSelectionError for a bad request,
  * a recipient below dust (also after fee subtraction), or a selection over the weight limit.
  */

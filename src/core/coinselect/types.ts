@@ -28,8 +28,13 @@ export interface SelectionOptions {
   subtractFeeFrom?: number;
   /** Ids of coins that must all be spent (coin control, e.g. the inputs of a transaction being replaced). */
   mustUse?: readonly string[];
-  /** The fee is at least this many satoshis (BIP125 replacements: the original's fee plus relay fee). */
+  /** The fee is at least this many satoshis (BIP125 replacements: the fees of the transactions replaced). */
   minimumFee?: bigint;
+  /**
+   * With minimumFee, the fee must also exceed it by this rate times the new size (BIP125 rule 4:
+   * the replacement pays for its own relay at the incremental relay fee, Core's default 1 sat/vB = 1000n).
+   */
+  minimumFeeIncrementalRate?: FeeRate;
   /** Rate at which inputs are expected to be spendable later (waste metric). Default 10 sat/vB, Core's consolidatefeerate. */
   longTermFeeRate?: FeeRate;
   /** Rate at which dust change is valued (Core's discardfee). Default 10 sat/vB, never below the dust relay fee. */

@@ -59,6 +59,7 @@ const requestArb = fc
     subtract: fc.option(fc.nat(3), { nil: undefined }),
     mustUse: fc.array(fc.nat(39), { maxLength: 3 }),
     minimumFee: fc.option(fc.bigInt({ min: 0n, max: 200_000n }), { nil: undefined }),
+    incremental: fc.option(fc.bigInt({ min: 0n, max: 5000n }), { nil: undefined }),
     seed: fc.nat(),
   })
   .map((r): SelectionRequest => {
@@ -74,6 +75,7 @@ const requestArb = fc
         ...(r.subtract !== undefined && r.subtract < r.recipients.length ? { subtractFeeFrom: r.subtract } : {}),
         mustUse: [...new Set(r.mustUse.filter((i) => i < coins.length).map((i) => `coin${i}`))],
         ...(r.minimumFee !== undefined ? { minimumFee: r.minimumFee } : {}),
+        ...(r.incremental !== undefined ? { minimumFeeIncrementalRate: r.incremental } : {}),
       },
     };
   });
@@ -121,12 +123,13 @@ describe('coin selection properties', () => {
 
         // never below the requested rate or the minimum fee
         const required = feeForVsize(request.feeRate, result.vsize);
+        const minimum = (options.minimumFee ?? 0n) + feeForVsize(options.minimumFeeIncrementalRate ?? 0n, result.vsize);
         expect(result.fee).toBeGreaterThanOrEqual(required);
-        expect(result.fee).toBeGreaterThanOrEqual(options.minimumFee ?? 0n);
+        expect(result.fee).toBeGreaterThanOrEqual(minimum);
 
         // never overspends: recipients get what was asked (less the fee for the paying one), change is
         // real change, and the fee is over the requirement only by a leftover too small to be change
-        const floor = (options.minimumFee ?? 0n) > required ? options.minimumFee! : required;
+        const floor = minimum > required ? minimum : required;
         request.recipients.forEach((r, i) => {
           const paid = result.recipients[i]!;
           expect(paid.script).toBe(r.script);

@@ -230,6 +230,13 @@ describe('selectCoins', () => {
     expect(bumped.inputs).toHaveLength(2);
   });
 
+  it('pays for its own relay on top of the replaced fee (BIP125 rule 4)', () => {
+    const result = selectCoins(request([coin('a', 1_000_000n)], 100_000n, {}, { minimumFee: 5_000n, minimumFeeIncrementalRate: 1000n }));
+    expect(result.vsize).toBe(141);
+    expect(result.fee).toBe(5_000n + 141n);
+    expect(result.change).toBe(1_000_000n - 100_000n - 5_141n);
+  });
+
   it('handles fractional fee rates exactly (millisat per vbyte)', () => {
     const result = selectCoins(request([coin('a', 1_000_000n)], 100_000n, { feeRate: parseFeeRate('1.234') }));
     expect(result.fee).toBe(feeForVsize(1234n, result.vsize));
