@@ -143,6 +143,13 @@ describe('selectCoins', () => {
     expect(result.change).toBe(1_000_000n - 100_000n - 353n);
   });
 
+  it('falls back to largest-first when neither BnB nor SRD (target + 50,000 sat) can succeed', () => {
+    const result = selectCoins(request([coin('a', 60_000n), coin('b', 50_000n), coin('c', 1_000n)], 100_000n));
+    expect(result.algorithm).toBe('largest-first');
+    expect(result.inputs.map((c) => c.id)).toEqual(['a', 'b']);
+    expect(result.change).toBe(110_000n - 100_000n - feeForVsize(1000n, estimateVsize([WPKH, WPKH], [P2WPKH, CHANGE])));
+  });
+
   it('gives a leftover below the smallest viable change to the fee', () => {
     // Leftover after the fee with change would be ~ 500 sat < max(681, 980 dust at the 10 sat/vB discard rate).
     const value = 100_000n + 141n + 500n;
