@@ -138,3 +138,16 @@ describe('loadConfig refuses bad settings with one line naming the setting', () 
     expect(errorOf(() => loadConfig({ env: { SERVICE_DATA_FOLDER: folder } })).message).toMatch(/^Invalid setting SERVICE_PORT \(from "port" in .*config\.json\)/);
   });
 });
+
+describe('README configuration table', () => {
+  it('names every setting with its config key, variable and flag', async () => {
+    const { readFileSync } = await import('node:fs');
+    const { SETTINGS, DATA_FOLDER_SETTING } = await import('../../../src/config.js');
+    const readme = readFileSync(new URL('../../../README.md', import.meta.url), 'utf8');
+    const rows = readme.split('\n').filter((line) => line.startsWith('| '));
+    for (const s of SETTINGS) {
+      expect(rows.some((r) => r.includes(`\`${s.key}\``) && r.includes(`\`${s.env}\``) && r.includes(`\`${s.flag}\``)), s.env).toBe(true);
+    }
+    expect(rows.some((r) => r.includes(DATA_FOLDER_SETTING.env) && r.includes(DATA_FOLDER_SETTING.flag))).toBe(true);
+  });
+});
