@@ -186,6 +186,8 @@ export interface HealthCheck {
 
 /** Everything a full chain backend offers. */
 export interface ChainSource extends BlockSource, MempoolSource, Broadcaster, FeeEstimator, HealthCheck {
+  /** Backend name for service details, e.g. `bitcoind`. */
+  readonly backend: string;
   readonly network: NetworkName;
   /** Releases connections; the source is unusable afterwards. */
   close(): Promise<void>;

@@ -30,6 +30,7 @@ export interface BitcoindChainSourceOptions extends RpcClientOptions {
 }
 
 export class BitcoindChainSource implements ChainSource {
+  readonly backend = 'bitcoind';
   readonly network: NetworkName;
   private readonly rpc: RpcClient;
   private readonly mempoolBatchSize: number;

@@ -154,6 +154,36 @@ describe('health of the node', () => {
     expect((await failure(source.getTip())).code).toBe('connection_refused');
   });
 
+  it('many calls against a down node fail cleanly and leave no unhandled rejection', async () => {
+    const node = await startRpcTestServer();
+    const url = node.url;
+    await node.close();
+    const source = new BitcoindChainSource({ url, user: 'u', password: 'p', network: 'regtest', retries: 1, retryDelayMs: 10 });
+    open.push(source);
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      const outcomes = await Promise.allSettled([
+        source.getTip(),
+        source.getBlockHash(1),
+        source.getBlockFilter('00'.repeat(32)),
+        source.getMempool(),
+        source.estimateFee(6),
+        source.broadcast('00'),
+      ]);
+      for (const o of outcomes) {
+        expect(o.status).toBe('rejected');
+        expect(o.status === 'rejected' && (o.reason as ChainError).code).toBe('connection_refused');
+      }
+      expect(await source.checkHealth()).toMatchObject({ ok: false, code: 'connection_refused' });
+      await new Promise((r) => setTimeout(r, 50));
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
+    expect(unhandled).toEqual([]);
+  });
+
   it('a timeout', async () => {
     const { source } = await nodeAndSource({ delayMs: 400 }, { timeoutMs: 100 });
     expect(await source.checkHealth()).toEqual({ ok: false, code: 'timeout', reason: expect.stringMatching(/^No answer from Bitcoin Core at 127\.0\.0\.1:\d+ within 100 ms$/) });
