@@ -71,11 +71,13 @@ export function applyUpdate(state: EngineState, update: ChainUpdate, options?: A
 class Candidate {
   private id: string | undefined;
   private hexes: string[] | undefined;
+  readonly coinbase: boolean;
   constructor(
     readonly tx: Transaction,
     txid?: string,
   ) {
     this.id = txid;
+    this.coinbase = isCoinbase(tx);
   }
   get txid(): string {
     return (this.id ??= computeTxid(this.tx));
@@ -85,24 +87,26 @@ class Candidate {
   }
 }
 
-/** Wallets (in scope) that this transaction pays or spends from. */
-function touchedWallets(state: EngineState, scope: Set<WalletState>, candidate: Candidate): Set<WalletState> {
-  const touched = new Set<WalletState>();
-  if (!isCoinbase(candidate.tx)) {
+const NO_WALLETS: ReadonlySet<WalletState> = new Set();
+
+/** Wallets (in scope) that this transaction pays or spends from; allocates nothing for the (usual) miss. */
+function touchedWallets(state: EngineState, scope: Set<WalletState>, candidate: Candidate): ReadonlySet<WalletState> {
+  let touched: Set<WalletState> | undefined;
+  if (!candidate.coinbase) {
     for (const input of candidate.tx.inputs) {
       const owners = state.txOwners.get(input.txid);
       if (!owners) continue;
       for (const wallet of owners) {
-        if (scope.has(wallet) && wallet.txs.get(input.txid)!.mine.has(input.vout)) touched.add(wallet);
+        if (scope.has(wallet) && wallet.txs.get(input.txid)!.mine.has(input.vout)) (touched ??= new Set()).add(wallet);
       }
     }
   }
   for (const script of candidate.scriptHexes) {
     const owners = state.scriptIndex.get(script);
     if (!owners) continue;
-    for (const { wallet } of owners) if (scope.has(wallet)) touched.add(wallet);
+    for (const { wallet } of owners) if (scope.has(wallet)) (touched ??= new Set()).add(wallet);
   }
-  return touched;
+  return touched ?? NO_WALLETS;
 }
 
 /** Marks the outputs' scripts used; true if that derived new scripts (the update must be checked again). */
