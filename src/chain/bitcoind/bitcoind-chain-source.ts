@@ -18,7 +18,7 @@ import {
   type MempoolEntry,
   type RelayFees,
 } from '../types.js';
-import { RpcClient, type RpcClientOptions } from './rpc-client.js';
+import { RpcClient, type CallOptions, type RpcClientOptions } from './rpc-client.js';
 import { broadcastError, isFilterUnavailable, isNotFound } from './rpc-errors.js';
 import { btcPerKvbToSatPerKvb, btcToSats, checkHashArgument, expectHash, expectInteger, expectObject, expectString } from './values.js';
 
@@ -27,6 +27,8 @@ export interface BitcoindChainSourceOptions extends RpcClientOptions {
   network: NetworkName;
   /** Transactions fetched per JSON-RPC batch when reading the mempool (default 100). */
   mempoolBatchSize?: number;
+  /** Deadline of each request of a health check (default: the smaller of timeoutMs and 5 s). */
+  healthTimeoutMs?: number;
 }
 
 export class BitcoindChainSource implements ChainSource {
@@ -34,6 +36,7 @@ export class BitcoindChainSource implements ChainSource {
   readonly network: NetworkName;
   private readonly rpc: RpcClient;
   private readonly mempoolBatchSize: number;
+  private readonly healthCall: { retries: number; timeoutMs: number };
   private networkVerified = false;
   private pendingNetworkCheck: Promise<void> | undefined;
 
@@ -42,6 +45,8 @@ export class BitcoindChainSource implements ChainSource {
     this.network = options.network;
     this.rpc = new RpcClient(options);
     this.mempoolBatchSize = options.mempoolBatchSize ?? 100;
+    // One quick attempt per request: a health check reports the node as it is now.
+    this.healthCall = { retries: 0, timeoutMs: options.healthTimeoutMs ?? Math.min(options.timeoutMs ?? 30_000, 5_000) };
   }
 
   async close(): Promise<void> {
@@ -52,8 +57,7 @@ export class BitcoindChainSource implements ChainSource {
 
   async checkHealth(): Promise<HealthReport> {
     try {
-      // One attempt each: a health check reports the node as it is now, quickly.
-      const info = expectObject(await this.rpc.call('getblockchaininfo', [], { retries: 0 }), 'getblockchaininfo');
+      const info = expectObject(await this.rpc.call('getblockchaininfo', [], this.healthCall), 'getblockchaininfo');
       this.checkNetwork(info);
       this.networkVerified = true;
       if (info.initialblockdownload === true) {
@@ -64,8 +68,8 @@ export class BitcoindChainSource implements ChainSource {
         );
       }
       const tip = { height: expectInteger(info.blocks, 'height'), hash: expectHash(info.bestblockhash, 'best block hash') };
-      const networkInfo = expectObject(await this.rpc.call('getnetworkinfo', [], { retries: 0 }), 'getnetworkinfo');
-      const filters = (await this.fetchFilter(tip.hash, 0)) !== null;
+      const networkInfo = expectObject(await this.rpc.call('getnetworkinfo', [], this.healthCall), 'getnetworkinfo');
+      const filters = (await this.fetchFilter(tip.hash, this.healthCall)) !== null;
       return { ok: true, network: this.network, tip, filters, nodeVersion: String(networkInfo.subversion ?? '') };
     } catch (error) {
       if (error instanceof ChainError) return { ok: false, code: error.code, reason: error.message };
@@ -238,9 +242,9 @@ export class BitcoindChainSource implements ChainSource {
     }
   }
 
-  private async fetchFilter(hash: string, retries?: number): Promise<BlockFilter | null> {
+  private async fetchFilter(hash: string, callOptions: CallOptions = {}): Promise<BlockFilter | null> {
     try {
-      const answer = expectObject(await this.rpc.call('getblockfilter', [hash, 'basic'], { retries }), 'getblockfilter');
+      const answer = expectObject(await this.rpc.call('getblockfilter', [hash, 'basic'], callOptions), 'getblockfilter');
       const filterHex = expectString(answer.filter, 'block filter');
       if (!/^([0-9a-f]{2})+$/.test(filterHex)) throw new ChainError('bad_response', 'Bitcoin Core sent a block filter that is not hex');
       return { filter: fromHex(filterHex), header: expectHash(answer.header, 'filter header') };

@@ -32,6 +32,8 @@ export interface CallOptions {
   idempotent?: boolean;
   /** Overrides the client's retry count for this call. */
   retries?: number;
+  /** Overrides the client's deadline for this call. */
+  timeoutMs?: number;
 }
 
 /** RPC error answered by the node (code and message as the node sent them). */
@@ -99,7 +101,7 @@ export class RpcClient {
   /** Calls one method. RPC errors throw ChainError `rpc_error` (or `warming_up`) with `rpcCode`. */
   async call<T = unknown>(method: string, params: unknown[] = [], options: CallOptions = {}): Promise<T> {
     return this.withRetries(options, async () => {
-      const response = await this.post({ jsonrpc: '1.0', id: this.nextId++, method, params });
+      const response = await this.post({ jsonrpc: '1.0', id: this.nextId++, method, params }, options.timeoutMs);
       if (Array.isArray(response) || typeof response !== 'object' || response === null) {
         throw new ChainError('bad_response', `Bitcoin Core answered ${method} with something that is not a JSON-RPC reply`);
       }
@@ -116,7 +118,10 @@ export class RpcClient {
     return this.withRetries({ ...options, idempotent: true }, async () => {
       const firstId = this.nextId;
       this.nextId += calls.length;
-      const response = await this.post(calls.map((c, i) => ({ jsonrpc: '1.0', id: firstId + i, method: c.method, params: c.params })));
+      const response = await this.post(
+        calls.map((c, i) => ({ jsonrpc: '1.0', id: firstId + i, method: c.method, params: c.params })),
+        options.timeoutMs,
+      );
       if (!Array.isArray(response)) {
         // A node that rejects the whole batch answers with one error object.
         if (response && typeof response === 'object') unwrap(response as RpcResponse, 'batch');
@@ -155,17 +160,17 @@ export class RpcClient {
   }
 
   /** Posts one JSON body; re-reads the cookie once if the node says 401 (it may have restarted). */
-  private async post(body: unknown): Promise<unknown> {
+  private async post(body: unknown, timeoutMs = this.timeoutMs): Promise<unknown> {
     if (this.closed) throw new ChainError('unreachable', 'The Bitcoin Core RPC client is closed');
     const payload = JSON.stringify(body);
     const hadAuthorization = this.authorization !== undefined;
     try {
-      return await this.postOnce(payload, await this.credentials());
+      return await this.postOnce(payload, await this.credentials(), timeoutMs);
     } catch (error) {
       const canRefreshCookie = error instanceof ChainError && error.code === 'unauthorized' && this.options.cookieFile && hadAuthorization;
       if (!canRefreshCookie) throw error;
       this.authorization = undefined;
-      return this.postOnce(payload, await this.credentials());
+      return this.postOnce(payload, await this.credentials(), timeoutMs);
     }
   }
 
@@ -189,7 +194,7 @@ export class RpcClient {
     return this.authorization;
   }
 
-  private postOnce(payload: string, authorization: string): Promise<unknown> {
+  private postOnce(payload: string, authorization: string, timeoutMs: number): Promise<unknown> {
     const transport = this.endpoint.protocol === 'https:' ? https : http;
     return new Promise<unknown>((resolve, reject) => {
       let settled = false;
@@ -240,9 +245,9 @@ export class RpcClient {
         },
       );
       const timer = setTimeout(() => {
-        finish(new ChainError('timeout', `No answer from Bitcoin Core at ${this.address} within ${this.timeoutMs} ms`, { retryable: true }));
+        finish(new ChainError('timeout', `No answer from Bitcoin Core at ${this.address} within ${timeoutMs} ms`, { retryable: true }));
         request.destroy();
-      }, this.timeoutMs);
+      }, timeoutMs);
       request.on('error', (error) => finish(this.transportError(error)));
       request.end(payload);
     });

@@ -187,6 +187,13 @@ describe('health of the node', () => {
   it('a timeout', async () => {
     const { source } = await nodeAndSource({ delayMs: 400 }, { timeoutMs: 100 });
     expect(await source.checkHealth()).toEqual({ ok: false, code: 'timeout', reason: expect.stringMatching(/^No answer from Bitcoin Core at 127\.0\.0\.1:\d+ within 100 ms$/) });
+    expect((await failure(source.getTip())).code).toBe('timeout');
+  });
+
+  it('a health check uses its own, shorter deadline', async () => {
+    const { source } = await nodeAndSource({ delayMs: 300 }, { timeoutMs: 2_000, healthTimeoutMs: 100 });
+    expect(await source.checkHealth()).toMatchObject({ ok: false, code: 'timeout', reason: expect.stringContaining('within 100 ms') });
+    expect(await source.getTip()).toEqual(snapshots[0]!.tip);
   });
 
   it('a node warming up (-28)', async () => {
