@@ -53,6 +53,8 @@ export class RpcTestServer {
   readonly calls: ReceivedCall[] = [];
   /** HTTP requests received (a batch is one request). */
   httpRequests = 0;
+  /** TCP connections accepted (keep-alive clients reuse theirs). */
+  connections = 0;
   /** Every sendrawtransaction received, with the node's answer. */
   readonly broadcasts: BroadcastRecord[] = [];
   readonly behaviour: NodeBehaviour;
@@ -90,6 +92,7 @@ export class RpcTestServer {
       node.server.listen(0, '127.0.0.1', () => resolve());
     });
     node.port = (node.server.address() as AddressInfo).port;
+    node.server.on('connection', () => node.connections++);
     return node;
   }
 

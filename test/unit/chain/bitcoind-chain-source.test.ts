@@ -120,6 +120,14 @@ describe('following the timeline', () => {
     expect(node.httpRequests - requestsBefore).toBe(2 + 3);
   });
 
+  it('keeps its connection alive across calls', async () => {
+    const { node: fresh, source: client } = await nodeAndSource({ snapshot: 2 });
+    for (let i = 0; i < 5; i++) await client.getBlockHash(i);
+    await client.getMempool();
+    expect(fresh.httpRequests).toBe(7);
+    expect(fresh.connections).toBe(1);
+  });
+
   it('bad arguments and unknown blocks are typed errors', async () => {
     expect((await failure(source.getBlockHash(-1))).code).toBe('invalid_argument');
     expect((await failure(source.getBlock('xyz'))).code).toBe('invalid_argument');
