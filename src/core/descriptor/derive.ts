@@ -92,8 +92,13 @@ function keySource(key: KeyExpression): KeySource {
   return key.wildcard ? { node: branchNode(parent), fingerprint, path } : { fixed: parent.publicKey, fingerprint, path };
 }
 
+/** Indices derived together by derive(index), and how many such blocks are kept. */
+const BLOCK = 16;
+const MAX_BLOCKS = 8;
+
 export class DescriptorDeriver {
   private readonly sources: readonly KeySource[];
+  private readonly blocks = new Map<number, DerivedOutput[]>();
 
   constructor(readonly descriptor: Descriptor) {
     if (multipathCount(descriptor) > 1) {
@@ -102,8 +107,22 @@ export class DescriptorDeriver {
     this.sources = descriptor.keys.map(keySource);
   }
 
+  /**
+   * The output at one index. Derives (and keeps a few of) aligned blocks of BLOCK indices, because
+   * a batch shares its field inversions: index-by-index callers (gap-limit scans) stay fast.
+   */
   derive(index: number): DerivedOutput {
-    return this.deriveRange(index, 1)[0]!;
+    if (!Number.isInteger(index) || index < 0 || index >= HARDENED) {
+      throw new DescriptorError('invalid_index', `Index must be an integer from 0 to ${HARDENED - 1}`);
+    }
+    const start = index - (index % BLOCK);
+    let block = this.blocks.get(start);
+    if (!block) {
+      block = this.deriveRange(start, Math.min(BLOCK, HARDENED - start));
+      this.blocks.set(start, block);
+      if (this.blocks.size > MAX_BLOCKS) this.blocks.delete(this.blocks.keys().next().value!);
+    }
+    return block[index - start]!;
   }
 
   /** Outputs for indices from..from+count-1. */

@@ -287,4 +287,13 @@ describe('regtest fixtures', () => {
     const single = Array.from({ length: 20 }, (_, i) => new DescriptorDeriver(deriver.descriptor).derive(5 + i).address);
     expect(batch).toEqual(single);
   });
+
+  it('derives the last non-hardened index and refuses indices beyond it', () => {
+    const deriver = descriptors.get('w_wpkh')!.recv;
+    const last = 2 ** 31 - 1;
+    expect(deriver.derive(last).address).toBe(deriver.deriveRange(last, 1)[0]!.address);
+    expect(deriver.derive(last).keys[0]!.pathText).toBe(`m/84h/1h/0h/0/${last}`);
+    for (const bad of [2 ** 31, -1, 0.5]) expect(errorOf(() => deriver.derive(bad)).code).toBe('invalid_index');
+    expect(errorOf(() => deriver.deriveRange(last, 2)).code).toBe('invalid_index');
+  });
 });
