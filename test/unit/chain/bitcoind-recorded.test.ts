@@ -206,6 +206,18 @@ describe('recorded Bitcoin Core answers', () => {
     await s.close();
   });
 
+  it('credentials inside the url are used, and never shown in messages', async () => {
+    const withCredentials = url.replace('http://', `http://user:${PASSWORD}@`);
+    const s = new BitcoindChainSource({ url: withCredentials, network: 'regtest', retries: 0 });
+    expect((await s.getTip()).height).toBe(132);
+    await s.close();
+    const wrong = new BitcoindChainSource({ url: url.replace('http://', 'http://user:secret-guess@'), network: 'regtest', retries: 0 });
+    const health = await wrong.checkHealth();
+    expect(health).toMatchObject({ ok: false, code: 'unauthorized' });
+    expect(JSON.stringify(health)).not.toContain('secret-guess');
+    await wrong.close();
+  });
+
   it('the node on regtest is refused by a service configured for mainnet', async () => {
     const s = new BitcoindChainSource({ url, user: 'user', password: PASSWORD, network: 'mainnet', retries: 0 });
     const error = await failure(s.getTip());
