@@ -48,13 +48,17 @@ for (const [size, runs] of [[1_000, 31], [10_000, 21], [100_000, 9]]) {
     const coins = makeWallet(size, size);
     for (let w = 0; w < 3; w++) selectCoins(scenario(coins, 1000 + w, feeRate)); // warm up
     const times = [];
+    const cpuTimes = [];
     const algorithms = {};
     let inputs = 0;
     for (let r = 0; r < runs; r++) {
       const request = scenario(coins, r, feeRate);
+      const cpuStart = process.cpuUsage();
       const start = process.hrtime.bigint();
       const result = selectCoins(request);
       times.push(Number(process.hrtime.bigint() - start) / 1e6);
+      const cpu = process.cpuUsage(cpuStart);
+      cpuTimes.push((cpu.user + cpu.system) / 1000);
       algorithms[result.algorithm] = (algorithms[result.algorithm] ?? 0) + 1;
       inputs += result.inputs.length;
     }
@@ -64,11 +68,13 @@ for (const [size, runs] of [[1_000, 31], [10_000, 21], [100_000, 9]]) {
       runs,
       'median ms': median(times).toFixed(2),
       'min ms': Math.min(...times).toFixed(2),
+      'median CPU ms': median(cpuTimes).toFixed(2),
       'max ms': Math.max(...times).toFixed(2),
       'avg inputs': (inputs / runs).toFixed(1),
       algorithms: Object.entries(algorithms).map(([k, v]) => `${k} ${v}`).join(', '),
     });
   }
 }
+// Wall time suffers when other processes share the cores; process CPU time much less so.
 console.log(`node ${process.version}, ${process.platform} ${process.arch}`);
 console.table(rows);
