@@ -37,7 +37,7 @@ const isTime = (n: unknown): n is number => Number.isSafeInteger(n) && (n as num
 
 function walletsInScope(state: EngineState, options: ApplyOptions | undefined): WalletState[] {
   if (!options?.walletIds) return [...state.wallets.values()];
-  return options.walletIds.map((id) => {
+  return [...new Set(options.walletIds)].map((id) => {
     const wallet = state.wallets.get(id);
     if (!wallet) throw new EngineError('unknown_wallet', `Unknown wallet ${id}`);
     return wallet;

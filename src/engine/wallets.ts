@@ -86,6 +86,13 @@ function loadRows(state: EngineState, wallet: ReturnType<typeof newWalletState>,
     if (row.walletId !== id) throw bad(id, 'transaction row belongs to another wallet');
     if (!STATUSES.has(row.status)) throw bad(id, `transaction ${row.txid} has unknown status`);
     if ((row.status === 'confirmed') !== (row.blockHash !== null)) throw bad(id, `transaction ${row.txid} status and block disagree`);
+    if (row.status === 'confirmed') {
+      const { blockHeight: height, blockTime: time, blockHash: hash } = row;
+      if (!Number.isSafeInteger(height) || !Number.isSafeInteger(time) || !HASH_RE.test(hash ?? '')) throw bad(id, `transaction ${row.txid} has an invalid block`);
+      if (!wallet.tip || height! > wallet.tip.height) throw bad(id, `transaction ${row.txid} is confirmed above the wallet's tip`);
+    }
+    if (!Number.isSafeInteger(row.firstSeen)) throw bad(id, `transaction ${row.txid} has no first-seen time`);
+    if (row.replaceable !== null && typeof row.replaceable !== 'boolean') throw bad(id, `transaction ${row.txid} has an invalid replaceable flag`);
     let tx;
     try {
       tx = parseTransaction(row.hex);

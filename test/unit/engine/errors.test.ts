@@ -56,6 +56,8 @@ describe('engine input checks', () => {
       { ...good, transactions: good.transactions.map((t, i) => (i === 0 ? { ...t, hex: t.hex.slice(0, -2) + '01' } : t)) },
       { ...good, transactions: good.transactions.map((t, i) => (i === 0 ? { ...t, txid: 'ab'.repeat(32) } : t)) },
       { ...good, transactions: good.transactions.map((t, i) => (i === 0 ? { ...t, status: 'pending' as never } : t)) },
+      { ...good, transactions: good.transactions.map((t, i) => (i === 0 ? { ...t, blockHeight: 999 } : t)) },
+      { ...good, transactions: good.transactions.map((t, i) => (i === 0 ? { ...t, blockTime: null } : t)) },
       { ...good, addresses: good.addresses.filter((a) => !(a.branch === 0 && a.index === 3)) },
       { ...good, sync: { ...good.sync, walletId: 'someone-else' } },
       { ...good, sync: { ...good.sync, lastUsedReceive: 1.5 } },
