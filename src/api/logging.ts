@@ -18,7 +18,16 @@ export const REDACTED_PATHS = [
   '*.token',
 ];
 
+/**
+ * Default destination: stdout, written asynchronously (a busy server coalesces lines instead of
+ * one write call per line). Call `flushLogger` before the process exits.
+ */
 export function createLogger(level: LogLevel, destination?: DestinationStream): Logger {
   const options = { level, redact: { paths: REDACTED_PATHS, censor: '[redacted]' }, base: { service: 'wcs' } };
-  return destination ? pino(options, destination) : pino(options);
+  return pino(options, destination ?? pino.destination({ dest: 1, sync: false }));
+}
+
+/** Resolves once buffered log lines are written. */
+export function flushLogger(logger: Logger): Promise<void> {
+  return new Promise((resolve) => logger.flush(() => resolve()));
 }

@@ -3,6 +3,7 @@
 import { ConfigError, DATA_FOLDER_SETTING, SETTINGS, loadConfig, type Config } from '../config.js';
 import { createRuntime, readVersion, startService, type RunningService } from '../main.js';
 import { ServiceError } from '../services/errors.js';
+import { flushLogger } from '../api/logging.js';
 import { parseArgs } from './args.js';
 import { readNewPassword } from './password-input.js';
 
@@ -35,7 +36,7 @@ async function serve(config: Config): Promise<void> {
     stopping = true;
     running.logger.info({ signal }, 'shutting down');
     running.close().then(
-      () => process.exit(0),
+      () => flushLogger(running.logger).finally(() => process.exit(0)),
       (error: unknown) => {
         running.logger.error({ err: error }, 'shutdown failed');
         process.exit(1);
