@@ -60,6 +60,8 @@ export class RpcTestServer {
   readonly behaviour: NodeBehaviour;
   delayMs: number;
   methodDelayMs: Record<string, number>;
+  /** Runs after each call has been answered by the node state, before the reply is sent (to change the node in between calls). */
+  afterCall: ((call: ReceivedCall) => void) | undefined;
   private readonly server: http.Server;
   private readonly startedAt = Date.now();
   private cookiePassword = '';
@@ -193,6 +195,7 @@ export class RpcTestServer {
         startedAt: this.startedAt,
         onBroadcast: (hex, outcome) => this.broadcasts.push({ hex, outcome }),
       });
+      this.afterCall?.({ method: request.method, params });
       return { reply: { result, error: null, id }, delay };
     } catch (error) {
       if (error instanceof RpcFailure) return { ...fail(error.code, error.message), delay };

@@ -97,12 +97,13 @@ describe('following the timeline', () => {
   it('a transaction leaving the mempool between getrawmempool and getrawtransaction is left out', async () => {
     node.setSnapshot(8);
     const original = snapshots[8]!.mempool[0].txid;
-    node.methodDelayMs = { getrawmempool: 150 };
+    // The replacement evicts the original right after getrawmempool listed it.
+    node.afterCall = (call) => {
+      if (call.method === 'getrawmempool') node.setSnapshot(9);
+    };
     const reading = source.getMempool();
-    await new Promise((r) => setTimeout(r, 50));
-    node.setSnapshot(9); // the replacement evicts the original while its answer is on the way
-    node.methodDelayMs = {};
     expect(await reading).toEqual([]);
+    node.afterCall = undefined;
     expect(node.calls.filter((c) => c.method === 'getrawtransaction').at(-1)?.params[0]).toBe(original);
     expect((await source.getMempool()).map((m) => m.txid)).toEqual([snapshots[9]!.mempool[0].txid]);
   });
@@ -316,14 +317,14 @@ describe('broadcast', () => {
   });
 
   it('a lost answer is resolved by looking at the mempool, not by sending again', async () => {
-    const { node, source } = await nodeAndSource({ snapshot: 7, methodDelayMs: { sendrawtransaction: 400 } }, { timeoutMs: 150, retries: 3 });
+    const { node, source } = await nodeAndSource({ snapshot: 7, methodDelayMs: { sendrawtransaction: 1_200 } }, { timeoutMs: 400, retries: 3 });
     expect(await source.broadcast(payment.hex)).toBe(payment.txid);
     expect(node.count('sendrawtransaction')).toBe(1);
     expect(node.count('getmempoolentry')).toBeGreaterThanOrEqual(1);
   });
 
   it('a lost answer for a transaction the node did not take is broadcast_unknown, never success', async () => {
-    const { node, source } = await nodeAndSource({ snapshot: 9, methodDelayMs: { sendrawtransaction: 400 } }, { timeoutMs: 150 });
+    const { node, source } = await nodeAndSource({ snapshot: 9, methodDelayMs: { sendrawtransaction: 1_200 } }, { timeoutMs: 400 });
     const error = await failure(source.broadcast(payment.hex));
     expect([error.code, error.retryable]).toEqual(['broadcast_unknown', true]);
     expect(node.count('sendrawtransaction')).toBe(1);
