@@ -100,3 +100,28 @@ describe('wcs serve', () => {
     }
   });
 });
+
+describe('wcs with SERVICE_DATABASE_URL=postgres://...', () => {
+  it('manages users in PostgreSQL through the configured URL', async () => {
+    const { TEST_DATABASE_URL, uniqueSchemaName, dropPostgresSchema } = await import('../support/stores.js');
+    const pg = (await import('pg')).default;
+    const schema = uniqueSchemaName();
+    const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
+    await client.connect();
+    await client.query(`create schema "${schema}"`);
+    await client.end();
+    try {
+      const url = `${TEST_DATABASE_URL}?options=${encodeURIComponent(`-c search_path=${schema}`)}`;
+      const pgEnv = { ...env, SERVICE_DATABASE_URL: url };
+      expect(await runCli(['user', 'add', 'pguser', '--admin'], pgEnv, 'pg-user-password\n')).toMatchObject({ code: 0 });
+      expect((await runCli(['user', 'list'], pgEnv)).stdout).toMatch(/^pguser\tadmin\t/);
+      const check = new pg.Client({ connectionString: TEST_DATABASE_URL });
+      await check.connect();
+      const rows = await check.query(`select name, is_admin from "${schema}".users`);
+      await check.end();
+      expect(rows.rows).toEqual([{ name: 'pguser', is_admin: 1 }]);
+    } finally {
+      await dropPostgresSchema(schema);
+    }
+  });
+});
