@@ -4,7 +4,7 @@
  * wallet details show (address type, signatures, keys).
  */
 import type { Network } from '../network.js';
-import { encodeExtendedPublicKey } from '../keys/extended-key.js';
+import { encodeExtendedPublicKey, keyFingerprint } from '../keys/extended-key.js';
 import { formatPath } from '../keys/path.js';
 import { DescriptorError } from './errors.js';
 import { expandMultipath, formatDescriptor, isDescriptorType, multipathCount, parseDescriptor, type Descriptor, type DescriptorType } from './descriptor.js';
@@ -115,7 +115,8 @@ export const splitMultipathText = (text: string, network: Network): DescriptorPa
 
 export function describeDescriptor(descriptor: Descriptor): DescriptorInfo {
   const keys = descriptor.keys.map((key): DescriptorKeyInfo => {
-    const fingerprint = key.origin?.fingerprint ?? '';
+    // Without an origin the key is its own master (as Bitcoin Core reports it).
+    const fingerprint = key.origin?.fingerprint ?? keyFingerprint(key.kind === 'xpub' ? key.xpub.publicKey : key.publicKey.length === 32 ? Uint8Array.of(2, ...key.publicKey) : key.publicKey);
     const derivation = formatPath(key.origin?.path ?? []);
     const xpub = key.kind === 'xpub' ? encodeExtendedPublicKey(key.xpub, descriptor.network) : toHex(key.publicKey);
     return { fingerprint, derivation, xpub };

@@ -144,7 +144,7 @@ export function addTweaksToPoints(bases: readonly AffinePoint[], tweaks: readonl
     const rowY = ys[w]!;
     for (let k = 0; k < n; k++) {
       const d = digits[k]![w]!;
-      if (d === 0 || slow.has(k)) continue;
+      if (d === 0 || (slow.size > 0 && slow.has(k))) continue;
       const x2 = rowX[Math.abs(d) - 1]!;
       const y2 = d > 0 ? rowY[d - 1]! : P - rowY[-d - 1]!;
       const den = sub(x2, accX[k]!);
