@@ -76,6 +76,14 @@ describe('finalizing, combining and extracting the fixtures PSBTs', () => {
     });
   }
 
+  for (const w of fixturePsbts()) {
+    it(`combining the unsigned PSBT with the fully signed copy gives the signed copy, byte for byte (${w.wallet})`, () => {
+      const last = w.stages[w.stages.length - 1]!.psbt;
+      expect(psbtToBase64(combinePsbts(parsePsbt(w.stages[0]!.psbt), parsePsbt(last)))).toBe(last);
+      expect(psbtToBase64(combinePsbts(parsePsbt(last), parsePsbt(w.stages[0]!.psbt)))).toBe(last);
+    });
+  }
+
   it('refuses to combine PSBTs of different transactions with a typed error', () => {
     const [a, b] = fixturePsbts();
     expect(() => combinePsbts(parsePsbt(a!.stages[0]!.psbt), parsePsbt(b!.stages[0]!.psbt))).toThrow(
