@@ -6,6 +6,7 @@
 import { hmac } from '@noble/hashes/hmac.js';
 import { sha512 } from '@noble/hashes/sha2.js';
 import { secp256k1 } from '@noble/curves/secp256k1.js';
+import { fromHex, toHex } from '../bytes.js';
 import { KeyError } from '../errors.js';
 import { hash160 } from '../script-type.js';
 import type { ExtendedPublicKey } from './extended-key.js';
@@ -44,8 +45,7 @@ function childTweak(node: BranchNode, index: number): { tweak: bigint; chainCode
   data.set(node.publicKey, 0);
   new DataView(data.buffer).setUint32(33, index);
   const mac = node.keyedHmac.clone().update(data).digest();
-  let tweak = 0n;
-  for (let i = 0; i < 32; i++) tweak = (tweak << 8n) | BigInt(mac[i]!);
+  const tweak = BigInt(`0x${toHex(mac.subarray(0, 32))}`);
   if (tweak >= N) throw new KeyError('invalid_key', `Derivation at index ${index} gives an invalid key (BIP32: skip this index)`);
   return { tweak, chainCode: mac.slice(32) };
 }
@@ -54,11 +54,7 @@ function childTweak(node: BranchNode, index: number): { tweak: bigint; chainCode
 export function compressPoint(x: bigint, y: bigint): Uint8Array {
   const out = new Uint8Array(33);
   out[0] = y & 1n ? 3 : 2;
-  let v = x;
-  for (let i = 32; i >= 1; i--) {
-    out[i] = Number(v & 0xffn);
-    v >>= 8n;
-  }
+  out.set(fromHex(x.toString(16).padStart(64, '0')), 1);
   return out;
 }
 

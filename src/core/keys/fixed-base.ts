@@ -27,7 +27,6 @@ function mul(a: bigint, b: bigint): bigint {
   t = (t & MASK256) + (t >> 256n) * REDUCE;
   return t >= P ? t - P : t;
 }
-const sub = (a: bigint, b: bigint): bigint => (a >= b ? a - b : a - b + P);
 const inv = (a: bigint): bigint => Point.Fp.inv(a);
 
 /** Window width of the table: 2^(W-1) affine multiples per window, ceil(257/W) windows. */
@@ -42,6 +41,8 @@ interface Table {
   /** xs[w][j-1], ys[w][j-1] = affine j·2^(W·w)·G for j in 1..HALF. */
   xs: bigint[][];
   ys: bigint[][];
+  /** p - y of the same points (negative digits). */
+  negYs: bigint[][];
 }
 let table: Table | undefined;
 
@@ -61,7 +62,7 @@ function buildTable(): Table {
     ys.push(affine.map((p) => p.y));
     base = row[HALF - 1]!.double(); // 2^W·base = 2·(HALF·base)
   }
-  return { xs, ys };
+  return { xs, ys, negYs: ys.map((row) => row.map((y) => P - y)) };
 }
 
 /** Affine coordinates of many projective points with one field inversion. */
@@ -124,7 +125,7 @@ export function addTweaksToPoint(baseX: bigint, baseY: bigint, tweaks: readonly 
 /** Affine bases[k] + tweaks[k]·G for every k (used for taproot output keys, one base per index). */
 export function addTweaksToPoints(bases: readonly AffinePoint[], tweaks: readonly bigint[]): (AffinePoint | undefined)[] {
   table ??= buildTable();
-  const { xs, ys } = table;
+  const { xs, ys, negYs } = table;
   const n = tweaks.length;
   const digits = tweaks.map(recode);
   const accX = bases.map((b) => b.x);
@@ -142,20 +143,22 @@ export function addTweaksToPoints(bases: readonly AffinePoint[], tweaks: readonl
     denominators.length = 0;
     const rowX = xs[w]!;
     const rowY = ys[w]!;
+    const rowNegY = negYs[w]!;
     for (let k = 0; k < n; k++) {
       const d = digits[k]![w]!;
       if (d === 0 || (slow.size > 0 && slow.has(k))) continue;
       const x2 = rowX[Math.abs(d) - 1]!;
-      const y2 = d > 0 ? rowY[d - 1]! : P - rowY[-d - 1]!;
-      const den = sub(x2, accX[k]!);
-      if (den === 0n) {
+      const y2 = d > 0 ? rowY[d - 1]! : rowNegY[-d - 1]!;
+      const x1 = accX[k]!;
+      if (x2 === x1) {
         slow.add(k);
         continue;
       }
       active.push(k);
       addX.push(x2);
       addY.push(y2);
-      denominators.push(den);
+      // Values only fed to mul() may lie in [0, 2p): it reduces any product below 2^514.
+      denominators.push(x2 - x1 + P);
     }
     if (active.length === 0) continue;
     const invs = batchInvert(denominators);
@@ -163,10 +166,13 @@ export function addTweaksToPoints(bases: readonly AffinePoint[], tweaks: readonl
       const k = active[i]!;
       const x1 = accX[k]!;
       const y1 = accY[k]!;
-      const lambda = mul(sub(addY[i]!, y1), invs[i]!);
-      const x3 = sub(sub(mul(lambda, lambda), x1), addX[i]!);
+      const lambda = mul(addY[i]! - y1 + P, invs[i]!);
+      let x3 = mul(lambda, lambda) - x1 - addX[i]!;
+      if (x3 < 0n) x3 += P;
+      if (x3 < 0n) x3 += P;
       accX[k] = x3;
-      accY[k] = sub(mul(lambda, sub(x1, x3)), y1);
+      const y3 = mul(lambda, x1 - x3 + P) - y1;
+      accY[k] = y3 < 0n ? y3 + P : y3;
     }
   }
   const out: (AffinePoint | undefined)[] = accX.map((x, k) => ({ x, y: accY[k]! }));

@@ -154,7 +154,7 @@ describe('batched tweak addition', () => {
           });
         },
       ),
-      { numRuns: 40 },
+      { numRuns: 100 },
     );
   });
 
