@@ -53,7 +53,8 @@ function makeBlocks() {
     spending.push(makeTx(`s${i}`, [{ value: 90_000n, script: pay }, { value: 1_000n, script: p2wpkh(`ext${i}`) }], spend));
   }
   const b1 = block(1, '0'.repeat(64), funding);
-  return [b1, block(2, b1.hash, spending)];
+  const untouched = block(1, '0'.repeat(64), funding.slice(TOUCHING));
+  return [b1, block(2, b1.hash, spending), untouched];
 }
 
 const median = (xs) => {
@@ -61,12 +62,12 @@ const median = (xs) => {
   return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 };
 
-const [b1, b2] = makeBlocks();
+const [b1, b2, untouched] = makeBlocks();
 const mempool = { type: 'mempool', transactions: b2.transactions.slice(1).concat(b1.transactions.slice(1, 2001)).map((tx, i) => ({ tx, time: 1_700_000_100 + i })) };
 const mempoolWithIds = { type: 'mempool', transactions: mempool.transactions.map((e) => ({ ...e, txid: txid(e.tx) })) };
 
 const RUNS = 15;
-const times = { connect1: [], connect2: [], mempool: [], mempoolIds: [], linear: [] };
+const times = { connect1: [], connect2: [], untouched: [], mempool: [], mempoolIds: [], linear: [] };
 for (let r = 0; r < RUNS + 2; r++) {
   const state = freshState();
   let t = performance.now();
@@ -75,6 +76,11 @@ for (let r = 0; r < RUNS + 2; r++) {
   t = performance.now();
   applyUpdate(state, b2);
   const c2 = performance.now() - t;
+
+  const quiet = freshState();
+  t = performance.now();
+  applyUpdate(quiet, untouched);
+  const u = performance.now() - t;
 
   const pending = freshState();
   applyUpdate(pending, b1);
@@ -98,6 +104,7 @@ for (let r = 0; r < RUNS + 2; r++) {
   if (r >= 2) {
     times.connect1.push(c1);
     times.connect2.push(c2);
+    times.untouched.push(u);
     times.mempool.push(m);
     times.mempoolIds.push(mi);
     times.linear.push(lin);
@@ -107,6 +114,7 @@ for (let r = 0; r < RUNS + 2; r++) {
 const f = (ms) => `${ms.toFixed(1)} ms`;
 console.log(`block 1 (${BLOCK_TXS} txs, ${TOUCHING} paying wallets): median ${f(median(times.connect1))}`);
 console.log(`block 2 (${BLOCK_TXS} txs, ${TOUCHING / 2} spending wallet coins, ${TOUCHING} paying change): median ${f(median(times.connect2))}`);
+console.log(`block of ${BLOCK_TXS - TOUCHING} txs touching no wallet: median ${f(median(times.untouched))}`);
 console.log(`mempool snapshot (5,000 txs, txids computed): median ${f(median(times.mempool))}`);
 console.log(`mempool snapshot (5,000 txs, txids given): median ${f(median(times.mempoolIds))}`);
 console.log(`baseline output matching by scanning 20,000 scripts (block 1): median ${f(median(times.linear))}`);

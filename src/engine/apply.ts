@@ -109,6 +109,30 @@ function touchedWallets(state: EngineState, scope: Set<WalletState>, candidate: 
   return touched ?? NO_WALLETS;
 }
 
+/**
+ * Runs `visit` over the candidates (parents before children) until no visit derives new scripts. The first
+ * pass visits everything; a re-check visits only transactions paying a newly derived script or spending
+ * from one visited in that re-check, since nothing else can have changed.
+ */
+function forEachPass(candidates: Candidate[], recorder: ChangeRecorder, visit: (candidate: Candidate) => boolean): void {
+  recorder.takeDerived();
+  let extended = false;
+  for (const candidate of candidates) if (visit(candidate)) extended = true;
+  while (extended) {
+    extended = false;
+    const derived = recorder.takeDerived();
+    const revisited = new Set<string>();
+    for (const candidate of candidates) {
+      const relevant =
+        candidate.scriptHexes.some((script) => derived.has(script)) ||
+        (!candidate.coinbase && candidate.tx.inputs.some((input) => revisited.has(input.txid)));
+      if (!relevant) continue;
+      revisited.add(candidate.txid);
+      if (visit(candidate)) extended = true;
+    }
+  }
+}
+
 /** Marks the outputs' scripts used; true if that derived new scripts (the update must be checked again). */
 function markOutputsUsed(state: EngineState, wallet: WalletState, tracked: TrackedTx, recorder: ChangeRecorder): boolean {
   let extended = false;
@@ -140,16 +164,15 @@ function connectBlock(state: EngineState, wallets: WalletState[], update: BlockC
   const candidates = update.transactions.map((tx) => new Candidate(tx));
   const inBlock = new Set<string>();
 
-  for (let extended = true; extended; ) {
-    extended = false;
-    for (const candidate of candidates) {
-      for (const wallet of touchedWallets(state, scope, candidate)) {
-        const tracked = confirmInWallet(state, wallet, candidate, block, recorder);
-        inBlock.add(candidate.txid);
-        if (markOutputsUsed(state, wallet, tracked, recorder)) extended = true;
-      }
+  forEachPass(candidates, recorder, (candidate) => {
+    let extended = false;
+    for (const wallet of touchedWallets(state, scope, candidate)) {
+      const tracked = confirmInWallet(state, wallet, candidate, block, recorder);
+      inBlock.add(candidate.txid);
+      if (markOutputsUsed(state, wallet, tracked, recorder)) extended = true;
     }
-  }
+    return extended;
+  });
 
   // Unconfirmed wallet transactions spending a coin this block spent are double-spent: drop them.
   const spentByBlock = new Set<string>();
@@ -236,15 +259,19 @@ function applyMempool(state: EngineState, wallets: WalletState[], update: Mempoo
 
   const scope = new Set(wallets);
   const ordered = parentsFirst(candidates);
-  for (let extended = true; extended; ) {
-    extended = false;
-    for (const { candidate, time } of ordered) {
+  const times = new Map(ordered.map(({ candidate, time }) => [candidate, time]));
+  forEachPass(
+    ordered.map((o) => o.candidate),
+    recorder,
+    (candidate) => {
+      let extended = false;
       for (const wallet of touchedWallets(state, scope, candidate)) {
-        const tracked = seenInMempool(state, wallet, candidate, time, recorder);
+        const tracked = seenInMempool(state, wallet, candidate, times.get(candidate)!, recorder);
         if (markOutputsUsed(state, wallet, tracked, recorder)) extended = true;
       }
-    }
-  }
+      return extended;
+    },
+  );
 
   const replaceable = replaceabilityOf(candidates);
   for (const wallet of wallets) {

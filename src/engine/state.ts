@@ -83,7 +83,15 @@ export class ChangeRecorder {
     if (!set) map.set(walletId, (set = new Set()));
     return set;
   }
+  /** Scripts derived since the last `takeDerived()`: a re-check only needs to look for these. */
+  private derivedScripts = new Set<string>();
+  takeDerived(): Set<string> {
+    const scripts = this.derivedScripts;
+    this.derivedScripts = new Set();
+    return scripts;
+  }
   address(row: StoredAddress): void {
+    this.derivedScripts.add(row.script);
     let list = this.addresses.get(row.walletId);
     if (!list) this.addresses.set(row.walletId, (list = []));
     list.push(row);
