@@ -4,7 +4,9 @@
  * did; with 10 it cannot see 19, so neither 19 nor 30: a gap limit smaller than the wallet's real gaps loses coins.
  */
 import { describe, expect, it } from 'vitest';
-import { applyUpdate, getBalances, walletSummary, type EngineChangeset } from '../../../src/engine/index.js';
+import { txid, type Transaction } from '../../../src/core/tx.js';
+import { addWallet, applyUpdate, createEngineState, getBalances, listTransactions, walletSummary, type EngineChangeset } from '../../../src/engine/index.js';
+import { fixtureDeriver } from './support/fixture-wallets.js';
 import { allUpdates, applyAndPersist, freshEngine } from './support/replay.js';
 
 const PAYMENT_19_AND_30 = 'b9bbaf967f76396eaca497febe8748992217dadd086a4e123c8fba2dcaa81926';
@@ -46,5 +48,41 @@ describe('gap limit', () => {
   it('a changeset of an update that changes nothing for a wallet does not list it', () => {
     const { state } = runUntilSnapshot(20, 3);
     expect(applyUpdate(state, { type: 'mempool', transactions: [] })).toEqual({ wallets: [] });
+  });
+
+  it('re-checks earlier transactions of the block, and children of what the re-check found', () => {
+    const derive = fixtureDeriver('w_wpkh');
+    const receive = (index: number) => derive(0, index, 1)[0]!;
+    const external = Uint8Array.of(0x00, 0x14, ...new Array(20).fill(7));
+    const tx = (prev: string, vout: number, outputs: Transaction['outputs']): Transaction => ({
+      version: 2,
+      locktime: 0,
+      inputs: [{ txid: prev, vout, scriptSig: new Uint8Array(), sequence: 0xffffffff, witness: [new Uint8Array(64)] }],
+      outputs,
+    });
+    const pays35 = tx('11'.repeat(32), 0, [{ value: 70_000n, script: receive(35) }]);
+    const pays19 = tx('22'.repeat(32), 0, [{ value: 19_000n, script: receive(19) }]);
+    const spends35 = tx(txid(pays35), 0, [{ value: 69_000n, script: external }]);
+    const state = createEngineState();
+    addWallet(state, { walletId: 'w', gapLimit: 20, derive });
+    applyUpdate(state, {
+      type: 'block_connected',
+      height: 500,
+      hash: 'ab'.repeat(32),
+      prevHash: 'cd'.repeat(32),
+      time: 1_800_000_000,
+      transactions: [pays35, pays19, spends35],
+    });
+    // 19 is within the first 20 scripts; deriving to 39 reveals 35 in the earlier transaction, whose coin the
+    // later transaction spends.
+    expect(walletSummary(state, 'w')).toMatchObject({ lastUsedReceive: 35, derivedReceive: 56 });
+    expect(listTransactions(state, 'w').map((e) => [e.txid, e.category, e.netSat])).toEqual(
+      expect.arrayContaining([
+        [txid(pays35), 'receive', 70_000n],
+        [txid(pays19), 'receive', 19_000n],
+        [txid(spends35), 'send', -70_000n],
+      ]),
+    );
+    expect(getBalances(state, 'w')).toEqual({ confirmed: 19_000n, unconfirmed: 0n, immature: 0n });
   });
 });
