@@ -10,7 +10,7 @@ import { decodeTransaction, satsToBtcNumber, scriptToAsm, sighashName, type Deco
 import type { Network } from '../network.js';
 import { classifyScript, type ScriptType } from '../script-type.js';
 import type { TxOutput } from '../tx.js';
-import type { Bip32Derivation, KeyOrigin, KeyValue, Psbt, PsbtInput, PsbtOutput, TaprootBip32Derivation } from './types.js';
+import { PsbtError, type Bip32Derivation, type KeyOrigin, type KeyValue, type Psbt, type PsbtInput, type PsbtOutput, type TaprootBip32Derivation } from './types.js';
 
 const base58check = base58checkFactory(sha256);
 
@@ -195,6 +195,15 @@ export function spentOutput(psbt: Psbt, index: number): TxOutput | undefined {
   const vout = psbt.tx.inputs[index]!.vout;
   if (input.nonWitnessUtxo) return input.nonWitnessUtxo.outputs[vout];
   return input.witnessUtxo;
+}
+
+/** Every spent output, in input order (for verifying the extracted transaction); PsbtError when one is unknown. */
+export function spentOutputs(psbt: Psbt): TxOutput[] {
+  return psbt.inputs.map((_, i) => {
+    const utxo = spentOutput(psbt, i);
+    if (!utxo) throw new PsbtError('missing_utxo', `The output spent by input ${i} is unknown`);
+    return utxo;
+  });
 }
 
 /** The fee in satoshis, or undefined when an input's spent output is unknown. */

@@ -57,7 +57,17 @@ function witnessV0Fields(input: PsbtInput, program: Uint8Array): Uint8Array[] {
   return [new Uint8Array(0), ...multisigSignatures(input, script), script];
 }
 
+/** BIP174: a finalizer must not finalize an input whose signatures differ from its PSBT_IN_SIGHASH_TYPE. */
+function checkSighashTypes(input: PsbtInput): void {
+  const expected = input.sighashType;
+  if (expected === undefined) return;
+  const types = input.partialSigs.map((s) => s.signature[s.signature.length - 1]);
+  if (input.tapKeySig) types.push(input.tapKeySig.length === 65 ? input.tapKeySig[64] : 0);
+  if (types.some((t) => t !== expected)) notReady('a signature has another sighash type than the input requires');
+}
+
 function finalFields(input: PsbtInput, utxo: TxOutput): FinalFields {
+  checkSighashTypes(input);
   const spk = utxo.script;
   if (isP2pkh(spk)) {
     const [sig, pubkey] = keyHashSpend(input, spk.subarray(3, 23));

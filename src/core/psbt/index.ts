@@ -12,5 +12,5 @@ export {
   minimumSignatureCount,
   type PartialSignatureCheck,
 } from './signatures.js';
-export { decodePsbt, psbtFee, spentOutput, formatPath, type DecodedPsbt, type DecodedPsbtInput, type DecodedPsbtOutput } from './decode.js';
+export { decodePsbt, psbtFee, spentOutput, spentOutputs, formatPath, type DecodedPsbt, type DecodedPsbtInput, type DecodedPsbtOutput } from './decode.js';
 export { psbtRecord, formatFeeRate, type PsbtRecord, type PsbtRecordOptions } from './record.js';

@@ -3,7 +3,9 @@ import { toHex } from '../../../src/core/bytes.js';
 import { parsePsbt, psbtToBase64 } from '../../../src/core/psbt/codec.js';
 import { combinePsbts } from '../../../src/core/psbt/combine.js';
 import { mergeCosignerPsbt } from '../../../src/core/psbt/merge.js';
-import { decodePsbt } from '../../../src/core/psbt/decode.js';
+import { decodePsbt, spentOutputs } from '../../../src/core/psbt/decode.js';
+import { verifyTransaction } from '../../../src/core/signing/verify.js';
+import { loadFixture } from '../../support/fixtures.js';
 import { extractTransaction, finalizePsbt } from '../../../src/core/psbt/finalize.js';
 import { assertPartialSignaturesValid, checkPartialSignatures, minimumSignatureCount } from '../../../src/core/psbt/signatures.js';
 import { PsbtError } from '../../../src/core/psbt/types.js';
@@ -114,5 +116,26 @@ describe('merging a cosigner copy into the stored PSBT', () => {
     const witness = finalized.inputs[0]!.finalScriptWitness!;
     witness[1]![20] = witness[1]![20]! ^ 0x01;
     expect(() => mergeCosignerPsbt(unsigned, finalized)).toThrow(expect.objectContaining({ code: 'invalid_signature' }));
+  });
+});
+
+describe('finalizer rules', () => {
+  it('does not finalize an input whose signature has another sighash type than PSBT_IN_SIGHASH_TYPE', () => {
+    const w = fixturePsbts().find((x) => x.wallet === 'w_wpkh')!;
+    const psbt = parsePsbt(w.stages[1]!.psbt);
+    psbt.inputs[0]!.sighashType = 0x02;
+    const result = finalizePsbt(psbt);
+    expect(result.complete).toBe(false);
+    expect(result.pending[0]!.reason).toMatch(/sighash type/);
+    psbt.inputs[0]!.sighashType = 0x01;
+    expect(finalizePsbt(psbt).complete).toBe(true);
+  });
+
+  it('lists the spent outputs for verifying the extracted transaction, or says which one is unknown', () => {
+    const w = fixturePsbts().find((x) => x.wallet === 'w_wsh2of3')!;
+    const psbt = finalizePsbt(parsePsbt(w.stages[2]!.psbt)).psbt;
+    expect(verifyTransaction(extractTransaction(psbt), spentOutputs(psbt)).valid).toBe(true);
+    const bare = parsePsbt(loadFixture('psbts')._misc.output_types.psbt);
+    expect(() => spentOutputs(bare)).toThrow(expect.objectContaining({ code: 'missing_utxo' }));
   });
 });
