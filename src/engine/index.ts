@@ -1,10 +1,22 @@
 /**
- * The wallet engine: deterministic wallet state from chain updates, no I/O.
+ * The wallet engine: wallet state from chain updates, deterministic and free of I/O.
  *
  *   const state = createEngineState();
- *   persist(addWallet(state, { walletId, gapLimit, derive }, storedRowsOrUndefined));
- *   persist(applyUpdate(state, { type: 'block_connected', ... }));
- *   getBalances(state, walletId); listUnspent(state, walletId); listTransactions(state, walletId);
+ *   persist(addWallet(state, { walletId, gapLimit, derive }));            // new wallet: first scripts
+ *   persist(addWallet(state, { walletId, gapLimit, derive }, storedRows)); // after a restart: no rescan
+ *   persist(applyUpdate(state, { type: 'block_connected', ... }));        // and block_disconnected, mempool
+ *   getBalances(state, id); listUnspent(state, id); listTransactions(state, id); walletSummary(state, id);
+ *
+ * Each changeset is plain data to write in one store transaction: insert `addressesAdded` and
+ * `transactionsAdded`, replace `transactionsUpdated` by (walletId, txid), delete `transactionsRemoved`,
+ * replace the wallet's `sync` row. The stored rows of a wallet (its sync row, all its address rows, all its
+ * transaction rows) are all `addWallet` needs to rebuild the same state; every index is derived from them.
+ * `applyUpdate` changes the state in place: if it throws, or persisting fails, rebuild from the store.
+ *
+ * Semantics follow Bitcoin Core's descriptor wallet: `confirmed` = getbalances `trusted`, `unconfirmed` =
+ * `untrusted_pending`, `immature` = coinbases below 101 confirmations; listUnspent = `listunspent 0`.
+ * One deliberate difference: a transaction that leaves the mempool without a known conflict (evicted,
+ * expired) is dropped and its inputs count as unspent again, as Core does only after `abandontransaction`.
  */
 export { applyUpdate, type ApplyOptions } from './apply.js';
 export { EngineError } from './errors.js';
