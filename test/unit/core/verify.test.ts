@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { parseTransaction, serializeTransaction, type Transaction, type TxOutput } from '../../../src/core/tx.js';
+import { parseBlock, parseTransaction, serializeTransaction, txid, type Transaction, type TxOutput } from '../../../src/core/tx.js';
+import { loadFixture } from '../../support/fixtures.js';
 import { parsePsbt } from '../../../src/core/psbt/codec.js';
 import { spentOutput } from '../../../src/core/psbt/decode.js';
 import { assertTransactionVerifies, verifyTransaction, VerifyError } from '../../../src/core/signing/verify.js';
@@ -84,4 +85,38 @@ describe('signature verification of the fixtures final transactions', () => {
       });
     });
   }
+});
+
+describe('every transaction Bitcoin Core mined or accepted in the fixtures', () => {
+  it('verifies against the outputs it spends (all inputs are of supported types)', () => {
+    const byId = new Map<string, Transaction>();
+    const all: Transaction[] = [];
+    for (const block of Object.values(loadFixture('blocks')) as { hex: string }[]) {
+      for (const tx of parseBlock(block.hex).transactions) {
+        byId.set(txid(tx), tx);
+        all.push(tx);
+      }
+    }
+    const timeline = loadFixture('timeline');
+    for (const snapshot of timeline.snapshots) {
+      for (const entry of snapshot.mempool) {
+        const tx = parseTransaction(entry.hex);
+        byId.set(txid(tx), tx);
+        all.push(tx);
+      }
+    }
+    let checked = 0;
+    const types = new Set<string>();
+    for (const tx of all) {
+      if (tx.inputs.length === 1 && /^0{64}$/.test(tx.inputs[0]!.txid)) continue;
+      const prevouts = tx.inputs.map((i) => byId.get(i.txid)?.outputs[i.vout]);
+      expect(prevouts.every(Boolean)).toBe(true);
+      const result = verifyTransaction(tx, prevouts as TxOutput[]);
+      expect(result.inputs.filter((i) => !i.valid)).toEqual([]);
+      result.inputs.forEach((i) => types.add(i.type!));
+      checked++;
+    }
+    expect(checked).toBeGreaterThan(20);
+    expect([...types].sort()).toEqual(expect.arrayContaining(['pkh', 'sh-wpkh', 'sh-wsh-multi', 'tr', 'wpkh', 'wsh-multi']));
+  });
 });
