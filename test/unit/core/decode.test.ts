@@ -7,6 +7,7 @@ import { loadFixture } from '../../support/fixtures.js';
 import { parseBlock, serializeTransaction } from '../../../src/core/tx.js';
 import { encodeAddress, p2pkhScript } from '../../../src/core/address.js';
 import { hash160 } from '../../../src/core/script-type.js';
+import { coreTxToOurs } from './psbt-support.js';
 
 const asm = (hex: string, sighash = false) => scriptToAsm(fromHex(hex), sighash);
 const sig = '3044022047ac8e878352d3ebbde1c94ce3a10d057c24175747116f8288e5d794d12d482f0220217f36a485cae903c713331d877c1f64677e3622ad4010726870540656fe9dcb';
@@ -71,5 +72,24 @@ describe('decodeTransaction', () => {
     expect(satsToBtcNumber(1_160n)).toBe(1.16e-5);
     expect(satsToBtcNumber(2_100_000_000_000_000n)).toBe(21000000);
     expect(satsToBtcNumber(-1n)).toBe(-1e-8);
+  });
+});
+
+describe('decodeTransaction against Bitcoin Core (rpc.json getblock verbosity 2, getrawtransaction verbose)', () => {
+  const rpc = loadFixture('rpc');
+  const coreTxs: any[] = [];
+  const block = rpc.samples.find((s: any) => s.method === 'getblock' && s.params[1] === 2)!.result;
+  coreTxs.push(...block.tx);
+  coreTxs.push(rpc.samples.find((s: any) => s.method === 'getrawtransaction' && s.result)!.result);
+
+  it(`decodes all ${coreTxs.length} transactions, coinbase included, member for member`, () => {
+    expect(coreTxs.length).toBeGreaterThan(1);
+    for (const core of coreTxs) {
+      const ours: any = decodeTransaction(core.hex, NETWORKS.regtest);
+      const expected = coreTxToOurs(core);
+      for (const key of ['txid', 'hash', 'version', 'size', 'vsize', 'weight', 'locktime', 'vin', 'vout']) {
+        expect({ key, value: ours[key] }).toEqual({ key, value: expected[key] });
+      }
+    }
   });
 });
