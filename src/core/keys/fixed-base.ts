@@ -46,33 +46,38 @@ interface Table {
 }
 let table: Table | undefined;
 
+/**
+ * Builds the table with the same batched affine additions as the main loop: row w starts at
+ * B_w = 2^(W·w)·G and 2·B_w, and every further column adds B_w to all rows at once (j·B_w never
+ * shares an x with B_w for 2 <= j < HALF, so no degenerate addition occurs).
+ */
 function buildTable(): Table {
-  const xs: bigint[][] = [];
-  const ys: bigint[][] = [];
+  const bases: { x: bigint; y: bigint }[] = [];
+  const doubles: { x: bigint; y: bigint }[] = [];
   let base: NoblePoint = Point.BASE;
   for (let w = 0; w < WINDOWS; w++) {
-    const row: NoblePoint[] = [];
-    let acc = base;
-    for (let j = 1; j <= HALF; j++) {
-      row.push(acc);
-      if (j < HALF) acc = acc.add(base);
+    bases.push(base.toAffine());
+    doubles.push(base.double().toAffine());
+    for (let i = 0; i < W; i++) base = base.double();
+  }
+  const xs = bases.map((b, w) => [b.x, doubles[w]!.x]);
+  const ys = bases.map((b, w) => [b.y, doubles[w]!.y]);
+  for (let j = 3; j <= HALF; j++) {
+    const invs = batchInvert(bases.map((b, w) => b.x - xs[w]![j - 2]! + P));
+    for (let w = 0; w < WINDOWS; w++) {
+      const x1 = xs[w]![j - 2]!;
+      const y1 = ys[w]![j - 2]!;
+      const { x: x2, y: y2 } = bases[w]!;
+      const lambda = mul(y2 - y1 + P, invs[w]!);
+      let x3 = mul(lambda, lambda) - x1 - x2;
+      if (x3 < 0n) x3 += P;
+      if (x3 < 0n) x3 += P;
+      const y3 = mul(lambda, x1 - x3 + P) - y1;
+      xs[w]!.push(x3);
+      ys[w]!.push(y3 < 0n ? y3 + P : y3);
     }
-    const affine = normalize(row);
-    xs.push(affine.map((p) => p.x));
-    ys.push(affine.map((p) => p.y));
-    base = row[HALF - 1]!.double(); // 2^W·base = 2·(HALF·base)
   }
   return { xs, ys, negYs: ys.map((row) => row.map((y) => P - y)) };
-}
-
-/** Affine coordinates of many projective points with one field inversion. */
-function normalize(points: NoblePoint[]): { x: bigint; y: bigint }[] {
-  const zs = points.map((p) => p.Z);
-  const invs = batchInvert(zs);
-  return points.map((p, i) => {
-    const iz = invs[i]!;
-    return { x: mul(p.X, iz), y: mul(p.Y, iz) };
-  });
 }
 
 /** Inverses of non-zero field elements with one inversion (Montgomery's trick). */
