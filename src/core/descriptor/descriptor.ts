@@ -190,6 +190,10 @@ export function parseDescriptor(text: string, network: Network): Descriptor {
   if (text.length > 10_000) throw new DescriptorError('invalid_descriptor', 'Descriptor is too long');
   const { body } = stripChecksum(text);
   const parsed = interpret(body, network);
+  if (parsed.type === 'sh-multi' || parsed.type === 'sh-sortedmulti') {
+    const size = 3 + parsed.keys.reduce((n, k) => n + 1 + (k.kind === 'pubkey' ? k.publicKey.length : 33), 0);
+    if (size > 520) throw new DescriptorError('invalid_descriptor', `P2SH redeem script would be ${size} bytes; at most 520 are allowed`);
+  }
   const widths = new Set(parsed.keys.map(multipathWidth).filter((w) => w > 1));
   if (widths.size > 1) throw new DescriptorError('multipath', 'All multipath <a;b> steps of a descriptor must have the same number of values');
   return { ...parsed, network };

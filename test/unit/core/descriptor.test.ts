@@ -99,6 +99,9 @@ describe('BIP381-386 valid descriptors', () => {
     expect(errorOf(() => parseDescriptor('combo(03a34b99f22c790c4e36b2b3c2c35a36db06226e41c692fc82b8b56ac1c540c5bd)', mainnet)).message).toContain('combo()');
     expect(errorOf(() => parseDescriptor('tr(a34b99f22c790c4e36b2b3c2c35a36db06226e41c692fc82b8b56ac1c540c5bd,pk(669b8afcec803a0d323e9a17f3ea8e68e8abe5a278020a929adbec52421adbd0))', mainnet)).message).toContain('script tree');
     expect(errorOf(() => parseDescriptor('foo(bar)', mainnet)).code).toBe('invalid_descriptor');
+    const uncompressed = '04a34b99f22c790c4e36b2b3c2c35a36db06226e41c692fc82b8b56ac1c540c5bd5b8dec5235a0fa8722476c7709c02559e3aa73aa03918ba2d492eea75abea235';
+    expect(errorOf(() => parseDescriptor(`sh(multi(1,${Array(8).fill(uncompressed).join(',')}))`, mainnet)).message).toContain('520');
+    expect(parseDescriptor(`sh(multi(1,${Array(7).fill(uncompressed).join(',')}))`, mainnet).keys).toHaveLength(7);
   });
 });
 
