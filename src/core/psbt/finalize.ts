@@ -7,9 +7,9 @@ import { sha256 } from '@noble/hashes/sha2.js';
 import { concatBytes, equalBytes } from '../bytes.js';
 import { witnessProgram } from '../address.js';
 import { hash160, parseBareMultisig } from '../script-type.js';
-import { isP2pkh, isP2sh, isP2tr, isP2wpkh, isP2wsh, verifyTransaction } from '../signing/verify.js';
+import { assertTransactionVerifies, isP2pkh, isP2sh, isP2tr, isP2wpkh, isP2wsh, verifyTransaction } from '../signing/verify.js';
 import type { Transaction, TxOutput } from '../tx.js';
-import { spentOutput } from './decode.js';
+import { spentOutput, spentOutputs } from './decode.js';
 import { PsbtError, isFinalized, type Psbt, type PsbtInput } from './types.js';
 
 /** A minimal data push, as Core's `CScript() << bytes` writes it. */
@@ -176,4 +176,14 @@ export function extractTransaction(psbt: Psbt): Transaction {
   const missing = psbt.inputs.findIndex((i) => !isFinalized(i));
   if (missing >= 0) throw new PsbtError('incomplete', `Input ${missing} is not finalized`);
   return extractUnchecked(psbt.tx, psbt.inputs);
+}
+
+/**
+ * The signed transaction, checked input by input against the outputs it spends, ready to broadcast.
+ * Throws PsbtError (`incomplete`, `missing_utxo`) or VerifyError (`invalid_signature`).
+ */
+export function extractVerifiedTransaction(psbt: Psbt): Transaction {
+  const tx = extractTransaction(psbt);
+  assertTransactionVerifies(tx, spentOutputs(psbt));
+  return tx;
 }

@@ -4,7 +4,7 @@ export { parsePsbt, serializePsbt, psbtToBase64, psbtTxid } from './codec.js';
 export { buildPsbt, taprootOutputKey, type BuildInput, type BuildOutput, type BuildPsbtRequest, type KeyDerivation, type TaprootKeyInfo } from './build.js';
 export { combinePsbts, sameTransaction } from './combine.js';
 export { mergeCosignerPsbt } from './merge.js';
-export { finalizePsbt, extractTransaction, pushData, type FinalizeResult } from './finalize.js';
+export { finalizePsbt, extractTransaction, extractVerifiedTransaction, pushData, type FinalizeResult } from './finalize.js';
 export {
   checkPartialSignatures,
   assertPartialSignaturesValid,

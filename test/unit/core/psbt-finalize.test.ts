@@ -6,7 +6,7 @@ import { mergeCosignerPsbt } from '../../../src/core/psbt/merge.js';
 import { decodePsbt, spentOutputs } from '../../../src/core/psbt/decode.js';
 import { verifyTransaction } from '../../../src/core/signing/verify.js';
 import { loadFixture } from '../../support/fixtures.js';
-import { extractTransaction, finalizePsbt } from '../../../src/core/psbt/finalize.js';
+import { extractTransaction, extractVerifiedTransaction, finalizePsbt } from '../../../src/core/psbt/finalize.js';
 import { assertPartialSignaturesValid, checkPartialSignatures, minimumSignatureCount } from '../../../src/core/psbt/signatures.js';
 import { PsbtError } from '../../../src/core/psbt/types.js';
 import { NETWORKS } from '../../../src/core/network.js';
@@ -137,5 +137,23 @@ describe('finalizer rules', () => {
     expect(verifyTransaction(extractTransaction(psbt), spentOutputs(psbt)).valid).toBe(true);
     const bare = parsePsbt(loadFixture('psbts')._misc.output_types.psbt);
     expect(() => spentOutputs(bare)).toThrow(expect.objectContaining({ code: 'missing_utxo' }));
+  });
+});
+
+describe('extractVerifiedTransaction', () => {
+  it('returns the broadcastable transaction, and refuses one with a forged final witness', () => {
+    for (const w of fixturePsbts()) {
+      const psbt = finalizePsbt(parsePsbt(w.stages[w.stages.length - 1]!.psbt)).psbt;
+      expect(toHex(serializeTransaction(extractVerifiedTransaction(psbt)))).toBe(w.final.hex);
+      const forged = parsePsbt(psbtToBase64(psbt));
+      const input = forged.inputs[0]!;
+      if (input.finalScriptWitness) {
+        const item = input.finalScriptWitness[input.finalScriptWitness.length > 1 ? 1 : 0]!;
+        item[8] = item[8]! ^ 1;
+      }
+      else input.finalScriptSig![8] = input.finalScriptSig![8]! ^ 1;
+      expect(() => extractVerifiedTransaction(forged)).toThrow(expect.objectContaining({ code: 'invalid_signature' }));
+    }
+    expect(() => extractVerifiedTransaction(parsePsbt(fixturePsbts()[0]!.stages[0]!.psbt))).toThrow(expect.objectContaining({ code: 'incomplete' }));
   });
 });
