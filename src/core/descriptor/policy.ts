@@ -129,3 +129,56 @@ export function describeDescriptor(descriptor: Descriptor): DescriptorInfo {
     keys,
   };
 }
+
+/** The three ways a wallet's keys are given (exactly one of them). */
+export type WalletKeysInput =
+  | { readonly descriptor: string }
+  | { readonly recv_descriptor: string; readonly change_descriptor: string }
+  | { readonly policy: WalletPolicy };
+
+export interface WalletDescriptors extends DescriptorPair {
+  readonly info: DescriptorInfo;
+}
+
+const withoutLastStep = (key: KeyExpression): string =>
+  key.kind === 'xpub' ? `${key.origin?.fingerprint}/${key.origin?.path.join('/')}/${toHex(key.xpub.publicKey)}/${key.steps.slice(0, -1).join('/')}` : toHex(key.publicKey);
+
+/**
+ * Canonical receive/change descriptors (with checksums) and the wallet summary from any of the three
+ * inputs. A receive/change pair must be ranged, of the same shape and keys, differing only in the
+ * step before `/*`.
+ */
+export function resolveWalletDescriptors(input: WalletKeysInput, network: Network): WalletDescriptors {
+  if (typeof input !== 'object' || input === null) throw policyError('Give a descriptor, a receive/change descriptor pair, or a policy');
+  const given = ['descriptor', 'recv_descriptor', 'policy'].filter((k) => k in input);
+  if (given.length !== 1) throw policyError('Give exactly one of: descriptor, recv_descriptor with change_descriptor, policy');
+  let pair: DescriptorPair;
+  if ('policy' in input) pair = descriptorsFromPolicy(input.policy, network);
+  else if ('descriptor' in input) {
+    if (typeof input.descriptor !== 'string') throw policyError('descriptor must be text');
+    pair = splitMultipath(parseDescriptor(input.descriptor, network));
+  } else {
+    if (typeof input.recv_descriptor !== 'string' || typeof input.change_descriptor !== 'string') {
+      throw policyError('recv_descriptor and change_descriptor must both be given as text');
+    }
+    const receive = parseDescriptor(input.recv_descriptor, network);
+    const change = parseDescriptor(input.change_descriptor, network);
+    for (const d of [receive, change]) {
+      if (multipathCount(d) > 1) throw new DescriptorError('multipath', 'Give the multipath descriptor alone, as descriptor');
+      if (!d.keys.every((k) => k.kind === 'xpub' && k.wildcard)) {
+        throw new DescriptorError('not_ranged', 'Wallet descriptors must derive one address per index: every key needs /*');
+      }
+    }
+    const shape = (d: Descriptor) => JSON.stringify([d.type, d.threshold, d.keys.map(withoutLastStep)]);
+    if (shape(receive) !== shape(change)) {
+      throw policyError('recv_descriptor and change_descriptor must have the same type, threshold and keys');
+    }
+    pair = { receive: formatDescriptor(receive), change: formatDescriptor(change) };
+    if (pair.receive === pair.change) throw policyError('recv_descriptor and change_descriptor must differ (e.g. /0/* and /1/*)');
+  }
+  const receive = parseDescriptor(pair.receive, network);
+  if (!receive.keys.every((k) => k.kind === 'xpub' && k.wildcard)) {
+    throw new DescriptorError('not_ranged', 'Wallet descriptors must derive one address per index: every key needs /*');
+  }
+  return { ...pair, info: describeDescriptor(receive) };
+}

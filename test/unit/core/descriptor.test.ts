@@ -13,6 +13,7 @@ import {
   formatDescriptor,
   normalizeDescriptor,
   parseDescriptor,
+  resolveWalletDescriptors,
   splitMultipath,
   stripChecksum,
 } from '../../../src/core/descriptor/index.js';
@@ -298,5 +299,39 @@ describe('regtest fixtures', () => {
     expect(deriver.derive(last).keys[0]!.pathText).toBe(`m/84h/1h/0h/0/${last}`);
     for (const bad of [2 ** 31, -1, 0.5]) expect(errorOf(() => deriver.derive(bad)).code).toBe('invalid_index');
     expect(errorOf(() => deriver.deriveRange(last, 2)).code).toBe('invalid_index');
+  });
+});
+
+describe('resolveWalletDescriptors', () => {
+  it('gives the fixture pair and summary from a multipath descriptor, a pair, or a policy', () => {
+    for (const wallet of Object.values<any>(wallets)) {
+      const expected = { receive: wallet.recv_descriptor, change: wallet.change_descriptor };
+      const multipath = (wallet.recv_descriptor as string).split('#')[0]!.replace(/\/0\/\*/g, '/<0;1>/*');
+      const keys = wallet.keys.map((k: any) => ({ key: `[${k.fingerprint}${k.derivation.slice(1)}]${k.tpub}` }));
+      const fromPair = resolveWalletDescriptors({ recv_descriptor: wallet.recv_descriptor, change_descriptor: wallet.change_descriptor }, regtest);
+      const fromMultipath = resolveWalletDescriptors({ descriptor: multipath }, regtest);
+      const fromPolicy = resolveWalletDescriptors({ policy: { type: wallet.type, threshold: wallet.sigs_required, keys } }, regtest);
+      for (const result of [fromPair, fromMultipath, fromPolicy]) {
+        expect({ receive: result.receive, change: result.change }).toEqual(expected);
+        expect(result.info.sigsRequired).toBe(wallet.sigs_required);
+      }
+    }
+  });
+  it('refuses mismatched pairs, non-ranged descriptors and ambiguous input', () => {
+    const a = wallets.w_wpkh;
+    const b = wallets.w_shwpkh;
+    const cases: [unknown, string][] = [
+      [{ recv_descriptor: a.recv_descriptor, change_descriptor: b.change_descriptor }, 'invalid_policy'],
+      [{ recv_descriptor: a.recv_descriptor, change_descriptor: a.recv_descriptor }, 'invalid_policy'],
+      [{ recv_descriptor: a.recv_descriptor.split('#')[0].replace('/0/*', '/0/5'), change_descriptor: a.change_descriptor }, 'not_ranged'],
+      [{ descriptor: a.recv_descriptor }, 'multipath'],
+      [{ descriptor: a.recv_descriptor, policy: {} }, 'invalid_policy'],
+      [{}, 'invalid_policy'],
+      [null, 'invalid_policy'],
+      [{ recv_descriptor: a.recv_descriptor }, 'invalid_policy'],
+    ];
+    for (const [input, code] of cases) {
+      expect(errorOf(() => resolveWalletDescriptors(input as never, regtest)).code, JSON.stringify(input)?.slice(0, 60)).toBe(code);
+    }
   });
 });
