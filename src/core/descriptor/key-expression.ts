@@ -69,6 +69,8 @@ function parseStep(text: string): number {
 }
 
 function looksLikeWif(text: string): boolean {
+  // WIF is 51 (uncompressed) or 52 (compressed) characters; base58 decoding cost grows with the square of the length.
+  if (text.length < 51 || text.length > 52) return false;
   try {
     const payload = base58check.decode(text);
     return (payload.length === 33 || payload.length === 34) && (payload[0] === 0x80 || payload[0] === 0xef);
