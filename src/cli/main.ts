@@ -24,6 +24,8 @@ ${[DATA_FOLDER_SETTING, ...SETTINGS].map((s) => `  ${s.flag.padEnd(28)} ${s.env}
 
 class UsageError extends Error {}
 
+const SHUTDOWN_GRACE_MS = 15_000;
+
 function out(text: string): void {
   process.stdout.write(`${text}\n`);
 }
@@ -35,6 +37,11 @@ async function serve(config: Config): Promise<void> {
     if (stopping) return;
     stopping = true;
     running.logger.info({ signal }, 'shutting down');
+    // In-flight requests get a bounded time; a client that never reads must not block the exit.
+    setTimeout(() => {
+      running.logger.error({ graceMs: SHUTDOWN_GRACE_MS }, 'shutdown took too long; exiting');
+      void flushLogger(running.logger).finally(() => process.exit(1));
+    }, SHUTDOWN_GRACE_MS).unref();
     running.close().then(
       () => flushLogger(running.logger).finally(() => process.exit(0)),
       (error: unknown) => {

@@ -145,6 +145,7 @@ describe('documentation', () => {
     for (const script of scripts) {
       const asset = await fetch(new URL(script, `${server.url}/docs/api/`));
       expect(asset.status, script).toBe(200);
+      expect((await asset.text()).length, script).toBeGreaterThan(100);
     }
   });
 });

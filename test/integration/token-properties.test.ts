@@ -75,7 +75,8 @@ describe('token endpoints under random input', () => {
 
   it('GET and DELETE /token/{id} with random ids answer 404, never 500', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.oneof(fc.uuid(), fc.string({ minLength: 1, maxLength: 80 })), fc.constantFrom('GET', 'DELETE'), async (id, method) => {
+      // '.' and '..' are dot segments the client itself resolves to another path.
+      fc.asyncProperty(fc.oneof(fc.uuid(), fc.string({ minLength: 1, maxLength: 80 }).filter((s) => s !== '.' && s !== '..')), fc.constantFrom('GET', 'DELETE'), async (id, method) => {
         const response = await request(`${server.api}/token/${encodeURIComponent(id)}`, { method, headers: { authorization: admin } });
         expect([400, 404]).toContain(response.status);
         expect(response.body.code).toMatch(/^[a-z_]+$/);
