@@ -43,6 +43,15 @@ function validationErrors(issues: readonly ValidationIssue[], context: string | 
   return issues.map((i) => ({ path: `${prefix}${i.instancePath}`, message: i.message }));
 }
 
+/**
+ * Errors the router raises before any route runs (`frameworkErrors` option): a malformed URL is a
+ * 400; a path parameter over the length limit cannot name anything that exists, so it is a 404.
+ */
+export function frameworkErrorHandler(error: FastifyError, _request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') return send(reply, 404, { message: 'Not found', code: 'not_found' });
+  return send(reply, 400, { message: 'Bad request', code: 'bad_request' });
+}
+
 export function installErrorHandling(app: FastifyInstance, routes: RouteTable): void {
   app.setErrorHandler((error: FastifyError & { validation?: ValidationIssue[]; validationContext?: string }, request, reply) => {
     if (error instanceof ServiceError) return sendServiceError(reply, error);

@@ -10,7 +10,7 @@ import type { Config } from '../config.js';
 import type { Services } from '../services/index.js';
 import { enforceAuthentication } from './auth.js';
 import { installCors } from './cors.js';
-import { installErrorHandling } from './errors.js';
+import { frameworkErrorHandler, installErrorHandling } from './errors.js';
 import { RouteTable } from './route-table.js';
 import { API_ROUTE_MODULES, type RouteModule } from './routes/index.js';
 import { registerHealthz } from './routes/probes.js';
@@ -38,6 +38,7 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
     bodyLimit: BODY_LIMIT_BYTES,
     routerOptions: { ignoreTrailingSlash: true },
     return503OnClosing: true,
+    frameworkErrors: frameworkErrorHandler,
   });
   app.setValidatorCompiler(typeboxValidatorCompiler);
   // Bodies are JSON only: plain text is refused instead of reaching a route as a string.

@@ -60,6 +60,15 @@ describe('unknown paths and methods', () => {
     }
   });
 
+  it('answers 404 for an over-long id and 400 for a malformed URL, in the same error shape', async () => {
+    const long = await request(`${server.api}/token/${'a'.repeat(150)}`, { headers: { authorization: basicAuth('admin', TEST_ADMIN_PASSWORD) } });
+    expect(long.status).toBe(404);
+    expect(long.body).toEqual(NOT_FOUND);
+    const bad = await request(`${server.api}/token/%E0%A4%A`, { headers: { authorization: basicAuth('admin', TEST_ADMIN_PASSWORD) } });
+    expect(bad.status).toBe(400);
+    expect(bad.body).toEqual({ message: 'Bad request', code: 'bad_request' });
+  });
+
   it('answers 405 with Allow for a known path and another method', async () => {
     const cases = [
       ['PUT', '/api/v1alpha/token', 'GET, HEAD, POST'],
