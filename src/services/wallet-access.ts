@@ -1,0 +1,73 @@
+/**
+ * The seam between the wallet part and its users (PSBT creation, broadcast): who may touch a
+ * wallet, and everything needed to spend from it, read from the store's truth.
+ */
+import type { NetworkName } from '../core/network.js';
+import type { WalletTxEntry, WalletUtxo } from '../engine/index.js';
+import type { Principal } from './principal.js';
+
+/** `read`: every GET; `spend`: also PSBT creation, update, broadcast; `owner`: manage the wallet itself. */
+export type WalletAccessNeed = 'read' | 'spend' | 'owner';
+
+export type WalletAddressType = 'bech32' | 'bech32m' | 'p2sh-segwit' | 'legacy';
+
+export interface WalletKeyRecord {
+  fingerprint: string;
+  derivation: string;
+  xpub: string;
+  label: string;
+}
+
+export interface WalletRecord {
+  id: string;
+  alias: string;
+  name: string;
+  description: string;
+  ownerName: string;
+  network: NetworkName;
+  /** Canonical descriptors with checksum. */
+  receiveDescriptor: string;
+  changeDescriptor: string;
+  addressType: WalletAddressType;
+  sigsRequired: number;
+  sigsTotal: number;
+  keys: WalletKeyRecord[];
+  gapLimit: number;
+}
+
+export interface SpendableUtxo extends WalletUtxo {
+  /** The full transaction that created the output (non_witness_utxo), hex. */
+  prevTxHex: string;
+  frozen: boolean;
+  label: string;
+}
+
+export interface WalletForSpending {
+  wallet: WalletRecord;
+  utxos: SpendableUtxo[];
+  tipHeight: number;
+  /** First change index not yet used on chain. */
+  nextChangeIndex: number;
+  /** Engine entries incl. hex (for BIP125 replacements). */
+  transactions: WalletTxEntry[];
+}
+
+export interface WalletReader {
+  /** Throws ServiceError with code `wallet_not_found` (404) when missing or not accessible with `need`. */
+  resolve(principal: Principal, alias: string, need: WalletAccessNeed): Promise<WalletRecord>;
+  loadForSpending(walletId: string): Promise<WalletForSpending>;
+  /** Stores labels for addresses (PSBT recipients' labels). */
+  setAddressLabels(walletId: string, labels: { address: string; label: string }[]): Promise<void>;
+}
+
+/** Hook for the PSBT part: which pending PSBT holds an outpoint, and how many are pending. */
+export interface PsbtReservations {
+  /** Map `txid:vout` -> the PSBT's txid holding it. */
+  reservedOutpoints(walletId: string): Promise<Map<string, string>>;
+  pendingCount(walletId: string): Promise<number>;
+}
+
+export const NO_RESERVATIONS: PsbtReservations = {
+  reservedOutpoints: async () => new Map(),
+  pendingCount: async () => 0,
+};
