@@ -132,9 +132,21 @@ export function satsToBtcText(sats: bigint): string {
 /** Satoshis as BTC decimal text with exactly 8 decimals, as Bitcoin Core prints amounts: "1.50000000". */
 export function satsToBtcFixed(sats: bigint): string {
   checkRange(sats);
+  return fixedBtcText(sats);
+}
+
+function fixedBtcText(sats: bigint): string {
   const negative = sats < 0n;
   const abs = negative ? -sats : sats;
   return `${negative ? '-' : ''}${abs / SATS_PER_BTC}.${(abs % SATS_PER_BTC).toString().padStart(8, '0')}`;
+}
+
+/**
+ * Any transaction output value as a BTC JSON number, the way Core's ValueFromAmount prints it, with no
+ * range check: decoding shows what a transaction says, even an impossible amount.
+ */
+export function decodedValueBtc(sats: bigint): number {
+  return Number(fixedBtcText(sats));
 }
 
 /**

@@ -7,6 +7,7 @@ import { classifyScript, type ScriptType } from './script-type.js';
 import type { Network } from './network.js';
 import { isCoinbase, parseTransaction, size, txid, vsize, weight, wtxid, type Transaction } from './tx.js';
 import { isValidSignatureEncoding } from './signing/signature.js';
+import { decodedValueBtc } from './amount.js';
 
 const OP_PUSHDATA1 = 0x4c;
 const OP_PUSHDATA2 = 0x4d;
@@ -114,17 +115,6 @@ function isStrictSignature(sig: Uint8Array): boolean {
   return type >= 1 && type <= 3;
 }
 
-/**
- * BTC as a JSON number, as Core's ValueFromAmount prints it: the exact decimal text
- * `[-]whole.8digits`, read as a number (so 0.1 BTC is the double nearest 0.1).
- */
-export function satsToBtcNumber(sats: bigint): number {
-  const negative = sats < 0n;
-  const abs = negative ? -sats : sats;
-  const text = `${negative ? '-' : ''}${abs / 100_000_000n}.${(abs % 100_000_000n).toString().padStart(8, '0')}`;
-  return Number(text);
-}
-
 export interface DecodedScriptPubKey {
   asm: string;
   hex: string;
@@ -179,7 +169,7 @@ export function decodeTransaction(input: Transaction | Uint8Array | string, netw
       sequence: i.sequence,
     };
   });
-  const vout = tx.outputs.map((o, n) => ({ value: satsToBtcNumber(o.value), n, scriptPubKey: decodeScriptPubKey(o.script, network) }));
+  const vout = tx.outputs.map((o, n) => ({ value: decodedValueBtc(o.value), n, scriptPubKey: decodeScriptPubKey(o.script, network) }));
   return {
     txid: txid(tx),
     hash: wtxid(tx),

@@ -6,11 +6,13 @@
 import { base58check as base58checkFactory } from '@scure/base';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { toHex } from '../bytes.js';
-import { decodeTransaction, satsToBtcNumber, scriptToAsm, sighashName, type DecodedTransaction } from '../decode.js';
+import { decodeTransaction, scriptToAsm, sighashName, type DecodedTransaction } from '../decode.js';
 import type { Network } from '../network.js';
 import { classifyScript, type ScriptType } from '../script-type.js';
 import type { TxOutput } from '../tx.js';
 import { PsbtError, type Bip32Derivation, type KeyOrigin, type KeyValue, type Psbt, type PsbtInput, type PsbtOutput, type TaprootBip32Derivation } from './types.js';
+import { formatPath } from '../keys/path.js';
+import { decodedValueBtc } from '../amount.js';
 
 const base58check = base58checkFactory(sha256);
 
@@ -99,9 +101,7 @@ export interface DecodedPsbt {
 }
 
 /** A derivation path as Core writes it: `m/48h/1h/0h/2h/1/0`. */
-export function formatPath(path: readonly number[]): string {
-  return ['m', ...path.map((i) => (i >= 0x80000000 ? `${i - 0x80000000}h` : String(i)))].join('/');
-}
+export { formatPath };
 
 const origin = (o: KeyOrigin) => ({ master_fingerprint: toHex(o.fingerprint), path: formatPath(o.path) });
 const derivations = (list: Bip32Derivation[]): DecodedDerivation[] => list.map((d) => ({ pubkey: toHex(d.pubkey), ...origin(d) }));
@@ -220,7 +220,7 @@ export function psbtFee(psbt: Psbt): bigint | undefined {
 function decodeInput(input: PsbtInput, network: Network): DecodedPsbtInput {
   const out: DecodedPsbtInput = {};
   if (input.witnessUtxo) {
-    out.witness_utxo = { amount: satsToBtcNumber(input.witnessUtxo.value), scriptPubKey: addressScript(input.witnessUtxo.script, network) };
+    out.witness_utxo = { amount: decodedValueBtc(input.witnessUtxo.value), scriptPubKey: addressScript(input.witnessUtxo.script, network) };
   }
   if (input.nonWitnessUtxo) out.non_witness_utxo = decodeTransaction(input.nonWitnessUtxo, network);
   if (input.partialSigs.length > 0) {
@@ -251,7 +251,7 @@ function decodeOutput(output: PsbtOutput, network: Network): DecodedPsbtOutput {
   if (output.redeemScript) out.redeem_script = plainScript(output.redeemScript, network);
   if (output.witnessScript) out.witness_script = plainScript(output.witnessScript, network);
   if (output.bip32Derivations.length > 0) out.bip32_derivs = derivations(output.bip32Derivations);
-  if (output.amount !== undefined) out.amount = satsToBtcNumber(output.amount);
+  if (output.amount !== undefined) out.amount = decodedValueBtc(output.amount);
   if (output.script) out.script = addressScript(output.script, network);
   if (output.tapInternalKey) out.taproot_internal_key = toHex(output.tapInternalKey);
   const tree = output.other.find((o) => o.key[0] === 0x06);
@@ -281,7 +281,7 @@ export function decodePsbt(psbt: Psbt, network: Network): DecodedPsbt {
     if (psbt.txModifiable !== undefined) decoded.tx_modifiable = psbt.txModifiable;
   }
   const fee = psbtFee(psbt);
-  if (fee !== undefined) decoded.fee = satsToBtcNumber(fee);
+  if (fee !== undefined) decoded.fee = decodedValueBtc(fee);
   return decoded;
 }
 

@@ -4,12 +4,14 @@
  * signed size, the threshold, the time).
  */
 import { encodeAddress } from '../address.js';
-import { satsToBtcNumber, type DecodedTransaction } from '../decode.js';
+import type { DecodedTransaction } from '../decode.js';
+import { decodedValueBtc } from '../amount.js';
 import type { Network } from '../network.js';
 import { psbtToBase64 } from './codec.js';
 import { decodePsbt, psbtFee, type DecodedPsbtInput, type DecodedPsbtOutput } from './decode.js';
 import { minimumSignatureCount } from './signatures.js';
 import { PsbtError, type Psbt } from './types.js';
+import { formatFeeRate as formatFeeRateText } from '../coinselect/fee-rate.js';
 
 export interface PsbtRecordOptions {
   network: Network;
@@ -41,11 +43,7 @@ export interface PsbtRecord {
 /** fee / size in sat/vB, rounded half up to two decimals, as exact decimal text. */
 export function formatFeeRate(feeSats: bigint, vbytes: number): string {
   if (!Number.isInteger(vbytes) || vbytes <= 0) throw new PsbtError('invalid_size', 'The transaction size must be a positive integer');
-  const size = BigInt(vbytes);
-  const hundredths = (feeSats * 200n + size) / (2n * size);
-  const whole = hundredths / 100n;
-  const fraction = (hundredths % 100n).toString().padStart(2, '0');
-  return `${whole}.${fraction}`;
+  return formatFeeRateText(feeSats, vbytes);
 }
 
 /** The record of a PSBT. Throws PsbtError when an input's spent output is unknown (no fee can be shown). */
@@ -68,11 +66,11 @@ export function psbtRecord(psbt: Psbt, options: PsbtRecordOptions): PsbtRecord {
     unknown: decoded.unknown,
     inputs: decoded.inputs,
     outputs: decoded.outputs,
-    fee: satsToBtcNumber(fee),
+    fee: decodedValueBtc(fee),
     fee_rate: formatFeeRate(fee, fullSizeVbytes),
     tx_full_size: fullSizeVbytes,
     base64: psbtToBase64(psbt),
-    amount: recipients.map((o) => satsToBtcNumber(o.value)),
+    amount: recipients.map((o) => decodedValueBtc(o.value)),
     // Outputs without an address form (OP_RETURN) are listed as '' to keep both lists aligned.
     address: recipients.map((o) => encodeAddress(o.script, network) ?? ''),
     time,

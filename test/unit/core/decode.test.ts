@@ -1,8 +1,9 @@
 /** Script asm and scriptPubKey decoding as Bitcoin Core prints them. */
 import { describe, expect, it } from 'vitest';
 import { fromHex } from '../../../src/core/bytes.js';
-import { decodeScriptPubKey, decodeTransaction, satsToBtcNumber, scriptToAsm } from '../../../src/core/decode.js';
+import { decodeScriptPubKey, decodeTransaction, scriptToAsm } from '../../../src/core/decode.js';
 import { NETWORKS } from '../../../src/core/network.js';
+import { decodedValueBtc } from '../../../src/core/amount.js';
 import { loadFixture } from '../../support/fixtures.js';
 import { parseBlock, serializeTransaction } from '../../../src/core/tx.js';
 import { encodeAddress, p2pkhScript } from '../../../src/core/address.js';
@@ -67,11 +68,11 @@ describe('decodeTransaction', () => {
   });
 
   it('prints BTC values exactly as Core text would read', () => {
-    expect(satsToBtcNumber(10_000_000n)).toBe(0.1);
-    expect(satsToBtcNumber(19_999_433n)).toBe(0.19999433);
-    expect(satsToBtcNumber(1_160n)).toBe(1.16e-5);
-    expect(satsToBtcNumber(2_100_000_000_000_000n)).toBe(21000000);
-    expect(satsToBtcNumber(-1n)).toBe(-1e-8);
+    expect(decodedValueBtc(10_000_000n)).toBe(0.1);
+    expect(decodedValueBtc(19_999_433n)).toBe(0.19999433);
+    expect(decodedValueBtc(1_160n)).toBe(1.16e-5);
+    expect(decodedValueBtc(2_100_000_000_000_000n)).toBe(21000000);
+    expect(decodedValueBtc(-1n)).toBe(-1e-8);
   });
 });
 
