@@ -12,6 +12,7 @@ import { enforceAuthentication } from './auth.js';
 import { installCors } from './cors.js';
 import { frameworkErrorHandler, installErrorHandling } from './errors.js';
 import { RouteTable } from './route-table.js';
+import { installSecurityHeaders } from './security-headers.js';
 import { API_ROUTE_MODULES, type RouteModule } from './routes/index.js';
 import { registerHealthz } from './routes/probes.js';
 import { typeboxValidatorCompiler } from './validation.js';
@@ -47,6 +48,7 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
   routes.attach(app);
   installErrorHandling(app, routes);
   installCors(app, config.corsOrigins);
+  installSecurityHeaders(app);
   app.addHook('onResponse', async (request, reply) => {
     request.log.info(
       { method: request.method, path: request.url.split('?')[0], status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10, ip: request.ip },
