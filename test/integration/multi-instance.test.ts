@@ -1,0 +1,110 @@
+/**
+ * Two real `wcs serve` processes on one PostgreSQL database (SERVICE_DATABASE_URL), driven over
+ * HTTP: either answers any request. Tokens, revocations and failed-login counters live in the
+ * database, so what one instance did is seen by the other on the next request.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TEST_ADMIN_PASSWORD, basicAuth, bearer, request } from '../support/server.js';
+import { createSharedStore, killHard, postgresClient, startInstance, stopInstance, type Instance, type SharedStore } from '../support/instances.js';
+
+const RATE_LIMIT = 4;
+let store: SharedStore;
+let a: Instance;
+let b: Instance;
+
+beforeAll(async () => {
+  store = await createSharedStore('postgres');
+  // Both start at once on an empty database: migrations and the admin bootstrap race.
+  [a, b] = await Promise.all([
+    startInstance(store, 'a', { SERVICE_RATE_LIMIT: String(RATE_LIMIT) }),
+    startInstance(store, 'b', { SERVICE_RATE_LIMIT: String(RATE_LIMIT) }),
+  ]);
+});
+
+afterAll(async () => {
+  await Promise.all([a && stopInstance(a), b && stopInstance(b)]);
+  await store?.dispose();
+});
+
+const admin = () => basicAuth('admin', TEST_ADMIN_PASSWORD);
+
+async function createTokenOn(instance: Instance, description: string): Promise<{ jwt_token: string; jwt_token_id: string }> {
+  const response = await request(`${instance.api}/token`, {
+    method: 'POST',
+    headers: { authorization: admin() },
+    json: { jwt_token_description: description, jwt_token_life: '1 hours' },
+  });
+  expect(response.status, response.text).toBe(201);
+  return response.body;
+}
+
+describe('two instances on one PostgreSQL database', () => {
+  it('both started on an empty database, and exactly one admin exists', async () => {
+    for (const instance of [a, b]) {
+      const tokens = await request(`${instance.api}/token`, { headers: { authorization: admin() } });
+      expect(tokens.status).toBe(200);
+    }
+    const client = await postgresClient(store.schema ?? '');
+    try {
+      expect((await client.query('select name, is_admin from users')).rows).toEqual([{ name: 'admin', is_admin: 1 }]);
+      expect((await client.query('select count(*)::int as n from schema_version')).rows[0].n).toBeGreaterThan(0);
+    } finally {
+      await client.end();
+    }
+  });
+
+  it('a token created on one instance works on the other, and both list it', async () => {
+    const token = await createTokenOn(a, 'made on a');
+    const onB = await request(`${b.api}/service`, { headers: { authorization: bearer(token.jwt_token) } });
+    expect(onB.status).toBe(200);
+    const listOnB = await request(`${b.api}/token`, { headers: { authorization: admin() } });
+    expect(Object.keys(listOnB.body.jwt_tokens)).toContain(token.jwt_token_id);
+    const readOnB = await request(`${b.api}/token/${token.jwt_token_id}`, { headers: { authorization: admin() } });
+    expect(readOnB.body).toMatchObject({ message: 'Token exists', jwt_token_description: 'made on a', expiry_status: 'Valid' });
+    // The description is unique per user across instances too.
+    const duplicate = await request(`${b.api}/token`, { method: 'POST', headers: { authorization: admin() }, json: { jwt_token_description: 'made on a', jwt_token_life: '1 hours' } });
+    expect(duplicate.status).toBe(409);
+  });
+
+  it('a token deleted on one instance is refused by the other on the very next request', async () => {
+    const token = await createTokenOn(a, 'revoked on b');
+    expect((await request(`${a.api}/liveness`, { headers: { authorization: bearer(token.jwt_token) } })).status).toBe(200);
+    expect((await request(`${b.api}/liveness`, { headers: { authorization: bearer(token.jwt_token) } })).status).toBe(200);
+    const deleted = await request(`${b.api}/token/${token.jwt_token_id}`, { method: 'DELETE', headers: { authorization: admin() } });
+    expect(deleted.body).toEqual({ message: 'Token deleted' });
+    const onA = await request(`${a.api}/liveness`, { headers: { authorization: bearer(token.jwt_token) } });
+    expect(onA.status).toBe(401);
+    expect(onA.headers.get('www-authenticate')).toBe('Bearer');
+    expect((await request(`${b.api}/liveness`, { headers: { authorization: bearer(token.jwt_token) } })).status).toBe(401);
+    expect((await request(`${a.api}/token/${token.jwt_token_id}`, { headers: { authorization: admin() } })).status).toBe(404);
+  });
+
+  it('keeps answering on the survivor when one instance is killed, and a restarted instance serves old tokens', async () => {
+    const token = await createTokenOn(b, 'outlives b');
+    await killHard(b);
+    expect((await request(`${a.api}/service`, { headers: { authorization: bearer(token.jwt_token) } })).status).toBe(200);
+    b = await startInstance(store, 'b', { SERVICE_RATE_LIMIT: String(RATE_LIMIT) });
+    expect((await request(`${b.api}/service`, { headers: { authorization: bearer(token.jwt_token) } })).status).toBe(200);
+  });
+
+  // Last: the failures also count for the shared client address, which refuses BasicAuth for a minute.
+  it('counts failed logins across instances: the limit is reached by failures spread over both', async () => {
+    // A user name of its own, so the per-user counter starts at zero (the address is shared by all tests).
+    const user = `rl-${Date.now().toString(36)}`;
+    const wrong = basicAuth(user, 'wrong password');
+    const answers: number[] = [];
+    for (let i = 0; i < RATE_LIMIT; i++) {
+      const instance = i % 2 === 0 ? a : b;
+      answers.push((await request(`${instance.api}/token`, { headers: { authorization: wrong } })).status);
+    }
+    // No single instance saw RATE_LIMIT failures, yet the next attempt is refused on both,
+    // even with the right password of an existing user (the address is limited too).
+    expect(answers).toEqual(Array(RATE_LIMIT).fill(401));
+    for (const [instance, credentials] of [[a, wrong], [b, admin()]] as const) {
+      const limited = await request(`${instance.api}/token`, { headers: { authorization: credentials } });
+      expect(limited.status).toBe(429);
+      expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
+      expect(limited.body.code).toBe('rate_limited');
+    }
+  });
+});
