@@ -11,6 +11,7 @@ import {
   type UserRepository,
 } from './repositories.js';
 import type { Database, TokensTable, UsersTable } from './schema.js';
+import { KyselyPsbts } from './kysely-psbts.js';
 
 /** Tells whether a driver error is a uniqueness violation (SQLite or PostgreSQL). */
 export function isUniqueViolation(error: unknown): boolean {
@@ -165,5 +166,5 @@ class KyselyAuthFailures implements AuthFailureRepository {
 }
 
 export function kyselyRepositories(db: Kysely<Database>): Repositories {
-  return { users: new KyselyUsers(db), tokens: new KyselyTokens(db), authFailures: new KyselyAuthFailures(db) };
+  return { users: new KyselyUsers(db), tokens: new KyselyTokens(db), authFailures: new KyselyAuthFailures(db), psbts: new KyselyPsbts(db) };
 }

@@ -60,10 +60,15 @@ export interface AuthFailureRepository {
   pruneBefore(before: number): Promise<void>;
 }
 
+import type { PsbtRepository } from './psbt-records.js';
+
+export type { PsbtRepository, PsbtStatus, StoredPsbt, Outpoint, Reservation } from './psbt-records.js';
+
 export interface Repositories {
   users: UserRepository;
   tokens: TokenRepository;
   authFailures: AuthFailureRepository;
+  psbts: PsbtRepository;
 }
 
 export interface Store extends Repositories {

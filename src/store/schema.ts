@@ -31,9 +31,31 @@ export interface AuthFailuresTable {
   failed_at: number;
 }
 
+export interface PsbtsTable {
+  wallet_id: string;
+  txid: string;
+  psbt: string;
+  /** JSON array of output indexes. */
+  change_outputs: string;
+  full_size: number;
+  status: string;
+  created_at: number;
+  updated_at: number;
+  created_by: string;
+}
+
+export interface PsbtReservationsTable {
+  wallet_id: string;
+  txid: string;
+  vout: number;
+  psbt_txid: string;
+}
+
 export interface Database {
   schema_version: SchemaVersionTable;
   users: UsersTable;
   tokens: TokensTable;
   auth_failures: AuthFailuresTable;
+  psbts: PsbtsTable;
+  psbt_reservations: PsbtReservationsTable;
 }

@@ -1,0 +1,299 @@
+/**
+ * Building a wallet's PSBT from its coins: coin selection (confirmed coins first), change to the
+ * next unused change address, BIP125 replacements, and every field hardware wallets need.
+ * Pure: the caller passes the wallet state, the reserved coins and the fee rate.
+ */
+import { fromHex } from '../../core/bytes.js';
+import {
+  CoinSelectionError,
+  InsufficientFundsError,
+  selectCoins,
+  type Coin,
+  type FeeRate,
+  type SelectionResult,
+} from '../../core/coinselect/index.js';
+import { DescriptorDeriver, describeDescriptor, parseDescriptor, type Descriptor, type DerivedOutput } from '../../core/descriptor/index.js';
+import { parsePath } from '../../core/keys/index.js';
+import type { Network } from '../../core/network.js';
+import { buildPsbt, type BuildInput, type BuildOutput, type KeyDerivation, type Psbt, type TaprootKeyInfo } from '../../core/psbt/index.js';
+import type { InputType } from '../../core/size.js';
+import { parseTransaction } from '../../core/tx.js';
+import { ServiceError } from '../errors.js';
+import type { SpendableUtxo, WalletForSpending } from '../wallet-access.js';
+import { SEQUENCE_FINAL_LOCKTIME, SEQUENCE_RBF, type ParsedCreateRequest } from './request.js';
+
+/** Coinbase outputs become spendable after 100 confirmations. */
+const COINBASE_MATURITY = 100;
+
+export interface WalletKeys {
+  receive: DescriptorDeriver;
+  change: DescriptorDeriver;
+  descriptor: Descriptor;
+}
+
+export function walletKeys(receiveDescriptor: string, changeDescriptor: string, network: Network): WalletKeys {
+  const descriptor = parseDescriptor(receiveDescriptor, network);
+  return { receive: new DescriptorDeriver(descriptor), change: new DescriptorDeriver(parseDescriptor(changeDescriptor, network)), descriptor };
+}
+
+export function inputTypeOf(descriptor: Descriptor): InputType {
+  const m = descriptor.threshold;
+  const n = descriptor.keys.length;
+  switch (descriptor.type) {
+    case 'wpkh':
+    case 'sh-wpkh':
+    case 'pkh':
+    case 'tr':
+      return { kind: descriptor.type };
+    case 'wsh-multi':
+    case 'wsh-sortedmulti':
+      return { kind: 'wsh-multi', m, n };
+    case 'sh-wsh-multi':
+    case 'sh-wsh-sortedmulti':
+      return { kind: 'sh-wsh-multi', m, n };
+    case 'sh-multi':
+    case 'sh-sortedmulti':
+      return { kind: 'sh-multi', m, n };
+  }
+}
+
+export interface PlanContext {
+  spending: WalletForSpending;
+  keys: WalletKeys;
+  network: Network;
+  /** `txid:vout` of coins held by pending PSBTs. */
+  reserved: ReadonlySet<string>;
+  /** sat/kvB, already checked against the bounds. */
+  feeRate: FeeRate;
+  /** Incremental relay fee, sat/kvB (BIP125 replacements). */
+  incrementalRate: FeeRate;
+}
+
+export interface PsbtPlan {
+  psbt: Psbt;
+  changeOutputs: number[];
+  fullSize: number;
+  /** Outpoints spent, to reserve. */
+  inputs: { txid: string; vout: number }[];
+  selection: SelectionResult;
+}
+
+interface CandidateCoin {
+  coin: Coin;
+  txid: string;
+  vout: number;
+  value: bigint;
+  script: Uint8Array;
+  branch: 0 | 1;
+  index: number;
+  prevTxHex: string;
+}
+
+const key = (txid: string, vout: number) => `${txid}:${vout}`;
+const unprocessable = (code: string, message: string) => new ServiceError('unprocessable', code, message);
+
+function fingerprintBytes(hex: string): Uint8Array {
+  return fromHex(hex);
+}
+
+function inputDetails(derived: DerivedOutput, taprootWallet: boolean): Pick<BuildInput, 'redeemScript' | 'witnessScript' | 'derivations' | 'taproot'> {
+  if (taprootWallet) {
+    const taproot: TaprootKeyInfo = {
+      internalKey: derived.taproot!.internalKey,
+      derivations: derived.keys.map((k) => ({ pubkey: k.publicKey, fingerprint: fingerprintBytes(k.fingerprint), path: [...k.path] })),
+    };
+    return { taproot };
+  }
+  const derivations: KeyDerivation[] = derived.keys.map((k) => ({ pubkey: k.publicKey, fingerprint: fingerprintBytes(k.fingerprint), path: [...k.path] }));
+  return {
+    ...(derived.redeemScript ? { redeemScript: derived.redeemScript } : {}),
+    ...(derived.witnessScript ? { witnessScript: derived.witnessScript } : {}),
+    derivations,
+  };
+}
+
+/** Finds which of the wallet's derived scripts a script is (replacements spend coins no longer listed as unspent). */
+function locateScript(keys: WalletKeys, scriptHex: string, limit: number): { branch: 0 | 1; index: number } | undefined {
+  for (const [branch, deriver] of [[0, keys.receive], [1, keys.change]] as const) {
+    for (let from = 0; from < limit; from += 100) {
+      const found = deriver.deriveRange(from, 100).find((d) => toHexString(d.scriptPubKey) === scriptHex);
+      if (found) return { branch, index: found.index };
+    }
+  }
+  return undefined;
+}
+
+const toHexString = (bytes: Uint8Array) => Buffer.from(bytes).toString('hex');
+
+/** The coins of a replaced transaction, and its fee and size, checked against the replacement rules' preconditions. */
+function replacedTransaction(context: PlanContext, txid: string, inputType: InputType): { coins: CandidateCoin[]; fee: bigint; vsize: number } {
+  const { spending, keys } = context;
+  const original = spending.transactions.find((t) => t.txid === txid);
+  if (!original) throw new ServiceError('not_found', 'transaction_not_found', `Transaction ${txid} is not a transaction of this wallet`);
+  if (original.status === 'confirmed') throw unprocessable('transaction_confirmed', `Transaction ${txid} is already confirmed and cannot be replaced`);
+  if (original.status !== 'mempool') throw unprocessable('transaction_not_pending', `Transaction ${txid} is no longer in the mempool`);
+  if (original.feeSat === null) throw unprocessable('cannot_replace', `Transaction ${txid} spends coins of others; this wallet cannot replace it`);
+  const tx = parseTransaction(original.hex);
+  const byTxid = new Map(spending.transactions.map((t) => [t.txid, t]));
+  const maxIndex = Math.max(spending.nextChangeIndex, ...spending.utxos.map((u) => u.index)) + 1000;
+  const coins = tx.inputs.map((input) => {
+    const prev = byTxid.get(input.txid);
+    const output = prev ? parseTransaction(prev.hex).outputs[input.vout] : undefined;
+    const place = output && locateScript(keys, toHexString(output.script), maxIndex);
+    if (!prev || !output || !place) throw unprocessable('cannot_replace', `Transaction ${txid} spends a coin this wallet cannot sign for`);
+    return {
+      coin: { id: key(input.txid, input.vout), value: output.value, inputType, confirmations: prev.confirmations },
+      txid: input.txid,
+      vout: input.vout,
+      value: output.value,
+      script: output.script,
+      branch: place.branch,
+      index: place.index,
+      prevTxHex: prev.hex,
+    };
+  });
+  return { coins, fee: original.feeSat, vsize: original.vsize };
+}
+
+function candidateOf(u: SpendableUtxo, inputType: InputType): CandidateCoin {
+  return {
+    coin: { id: key(u.txid, u.vout), value: u.valueSat, inputType, confirmations: u.confirmations, isOwnChange: u.branch === 1 },
+    txid: u.txid,
+    vout: u.vout,
+    value: u.valueSat,
+    script: fromHex(u.script),
+    branch: u.branch,
+    index: u.index,
+    prevTxHex: u.prevTxHex,
+  };
+}
+
+function selectionError(error: unknown): never {
+  if (error instanceof InsufficientFundsError) {
+    throw unprocessable('insufficient_funds', `Insufficient funds: ${error.missing} sat more needed, including the fee`);
+  }
+  if (error instanceof CoinSelectionError) {
+    if (error.code === 'amount_below_dust') throw unprocessable('amount_below_dust', error.message);
+    if (error.code === 'max_weight_exceeded') throw unprocessable('transaction_too_large', error.message);
+    throw unprocessable('invalid_selection', error.message);
+  }
+  throw error;
+}
+
+/** Builds the PSBT of a checked request. Throws ServiceError for what the wallet cannot do. */
+export function planPsbt(request: ParsedCreateRequest, context: PlanContext): PsbtPlan {
+  const { spending, keys, reserved } = context;
+  const inputType = inputTypeOf(keys.descriptor);
+  const utxoByKey = new Map(spending.utxos.map((u) => [key(u.txid, u.vout), u]));
+
+  let replaced: ReturnType<typeof replacedTransaction> | undefined;
+  if (request.replaces) {
+    replaced = replacedTransaction(context, request.replaces, inputType);
+    // BIP125 rule 6 (Core): the new rate must beat the original's by the incremental relay fee.
+    const originalRate = (replaced.fee * 1000n + BigInt(replaced.vsize) - 1n) / BigInt(replaced.vsize);
+    if (context.feeRate < originalRate + context.incrementalRate) {
+      throw unprocessable(
+        'fee_rate_too_low_for_replacement',
+        `A replacement of ${request.replaces} needs a fee rate of at least ${Number(originalRate + context.incrementalRate) / 1000} sat/vB`,
+      );
+    }
+  }
+  const replacedId = request.replaces;
+
+  let candidates: CandidateCoin[];
+  if (request.inputs) {
+    candidates = request.inputs.map(({ txid, vout }) => {
+      const id = key(txid, vout);
+      const utxo = utxoByKey.get(id);
+      if (!utxo) throw unprocessable('unknown_input', `Coin ${id} is not an unspent coin of this wallet`);
+      if (utxo.frozen) throw unprocessable('input_frozen', `Coin ${id} is frozen`);
+      if (reserved.has(id)) throw unprocessable('input_reserved', `Coin ${id} is held by another pending PSBT`);
+      return candidateOf(utxo, inputType);
+    });
+  } else {
+    candidates = spending.utxos
+      .filter((u) => !u.frozen && u.safe && !reserved.has(key(u.txid, u.vout)) && u.txid !== replacedId)
+      .filter((u) => !u.coinbase || u.confirmations >= COINBASE_MATURITY)
+      .map((u) => candidateOf(u, inputType));
+  }
+  const replacedCoins = replaced?.coins ?? [];
+  const all = [...replacedCoins, ...candidates];
+  const byId = new Map(all.map((c) => [c.coin.id, c]));
+
+  // Change: the given address, or the next unused change address of the wallet.
+  let changeScript: Uint8Array;
+  let changeDerived: DerivedOutput | undefined;
+  if (request.changeAddress) {
+    changeScript = request.changeAddress.script;
+  } else {
+    changeDerived = keys.change.derive(spending.nextChangeIndex);
+    changeScript = changeDerived.scriptPubKey;
+  }
+
+  const select = (coins: CandidateCoin[]) =>
+    selectCoins({
+      coins: coins.map((c) => c.coin),
+      recipients: request.recipients.map((r) => ({ script: r.script, value: r.value })),
+      changeScript,
+      changeInputType: inputType,
+      feeRate: context.feeRate,
+      options: {
+        ...(request.subtractFrom !== undefined ? { subtractFeeFrom: request.subtractFrom } : {}),
+        ...(request.inputs ? { mustUse: all.map((c) => c.coin.id) } : replacedCoins.length ? { mustUse: replacedCoins.map((c) => c.coin.id) } : {}),
+        ...(replaced ? { minimumFee: replaced.fee, minimumFeeIncrementalRate: context.incrementalRate } : {}),
+      },
+    });
+
+  let selection: SelectionResult;
+  try {
+    // Confirmed coins first (and the coins being replaced); unconfirmed ones only when needed.
+    const confirmedFirst = all.filter((c) => c.coin.confirmations > 0 || replacedCoins.includes(c));
+    if (!request.inputs && confirmedFirst.length < all.length) {
+      try {
+        selection = select(confirmedFirst);
+      } catch (error) {
+        if (!(error instanceof InsufficientFundsError)) throw error;
+        selection = select(all);
+      }
+    } else {
+      selection = select(all);
+    }
+  } catch (error) {
+    selectionError(error);
+  }
+
+  const taprootWallet = keys.descriptor.type === 'tr';
+  const sequence = request.rbf ? SEQUENCE_RBF : SEQUENCE_FINAL_LOCKTIME;
+  const chosen = selection.inputs.map((c) => byId.get(c.id)!);
+  const inputs: BuildInput[] = chosen.map((c) => {
+    const derived = (c.branch === 0 ? keys.receive : keys.change).derive(c.index);
+    return {
+      txid: c.txid,
+      vout: c.vout,
+      value: c.value,
+      scriptPubKey: c.script,
+      ...(taprootWallet ? {} : { prevTx: c.prevTxHex }),
+      ...inputDetails(derived, taprootWallet),
+    };
+  });
+  const outputs: BuildOutput[] = selection.recipients.map((r) => ({ script: r.script, value: r.value }));
+  const changeOutputs: number[] = [];
+  if (selection.change !== null) {
+    changeOutputs.push(outputs.length);
+    outputs.push({ script: changeScript, value: selection.change, ...(changeDerived ? { change: inputDetails(changeDerived, taprootWallet) } : {}) });
+  }
+  const info = describeDescriptor(keys.descriptor);
+  const globalXpubs =
+    info.sigsTotal > 1
+      ? info.keys.map((k) => ({ xpub: k.xpub, fingerprint: fromHex(k.fingerprint), path: parsePath(k.derivation) }))
+      : undefined;
+  const psbt = buildPsbt({
+    inputs,
+    outputs,
+    version: 2,
+    locktime: spending.tipHeight,
+    sequence,
+    ...(globalXpubs ? { globalXpubs } : {}),
+  });
+  return { psbt, changeOutputs, fullSize: selection.vsize, inputs: chosen.map((c) => ({ txid: c.txid, vout: c.vout })), selection };
+}

@@ -1,0 +1,294 @@
+/**
+ * The PSBT use cases of a wallet: create (coins reserved in the same store transaction as the PSBT),
+ * list, read, merge cosigners' signatures, delete, finalize and broadcast.
+ */
+import type { Broadcaster, FeeEstimator } from '../../chain/types.js';
+import { ChainError } from '../../chain/types.js';
+import { CoreError } from '../../core/errors.js';
+import { getNetwork } from '../../core/network.js';
+import {
+  PsbtError,
+  extractVerifiedTransaction,
+  finalizePsbt,
+  mergeCosignerPsbt,
+  parsePsbt,
+  psbtRecord,
+  psbtToBase64,
+  psbtTxid,
+  serializePsbt,
+  type Psbt,
+  type PsbtRecord,
+} from '../../core/psbt/index.js';
+import { serializeTransaction } from '../../core/tx.js';
+import { toHex } from '../../core/bytes.js';
+import type { Store, StoredPsbt } from '../../store/repositories.js';
+import { StoreConflictError } from '../../store/repositories.js';
+import { ServiceError } from '../errors.js';
+import type { Principal } from '../principal.js';
+import type { PsbtReservations, WalletForSpending, WalletReader, WalletRecord } from '../wallet-access.js';
+import { planPsbt, walletKeys, type WalletKeys } from './plan.js';
+import { checkFeeRate, parseCreateRequest, type CreatePsbtInput } from './request.js';
+
+/** What the PSBT use cases need of the chain backend. */
+export type PsbtChain = FeeEstimator & Broadcaster;
+
+export interface PsbtServiceDeps {
+  store: Store;
+  wallets: WalletReader;
+  /** The chain backend, or undefined when none is configured (creation without fee_rate and broadcast then answer 503). */
+  chain: () => PsbtChain | undefined;
+  /** Highest fee rate accepted, sat/vB. */
+  maxFeeRate: number;
+  now?: () => number;
+}
+
+/** Fee estimate target for PSBTs created without a fee rate. */
+export const FEE_ESTIMATE_BLOCKS = 6;
+/** Selection retries when a concurrent creation took a chosen coin first. */
+const MAX_RESERVATION_ATTEMPTS = 8;
+
+const TXID = /^[0-9a-f]{64}$/;
+const outpointKey = (txid: string, vout: number) => `${txid}:${vout}`;
+const satPerKvb = (satPerVb: number): bigint => BigInt(Math.round(satPerVb * 1000));
+
+function chainUnavailable(error: unknown): ServiceError {
+  const reason = error instanceof ChainError ? `: ${error.message}` : '';
+  return new ServiceError('unavailable', 'chain_unavailable', `The chain backend did not answer${reason}`);
+}
+
+function psbtNotFound(txid: string): ServiceError {
+  return new ServiceError('not_found', 'psbt_not_found', `No pending PSBT ${txid} in this wallet`);
+}
+
+export interface BroadcastResult {
+  txid: string;
+  hex: string;
+}
+
+export class PsbtService implements PsbtReservations {
+  private readonly now: () => number;
+  private readonly keysCache = new Map<string, WalletKeys>();
+
+  constructor(private readonly deps: PsbtServiceDeps) {
+    this.now = deps.now ?? Date.now;
+  }
+
+  private keysOf(wallet: WalletRecord): WalletKeys {
+    const cacheKey = `${wallet.receiveDescriptor}|${wallet.changeDescriptor}`;
+    let keys = this.keysCache.get(cacheKey);
+    if (!keys) {
+      keys = walletKeys(wallet.receiveDescriptor, wallet.changeDescriptor, getNetwork(wallet.network));
+      if (this.keysCache.size >= 64) this.keysCache.delete(this.keysCache.keys().next().value!);
+      this.keysCache.set(cacheKey, keys);
+    }
+    return keys;
+  }
+
+  private requireChain(): PsbtChain {
+    const chain = this.deps.chain();
+    if (!chain) throw new ServiceError('unavailable', 'chain_unavailable', 'No chain backend is configured');
+    return chain;
+  }
+
+  /** The record of a stored PSBT (the contract's shape). */
+  recordOf(wallet: WalletRecord, stored: StoredPsbt): PsbtRecord {
+    return psbtRecord(parsePsbt(stored.psbt), {
+      network: getNetwork(wallet.network),
+      changeOutputs: stored.changeOutputs,
+      fullSizeVbytes: stored.fullSize,
+      threshold: wallet.sigsRequired,
+      time: stored.createdAt / 1000,
+    });
+  }
+
+  async create(principal: Principal, alias: string, body: unknown): Promise<{ txid: string; record: PsbtRecord }> {
+    const wallet = await this.deps.wallets.resolve(principal, alias, 'spend');
+    const network = getNetwork(wallet.network);
+    const request = parseCreateRequest(body as CreatePsbtInput, network);
+    const { feeRate, incrementalRate } = await this.feeRates(request.feeRate);
+    const spending = await this.deps.wallets.loadForSpending(wallet.id);
+    const keys = this.keysOf(wallet);
+
+    for (let attempt = 1; ; attempt++) {
+      const reserved = new Set((await this.deps.store.psbts.reservations(wallet.id)).map((r) => outpointKey(r.txid, r.vout)));
+      const plan = planPsbt(request, { spending, keys, network, reserved, feeRate, incrementalRate });
+      const txid = psbtTxid(plan.psbt);
+      const now = this.now();
+      const stored: StoredPsbt = {
+        walletId: wallet.id,
+        txid,
+        psbt: psbtToBase64(plan.psbt),
+        changeOutputs: plan.changeOutputs,
+        fullSize: plan.fullSize,
+        status: 'pending',
+        createdAt: now,
+        updatedAt: now,
+        createdBy: principal.userName,
+      };
+      try {
+        await this.deps.store.transaction((repos) => repos.psbts.insert(stored, plan.inputs));
+      } catch (error) {
+        if (!(error instanceof StoreConflictError)) throw error;
+        const nowReserved = new Set((await this.deps.store.psbts.reservations(wallet.id)).map((r) => outpointKey(r.txid, r.vout)));
+        const taken = plan.inputs.some((o) => nowReserved.has(outpointKey(o.txid, o.vout)));
+        if (!taken) throw new ServiceError('conflict', 'psbt_exists', `PSBT ${txid} already exists`);
+        // Another creation reserved one of these coins first: select again without it.
+        if (attempt >= MAX_RESERVATION_ATTEMPTS || request.inputs) {
+          throw new ServiceError('conflict', 'coins_reserved', 'The chosen coins were reserved by another PSBT; try again');
+        }
+        continue;
+      }
+      const labels = request.recipients.filter((r) => r.label !== undefined).map((r) => ({ address: r.address, label: r.label! }));
+      if (labels.length > 0) await this.deps.wallets.setAddressLabels(wallet.id, labels);
+      return { txid, record: this.recordOf(wallet, stored) };
+    }
+  }
+
+  private async feeRates(requested: bigint | undefined): Promise<{ feeRate: bigint; incrementalRate: bigint }> {
+    const chain = this.requireChain();
+    let relay;
+    let estimate;
+    try {
+      relay = await chain.getRelayFees();
+      estimate = requested === undefined ? await chain.estimateFee(FEE_ESTIMATE_BLOCKS) : undefined;
+    } catch (error) {
+      throw chainUnavailable(error);
+    }
+    let feeRate = requested;
+    if (feeRate === undefined) {
+      if (!estimate) {
+        throw new ServiceError('unavailable', 'fee_estimate_unavailable', 'The chain backend has no fee estimate yet; give fee_rate');
+      }
+      feeRate = BigInt(estimate.satPerKvb);
+    }
+    checkFeeRate(feeRate, { minimum: satPerKvb(relay.minRelaySatPerVb), maximum: BigInt(this.deps.maxFeeRate) * 1000n });
+    return { feeRate, incrementalRate: satPerKvb(relay.incrementalSatPerVb) };
+  }
+
+  /**
+   * Brings the wallet's PSBTs up to date with its transactions: one whose transaction is seen leaves
+   * the pending list; one whose coins were spent elsewhere becomes invalid (its other coins are freed).
+   */
+  private async reconcile(walletId: string, spending?: WalletForSpending): Promise<StoredPsbt[]> {
+    const pending = await this.deps.store.psbts.list(walletId, 'pending');
+    if (pending.length === 0) return pending;
+    const state = spending ?? (await this.deps.wallets.loadForSpending(walletId));
+    const seen = new Set(state.transactions.filter((t) => t.status !== 'dropped').map((t) => t.txid));
+    const unspent = new Set(state.utxos.map((u) => outpointKey(u.txid, u.vout)));
+    const still: StoredPsbt[] = [];
+    for (const stored of pending) {
+      let status: 'broadcast' | 'invalid' | undefined;
+      if (seen.has(stored.txid)) status = 'broadcast';
+      else if (parsePsbt(stored.psbt).tx.inputs.some((i) => !unspent.has(outpointKey(i.txid, i.vout)))) status = 'invalid';
+      if (status) await this.deps.store.psbts.setStatus(walletId, stored.txid, status, this.now());
+      else still.push(stored);
+    }
+    return still;
+  }
+
+  /** The wallet's pending PSBTs, newest first. */
+  async list(principal: Principal, alias: string): Promise<{ txid: string; record: PsbtRecord }[]> {
+    const wallet = await this.deps.wallets.resolve(principal, alias, 'read');
+    const pending = await this.reconcile(wallet.id);
+    return pending.map((stored) => ({ txid: stored.txid, record: this.recordOf(wallet, stored) }));
+  }
+
+  private async findPending(wallet: WalletRecord, txid: string): Promise<StoredPsbt> {
+    const id = txid.toLowerCase();
+    if (!TXID.test(id)) throw psbtNotFound(txid);
+    const pending = await this.reconcile(wallet.id);
+    const stored = pending.find((p) => p.txid === id);
+    if (!stored) throw psbtNotFound(txid);
+    return stored;
+  }
+
+  async get(principal: Principal, alias: string, txid: string): Promise<{ record: PsbtRecord; psbt: Uint8Array; base64: string }> {
+    const wallet = await this.deps.wallets.resolve(principal, alias, 'read');
+    const stored = await this.findPending(wallet, txid);
+    const psbt = parsePsbt(stored.psbt);
+    return { record: this.recordOf(wallet, stored), psbt: serializePsbt(psbt), base64: stored.psbt };
+  }
+
+  /** Merges a cosigner's copy (base64 or binary) into the stored PSBT. */
+  async update(principal: Principal, alias: string, txid: string, copy: string | Uint8Array): Promise<PsbtRecord> {
+    const wallet = await this.deps.wallets.resolve(principal, alias, 'spend');
+    const stored = await this.findPending(wallet, txid);
+    let incoming: Psbt;
+    try {
+      incoming = parsePsbt(typeof copy === 'string' ? copy.trim() : copy);
+    } catch (error) {
+      if (error instanceof CoreError) throw new ServiceError('invalid_input', 'invalid_psbt', `psbt: ${error.message}`, { errors: [{ path: '/psbt', message: error.message }] });
+      throw error;
+    }
+    let merged: Psbt;
+    try {
+      merged = mergeCosignerPsbt(parsePsbt(stored.psbt), incoming);
+    } catch (error) {
+      if (error instanceof PsbtError && error.code === 'different_transaction') {
+        throw new ServiceError('conflict', 'different_transaction', 'The PSBT is not a copy of the same unsigned transaction');
+      }
+      if (error instanceof CoreError) throw new ServiceError('unprocessable', 'invalid_signature', error.message);
+      throw error;
+    }
+    const base64 = psbtToBase64(merged);
+    const updatedAt = this.now();
+    await this.deps.store.psbts.updatePsbt(wallet.id, stored.txid, base64, updatedAt);
+    return this.recordOf(wallet, { ...stored, psbt: base64, updatedAt });
+  }
+
+  async delete(principal: Principal, alias: string, txid: string): Promise<void> {
+    const wallet = await this.deps.wallets.resolve(principal, alias, 'spend');
+    const stored = await this.findPending(wallet, txid);
+    await this.deps.store.psbts.delete(wallet.id, stored.txid);
+  }
+
+  /** Finalizes, verifies every signature and broadcasts. The PSBT stays pending until its transaction is seen. */
+  async broadcast(principal: Principal, alias: string, txid: string): Promise<BroadcastResult> {
+    const wallet = await this.deps.wallets.resolve(principal, alias, 'spend');
+    const stored = await this.findPending(wallet, txid);
+    const chain = this.requireChain();
+    const finalized = finalizePsbt(parsePsbt(stored.psbt));
+    if (!finalized.complete) {
+      const reasons = finalized.pending.map((p) => `input ${p.input}: ${p.reason}`).join('; ');
+      throw new ServiceError('unprocessable', 'not_enough_signatures', `The PSBT cannot be finalized yet (${reasons})`);
+    }
+    let hex: string;
+    try {
+      hex = toHex(serializeTransaction(extractVerifiedTransaction(finalized.psbt)));
+    } catch (error) {
+      if (error instanceof CoreError) throw new ServiceError('unprocessable', 'invalid_signature', error.message);
+      throw error;
+    }
+    await this.deps.store.psbts.updatePsbt(wallet.id, stored.txid, psbtToBase64(finalized.psbt), this.now());
+    let broadcastTxid: string;
+    try {
+      broadcastTxid = await chain.broadcast(hex);
+    } catch (error) {
+      if (error instanceof ChainError && error.code.startsWith('tx_')) {
+        throw new ServiceError('unprocessable', 'broadcast_rejected', `The node rejected the transaction: ${error.reason ?? error.message}`);
+      }
+      if (error instanceof ChainError && error.code === 'broadcast_unknown') {
+        throw new ServiceError('unavailable', 'broadcast_unknown', 'The node did not answer; the transaction may or may not have been accepted');
+      }
+      throw chainUnavailable(error);
+    }
+    return { txid: broadcastTxid, hex };
+  }
+
+  /** Map `txid:vout` -> txid of the pending PSBT holding it (wallet details' `reserved_by`). */
+  async reservedOutpoints(walletId: string): Promise<Map<string, string>> {
+    const rows = await this.deps.store.psbts.reservations(walletId);
+    return new Map(rows.map((r) => [outpointKey(r.txid, r.vout), r.psbtTxid]));
+  }
+
+  /** Number of pending PSBTs (wallet details' `pending_psbts`). */
+  async pendingCount(walletId: string): Promise<number> {
+    return (await this.deps.store.psbts.list(walletId, 'pending')).length;
+  }
+
+  /** Removes every PSBT and reservation of a wallet (call when the wallet is deleted). */
+  async forgetWallet(walletId: string): Promise<void> {
+    await this.deps.store.psbts.deleteWallet(walletId);
+  }
+}
+
