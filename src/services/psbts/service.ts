@@ -19,7 +19,7 @@ import {
   type Psbt,
   type PsbtRecord,
 } from '../../core/psbt/index.js';
-import { serializeTransaction } from '../../core/tx.js';
+import { parseTransaction, serializeTransaction, txid as transactionId } from '../../core/tx.js';
 import { toHex } from '../../core/bytes.js';
 import type { Store, StoredPsbt } from '../../store/repositories.js';
 import { StoreConflictError } from '../../store/repositories.js';
@@ -49,6 +49,15 @@ const MAX_RESERVATION_ATTEMPTS = 8;
 
 const TXID = /^[0-9a-f]{64}$/;
 const outpointKey = (txid: string, vout: number) => `${txid}:${vout}`;
+/**
+ * The id of a transaction with its signatures removed: what the PSBT of it is keyed by. Legacy and
+ * P2SH inputs put signatures in scriptSig, so the network txid differs from the PSBT's.
+ */
+export function unsignedTxid(hex: string): string {
+  const tx = parseTransaction(hex);
+  return transactionId({ ...tx, inputs: tx.inputs.map((i) => ({ ...i, scriptSig: new Uint8Array(0), witness: [] })) });
+}
+
 const satPerKvb = (satPerVb: number): bigint => BigInt(Math.round(satPerVb * 1000));
 
 function chainUnavailable(error: unknown): ServiceError {
@@ -68,6 +77,8 @@ export interface BroadcastResult {
 export class PsbtService implements PsbtReservations {
   private readonly now: () => number;
   private readonly keysCache = new Map<string, WalletKeys>();
+  /** Network txid -> unsigned txid (transactions never change under their txid). */
+  private readonly unsignedIds = new Map<string, string>();
 
   constructor(private readonly deps: PsbtServiceDeps) {
     this.now = deps.now ?? Date.now;
@@ -173,7 +184,17 @@ export class PsbtService implements PsbtReservations {
     const pending = await this.deps.store.psbts.list(walletId, 'pending');
     if (pending.length === 0) return pending;
     const state = spending ?? (await this.deps.wallets.loadForSpending(walletId));
-    const seen = new Set(state.transactions.filter((t) => t.status !== 'dropped').map((t) => t.txid));
+    const seen = new Set<string>();
+    for (const t of state.transactions) {
+      if (t.status === 'dropped') continue;
+      let id = this.unsignedIds.get(t.txid);
+      if (id === undefined) {
+        id = unsignedTxid(t.hex);
+        if (this.unsignedIds.size >= 100_000) this.unsignedIds.clear();
+        this.unsignedIds.set(t.txid, id);
+      }
+      seen.add(id);
+    }
     const unspent = new Set(state.utxos.map((u) => outpointKey(u.txid, u.vout)));
     const still: StoredPsbt[] = [];
     for (const stored of pending) {
