@@ -5,6 +5,7 @@ import { createRuntime, readVersion, startService, type RunningService } from '.
 import { ServiceError } from '../services/errors.js';
 import { flushLogger } from '../api/logging.js';
 import { parseArgs } from './args.js';
+import { BACKUP_USAGE, BackupError, BackupUsageError, runBackupCommand } from './backup-commands.js';
 import { readNewPassword } from './password-input.js';
 
 const USAGE = `Usage: wcs <command> [options]
@@ -15,6 +16,7 @@ Commands:
   user passwd NAME           Set a user's password (revokes all of their tokens).
   user list                  List users.
   user delete NAME           Delete a user and their tokens.
+${BACKUP_USAGE}
   help                       Show this text.
   version                    Show the version.
 
@@ -90,26 +92,28 @@ async function user(config: Config, words: string[], switches: Set<string>): Pro
 }
 
 async function main(argv: readonly string[]): Promise<void> {
-  const { words, switches, configFlags } = parseArgs(argv, ['--admin', '--help', '-h', '--version']);
+  const { words, switches, configFlags } = parseArgs(argv, ['--admin', '--force', '--help', '-h', '--version']);
   const [command, ...rest] = words;
   if (switches.has('--version') || command === 'version') return out(readVersion());
   if (switches.has('--help') || switches.has('-h') || command === 'help' || command === undefined) return out(USAGE);
   if (switches.has('--admin') && !(command === 'user' && rest[0] === 'add')) throw new UsageError('--admin belongs to "wcs user add"');
+  if (switches.has('--force') && command !== 'backup' && command !== 'restore') throw new UsageError('--force belongs to "wcs backup" and "wcs restore"');
   const config = loadConfig({ flags: configFlags, env: process.env });
   if (command === 'serve') {
     if (rest.length > 0) throw new UsageError(`Unexpected argument ${rest[0]}`);
     return serve(config);
   }
   if (command === 'user') return user(config, rest, switches);
+  if (command === 'backup' || command === 'restore') return out(await runBackupCommand(command, config, rest, switches.has('--force')));
   throw new UsageError(`Unknown command ${command}`);
 }
 
 main(process.argv.slice(2)).catch((error: unknown) => {
-  if (error instanceof UsageError) {
+  if (error instanceof UsageError || error instanceof BackupUsageError) {
     process.stderr.write(`wcs: ${error.message}\nRun "wcs help" for usage.\n`);
     process.exit(2);
   }
-  if (error instanceof ConfigError || error instanceof ServiceError) {
+  if (error instanceof ConfigError || error instanceof ServiceError || error instanceof BackupError) {
     process.stderr.write(`wcs: ${error.message}\n`);
     process.exit(error instanceof ConfigError ? 2 : 1);
   }

@@ -1,0 +1,43 @@
+/** `wcs backup FILE` and `wcs restore FILE`: snapshots of the SQLite store (PostgreSQL: pg_dump). */
+import { resolve } from 'node:path';
+import type { Config } from '../config.js';
+import { BackupError, backupSqliteStore, restoreSqliteStore, type SnapshotInfo } from '../store/backup.js';
+
+export const BACKUP_USAGE = `  backup FILE [--force]      Write a consistent snapshot of the SQLite store to FILE (safe while serving).
+  restore FILE [--force]     Replace the SQLite store with the snapshot FILE (service stopped;
+                             --force replaces a store that holds data).`;
+
+/** A command-line mistake (exit code 2). */
+export class BackupUsageError extends Error {}
+
+const POSTGRES_HINT =
+  'the store is PostgreSQL: back it up with pg_dump and restore it with pg_restore (see docs/operations.md)';
+
+function summary(info: SnapshotInfo): string {
+  const rows = Object.entries(info.rows)
+    .map(([table, n]) => `${table} ${n}`)
+    .join(', ');
+  return `schema version ${info.schemaVersion}, ${info.bytes} bytes; rows: ${rows || 'none'}`;
+}
+
+function fileArgument(command: string, words: readonly string[]): string {
+  const [file, ...extra] = words;
+  if (file === undefined) throw new BackupUsageError(`wcs ${command} needs a FILE`);
+  if (extra.length > 0) throw new BackupUsageError(`Unexpected argument ${extra[0]}`);
+  return resolve(file);
+}
+
+/** Runs `backup` or `restore`; returns the line to print. Throws BackupError for refused operations. */
+export async function runBackupCommand(command: 'backup' | 'restore', config: Config, words: readonly string[], force: boolean): Promise<string> {
+  const file = fileArgument(command, words);
+  if (config.database.kind !== 'sqlite') throw new BackupUsageError(`wcs ${command}: ${POSTGRES_HINT}`);
+  const store = config.database.path;
+  if (command === 'backup') {
+    const info = await backupSqliteStore(store, file, { force });
+    return `Backed up ${store} to ${file} (${summary(info)})`;
+  }
+  const info = await restoreSqliteStore(file, store, { force });
+  return `Restored ${store} from ${file} (${summary(info)})`;
+}
+
+export { BackupError };
