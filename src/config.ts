@@ -34,6 +34,8 @@ export interface Config {
   jwtKey: string | undefined;
   /** Origins allowed by CORS; empty: CORS off. */
   corsOrigins: string[];
+  /** Milliseconds between chain sync passes; 0: no background sync (passes run only on demand). */
+  syncIntervalMs: number;
 }
 
 /** A setting that cannot be used; `message` is one line naming the setting. */
@@ -137,6 +139,12 @@ export const SETTINGS: readonly Setting[] = [
       }
       d.corsOrigins = origins;
     } },
+  { key: 'sync_interval', env: 'SERVICE_SYNC_INTERVAL', flag: '--sync-interval', defaultText: '5', description: 'Seconds between chain sync passes (new blocks, mempool); decimals allowed; 0 turns the background sync off.',
+    apply: (d, t) => {
+      const seconds = Number(t.trim());
+      if (t.trim() === '' || !Number.isFinite(seconds) || seconds < 0 || seconds > 86_400) throw new Error('must be a number of seconds from 0 to 86400');
+      d.syncIntervalMs = Math.round(seconds * 1000);
+    } },
 ];
 
 /** The data-folder setting, read before the others because the config file lives in it. */
@@ -165,6 +173,7 @@ function defaults(): Draft {
     logLevel: 'info',
     jwtKey: undefined,
     corsOrigins: [],
+    syncIntervalMs: 5_000,
   };
 }
 

@@ -10,12 +10,15 @@ import { createLogger } from './api/logging.js';
 import type { RouteModule } from './api/routes/index.js';
 import { buildServer } from './api/server.js';
 import { loadSigningKey } from './auth/signing-key.js';
+import { BitcoindChainSource } from './chain/bitcoind/index.js';
+import type { ChainSource } from './chain/types.js';
 import type { Config } from './config.js';
 import { createServices, type Services } from './services/index.js';
 import type { BootstrapResult } from './services/users.js';
 import { openPostgresStore } from './store/postgres.js';
 import type { Store } from './store/repositories.js';
 import { openSqliteStore } from './store/sqlite.js';
+import { PostgresSyncLeadership } from './store/sync-leadership.js';
 
 export const INITIAL_ADMIN_PASSWORD_FILE = 'initial-admin-password';
 
@@ -43,6 +46,19 @@ export interface RuntimeOptions {
   /** Use this store instead of opening the configured one (tests with a PostgreSQL schema). */
   store?: Store;
   now?: () => number;
+  /** Use this chain source instead of the configured Bitcoin Core (null: none). */
+  chain?: ChainSource | null;
+}
+
+/** Bitcoin Core from the configuration, or null when no node is configured. */
+export function openChainSource(config: Config): ChainSource | null {
+  const { url, cookieFile, user, password } = config.bitcoind;
+  if (url === undefined) return null;
+  return new BitcoindChainSource({
+    url,
+    network: config.network,
+    ...(user !== undefined && password !== undefined ? { user, password } : cookieFile !== undefined ? { cookieFile } : {}),
+  });
 }
 
 /** Opens the store and builds every service; no HTTP. */
@@ -51,8 +67,28 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
   const signingKey = loadSigningKey(config.dataFolder, config.jwtKey);
   const store = options.store ?? (await openStore(config));
   const version = readVersion();
-  const services = createServices({ config, store, signingKey, version, ...(options.now ? { now: options.now } : {}) });
-  return { config, store, services, version, close: () => store.close() };
+  const chain = options.chain !== undefined ? options.chain : openChainSource(config);
+  const syncLeadership = config.database.kind === 'postgres' && options.store === undefined ? new PostgresSyncLeadership(config.database.url) : undefined;
+  const services = createServices({
+    config,
+    store,
+    signingKey,
+    version,
+    chain,
+    ...(syncLeadership ? { syncLeadership } : {}),
+    ...(options.now ? { now: options.now } : {}),
+  });
+  return {
+    config,
+    store,
+    services,
+    version,
+    close: async () => {
+      await services.sync.stop();
+      await chain?.close();
+      await store.close();
+    },
+  };
 }
 
 export interface StartOptions extends RuntimeOptions {
@@ -100,6 +136,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
     await options.extend?.(runtime);
     server = await buildServer({ config, services: runtime.services, logger, version: runtime.version, routeModules: options.routeModules ?? [] });
     await server.listen({ host: config.host, port: config.port });
+    if (config.syncIntervalMs > 0) runtime.services.sync.start(config.syncIntervalMs, (level, message, details) => logger[level](details ?? {}, message));
     const address = server.server.address();
     const port = typeof address === 'object' && address ? address.port : config.port;
     const host = config.host.includes(':') ? `[${config.host}]` : config.host;

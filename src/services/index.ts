@@ -12,6 +12,7 @@ import { HealthService } from './health.js';
 import { ServiceDetailsService } from './service-details.js';
 import { TokenService } from './tokens.js';
 import { UserService } from './users.js';
+import { PsbtService } from './psbts/service.js';
 
 export interface Services {
   authentication: AuthenticationService;
@@ -19,6 +20,8 @@ export interface Services {
   tokens: TokenService;
   serviceDetails: ServiceDetailsService;
   health: HealthService;
+  /** PSBTs of wallets: creation, reservations, signatures, broadcast. */
+  psbts: PsbtService;
 }
 
 export interface ServiceDeps {
@@ -42,6 +45,7 @@ export function createServices(deps: ServiceDeps): Services {
     tokens: new TokenService({ store, jwt, maxLifeSeconds: config.tokenMaxLifeSeconds, now }),
     serviceDetails: new ServiceDetailsService({ config, version: deps.version, now }),
     health: new HealthService([{ name: 'store', check: () => store.ping() }]),
+    psbts: new PsbtService({ store, maxFeeRate: config.maxFeeRate, now }),
   };
 }
 

@@ -12,6 +12,7 @@ import {
 } from './repositories.js';
 import type { Database, TokensTable, UsersTable } from './schema.js';
 import { KyselyPsbts } from './kysely-psbts.js';
+import { KyselyWallets } from './kysely-wallets.js';
 
 /** Tells whether a driver error is a uniqueness violation (SQLite or PostgreSQL). */
 export function isUniqueViolation(error: unknown): boolean {
@@ -166,5 +167,5 @@ class KyselyAuthFailures implements AuthFailureRepository {
 }
 
 export function kyselyRepositories(db: Kysely<Database>): Repositories {
-  return { users: new KyselyUsers(db), tokens: new KyselyTokens(db), authFailures: new KyselyAuthFailures(db), psbts: new KyselyPsbts(db) };
+  return { users: new KyselyUsers(db), tokens: new KyselyTokens(db), authFailures: new KyselyAuthFailures(db), psbts: new KyselyPsbts(db), wallets: new KyselyWallets(db) };
 }

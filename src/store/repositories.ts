@@ -61,7 +61,9 @@ export interface AuthFailureRepository {
 }
 
 import type { PsbtRepository } from './psbt-records.js';
+import type { WalletRepository } from './wallet-records.js';
 
+export type * from './wallet-records.js';
 export type { PsbtRepository, PsbtStatus, StoredPsbt, Outpoint, Reservation } from './psbt-records.js';
 
 export interface Repositories {
@@ -69,6 +71,7 @@ export interface Repositories {
   tokens: TokenRepository;
   authFailures: AuthFailureRepository;
   psbts: PsbtRepository;
+  wallets: WalletRepository;
 }
 
 export interface Store extends Repositories {

@@ -1,9 +1,10 @@
 /** The route modules served under /api/v1alpha, in registration order. Add new modules here. */
 import { probeRoutes } from './probes.js';
+import { psbtRoutes } from './psbt.js';
 import { serviceRoutes } from './service.js';
 import { tokenRoutes } from './tokens.js';
 import type { RouteModule } from './types.js';
 
-export const API_ROUTE_MODULES: readonly RouteModule[] = [tokenRoutes, serviceRoutes, probeRoutes];
+export const API_ROUTE_MODULES: readonly RouteModule[] = [tokenRoutes, serviceRoutes, probeRoutes, psbtRoutes];
 
 export type { RouteContext, RouteModule } from './types.js';

@@ -1,8 +1,9 @@
 /** Every schema migration, in order. Add a new file `NNNN-name.ts` and append it here. */
 import { usersAndTokens } from './0001-users-and-tokens.js';
 import { psbts } from './0002-psbts.js';
+import { wallets } from './0003-wallets.js';
 import type { Migration } from './types.js';
 
 export type { Migration } from './types.js';
 
-export const MIGRATIONS: readonly Migration[] = [usersAndTokens, psbts];
+export const MIGRATIONS: readonly Migration[] = [usersAndTokens, psbts, wallets];

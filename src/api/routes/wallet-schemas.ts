@@ -1,0 +1,144 @@
+/** TypeBox schemas of the wallet endpoints (property order is the response member order). */
+import { Type } from '@sinclair/typebox';
+
+const Btc = (description: string) => Type.Number({ description: `${description}, BTC.` });
+const Sat = (description: string) => Type.Integer({ description: `${description}, satoshis.` });
+
+export const BalanceSchema = Type.Object({
+  confirmed: Btc('Confirmed (trusted) balance'),
+  unconfirmed: Btc('Unconfirmed incoming (untrusted pending)'),
+  immature: Btc('Coinbase outputs not yet mature'),
+  total: Btc('Sum of the three'),
+  confirmed_sat: Sat('confirmed'),
+  unconfirmed_sat: Sat('unconfirmed'),
+  immature_sat: Sat('immature'),
+  total_sat: Sat('total'),
+});
+
+export const UtxoSchema = Type.Object({
+  txid: Type.String(),
+  vout: Type.Integer(),
+  address: Type.String(),
+  amount: Btc('Value'),
+  amount_sat: Sat('Value'),
+  confirmations: Type.Integer(),
+  label: Type.String(),
+  reserved_by: Type.Union([Type.String(), Type.Null()], { description: 'Txid of the pending PSBT holding the coin, or null.' }),
+});
+
+export const UtxoWithFlagsSchema = Type.Object({ ...UtxoSchema.properties, frozen: Type.Boolean({ description: 'A frozen coin is never selected for a PSBT.' }) });
+
+export const TxEntrySchema = Type.Object({
+  txid: Type.String(),
+  wallet_alias: Type.String(),
+  category: Type.Union([Type.Literal('receive'), Type.Literal('send'), Type.Literal('selftransfer')]),
+  amount: Btc('Net effect on the wallet (positive for receive, fee included)'),
+  amount_sat: Sat('Net effect on the wallet'),
+  fee: Type.Union([Type.Number(), Type.Null()], { description: 'Fee in BTC when the wallet paid every input, else null.' }),
+  address: Type.Union([Type.String(), Type.Null()], { description: 'Counterparty address for sends, receiving address otherwise.' }),
+  label: Type.String(),
+  confirmations: Type.Integer(),
+  blockheight: Type.Union([Type.Integer(), Type.Null()]),
+  blockhash: Type.Union([Type.String(), Type.Null()]),
+  time: Type.Integer({ description: 'Block time, or first-seen time while unconfirmed (seconds).' }),
+  vsize: Type.Integer(),
+  'bip125-replaceable': Type.Union([Type.Literal('yes'), Type.Literal('no'), Type.Literal('unknown')]),
+  conflicts: Type.Array(Type.String()),
+  hex: Type.String(),
+});
+
+export const KeySchema = Type.Object({ fingerprint: Type.String(), derivation: Type.String(), xpub: Type.String(), label: Type.String() });
+
+export const WalletDetailsSchema = Type.Object({
+  alias: Type.String(),
+  name: Type.String(),
+  description: Type.String(),
+  network: Type.String(),
+  address_type: Type.String({ description: '`bech32`, `bech32m`, `p2sh-segwit` or `legacy`.' }),
+  sigs_required: Type.Integer(),
+  sigs_total: Type.Integer(),
+  keys: Type.Array(KeySchema),
+  recv_descriptor: Type.String(),
+  change_descriptor: Type.String(),
+  address: Type.String({ description: 'Next unused receive address.' }),
+  address_index: Type.Integer(),
+  change_address: Type.String({ description: 'Next unused change address.' }),
+  change_index: Type.Integer(),
+  balance: BalanceSchema,
+  utxo: Type.Array(UtxoSchema),
+  txlist: Type.Array(TxEntrySchema, { description: 'Newest first.' }),
+  scan: Type.Union([Type.Object({ progress: Type.Number({ minimum: 0, maximum: 1 }), height: Type.Integer() }), Type.Null()], {
+    description: 'Progress while the wallet syncs; null when it is at the chain tip.',
+  }),
+  pending_psbts: Type.Integer(),
+});
+
+export const WalletListSchema = Type.Object({
+  wallets: Type.Array(
+    Type.Object({
+      alias: Type.String(),
+      name: Type.String(),
+      description: Type.String(),
+      address_type: Type.String(),
+      sigs_required: Type.Integer(),
+      sigs_total: Type.Integer(),
+      balance: BalanceSchema,
+    }),
+  ),
+});
+
+const ShareSchema = Type.Object({ user: Type.String(), access: Type.Union([Type.Literal('read'), Type.Literal('spend')]) });
+const KeyLabelSchema = Type.Object({ fingerprint: Type.String({ description: 'Master fingerprint, 8 hex digits.' }), label: Type.String() });
+
+export const CreateWalletBody = Type.Object({
+  name: Type.String({ description: 'Display name.' }),
+  alias: Type.Optional(Type.String({ description: '`[a-z0-9_-]{1,64}`, unique; derived from the name when absent.' })),
+  description: Type.Optional(Type.String()),
+  descriptor: Type.Optional(Type.String({ description: 'One multipath descriptor (`<0;1>`).' })),
+  recv_descriptor: Type.Optional(Type.String()),
+  change_descriptor: Type.Optional(Type.String()),
+  policy: Type.Optional(
+    Type.Object({
+      type: Type.String({ description: 'wpkh, sh-wpkh, pkh, tr, wsh-sortedmulti, wsh-multi, sh-wsh-sortedmulti, sh-wsh-multi, sh-sortedmulti, sh-multi.' }),
+      threshold: Type.Optional(Type.Integer()),
+      keys: Type.Array(Type.Object({ key: Type.String({ description: '`[fingerprint/path]xpub` (SLIP-132 forms accepted).' }), label: Type.Optional(Type.String()) })),
+    }),
+  ),
+  key_labels: Type.Optional(Type.Array(KeyLabelSchema)),
+  birthday: Type.Optional(Type.Union([Type.Integer({ minimum: 0 }), Type.String()], { description: 'Block height or `YYYY-MM-DD`; default: the chain tip.' })),
+  gap_limit: Type.Optional(Type.Integer({ description: 'Default 20.' })),
+  shared_with: Type.Optional(Type.Array(ShareSchema)),
+});
+
+export const UpdateWalletBody = Type.Object({
+  name: Type.Optional(Type.String()),
+  description: Type.Optional(Type.String()),
+  labels: Type.Optional(Type.Array(KeyLabelSchema, { description: 'Key labels by master fingerprint.' })),
+  shared_with: Type.Optional(Type.Array(ShareSchema, { description: 'Replaces the sharing list (owner only).' })),
+});
+
+export const WalletParams = Type.Object({ wallet_alias: Type.String({ maxLength: 64 }) });
+
+export const PageQuery = Type.Object({
+  limit: Type.Optional(Type.Integer({ minimum: 0 })),
+  offset: Type.Optional(Type.Integer({ minimum: 0 })),
+});
+
+export const AddressesQuery = Type.Object({
+  branch: Type.Optional(Type.Union([Type.Literal('receive'), Type.Literal('change')])),
+  from: Type.Optional(Type.Integer({ minimum: 0, maximum: 2_147_483_647 })),
+  count: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
+});
+
+export const AddressListSchema = Type.Object({
+  addresses: Type.Array(Type.Object({ index: Type.Integer(), address: Type.String(), label: Type.String(), used: Type.Boolean() })),
+});
+
+export const UtxoPatchBody = Type.Object({
+  txid: Type.String({ pattern: '^[0-9a-fA-F]{64}$' }),
+  vout: Type.Integer({ minimum: 0 }),
+  frozen: Type.Optional(Type.Boolean()),
+  label: Type.Optional(Type.String()),
+});
+
+export const RescanBody = Type.Object({ from: Type.Optional(Type.Integer({ minimum: 0, description: 'Block height to scan from; default: the wallet birthday.' })) });

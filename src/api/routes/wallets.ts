@@ -1,0 +1,182 @@
+/** Wallet management and details (`/wallets`), and the full transaction list of the caller's wallets. */
+import type { Static } from '@sinclair/typebox';
+import { Type } from '@sinclair/typebox';
+import { principalOf } from '../auth.js';
+import { errorResponses } from '../schemas.js';
+import type { RouteModule } from './types.js';
+import {
+  AddressListSchema,
+  AddressesQuery,
+  CreateWalletBody,
+  PageQuery,
+  RescanBody,
+  TxEntrySchema,
+  UpdateWalletBody,
+  UtxoPatchBody,
+  UtxoWithFlagsSchema,
+  WalletDetailsSchema,
+  WalletListSchema,
+  WalletParams,
+} from './wallet-schemas.js';
+
+type Params = Static<typeof WalletParams>;
+
+export const walletRoutes: RouteModule = {
+  name: 'wallets',
+  register(app, { services }) {
+    const tags = ['wallets'];
+    const wallets = services.wallets;
+
+    app.post<{ Body: Static<typeof CreateWalletBody> }>(
+      '/wallets',
+      {
+        config: { auth: 'bearer' },
+        schema: {
+          tags,
+          summary: 'Create (import) a wallet from descriptors or a policy',
+          body: CreateWalletBody,
+          response: { 201: WalletDetailsSchema, ...errorResponses(400, 401, 409, 413, 422, 500, 503) },
+        },
+      },
+      async (request, reply) => reply.status(201).send(await wallets.create(principalOf(request), request.body)),
+    );
+
+    app.get(
+      '/wallets',
+      { config: { auth: 'bearer' }, schema: { tags, summary: 'Your wallets and the ones shared with you', response: { 200: WalletListSchema, ...errorResponses(401, 500) } } },
+      async (request) => ({ wallets: await wallets.list(principalOf(request)) }),
+    );
+
+    app.get<{ Params: Params; Querystring: Static<typeof PageQuery> }>(
+      '/wallets/:wallet_alias',
+      {
+        config: { auth: 'bearer' },
+        schema: {
+          tags,
+          summary: 'Wallet details: balance, UTXOs, transactions, scan progress',
+          params: WalletParams,
+          querystring: PageQuery,
+          response: { 200: WalletDetailsSchema, ...errorResponses(400, 401, 404, 500) },
+        },
+      },
+      (request) => wallets.details(principalOf(request), request.params.wallet_alias, request.query),
+    );
+
+    app.patch<{ Params: Params; Body: Static<typeof UpdateWalletBody> }>(
+      '/wallets/:wallet_alias',
+      {
+        config: { auth: 'bearer' },
+        schema: {
+          tags,
+          summary: 'Rename, describe, label keys, share (owner only)',
+          params: WalletParams,
+          body: UpdateWalletBody,
+          response: { 200: WalletDetailsSchema, ...errorResponses(400, 401, 404, 413, 500) },
+        },
+      },
+      (request) => wallets.update(principalOf(request), request.params.wallet_alias, request.body),
+    );
+
+    app.delete<{ Params: Params }>(
+      '/wallets/:wallet_alias',
+      {
+        config: { auth: 'bearer' },
+        schema: { tags, summary: 'Delete a wallet with its PSBTs (owner only)', params: WalletParams, response: { 200: Type.Object({ message: Type.Literal('Wallet deleted') }), ...errorResponses(401, 404, 500) } },
+      },
+      async (request) => {
+        await wallets.delete(principalOf(request), request.params.wallet_alias);
+        return { message: 'Wallet deleted' as const };
+      },
+    );
+
+    app.post<{ Params: Params; Body: Static<typeof RescanBody> }>(
+      '/wallets/:wallet_alias/rescan',
+      {
+        config: { auth: 'bearer' },
+        schema: {
+          tags,
+          summary: 'Forget what the wallet learnt from the chain and scan again (owner only)',
+          params: WalletParams,
+          body: Type.Optional(RescanBody),
+          response: { 202: Type.Object({ alias: Type.String(), from: Type.Integer() }), ...errorResponses(400, 401, 404, 500) },
+        },
+      },
+      async (request, reply) => reply.status(202).send(await wallets.rescan(principalOf(request), request.params.wallet_alias, request.body?.from)),
+    );
+
+    app.get<{ Params: Params; Querystring: Static<typeof AddressesQuery> }>(
+      '/wallets/:wallet_alias/addresses',
+      {
+        config: { auth: 'bearer' },
+        schema: { tags, summary: 'Derived addresses with label and use', params: WalletParams, querystring: AddressesQuery, response: { 200: AddressListSchema, ...errorResponses(400, 401, 404, 500) } },
+      },
+      async (request) => {
+        const { branch = 'receive', from = 0, count = 20 } = request.query;
+        return { addresses: await wallets.addresses(principalOf(request), request.params.wallet_alias, branch === 'change' ? 1 : 0, from, count) };
+      },
+    );
+
+    app.post<{ Params: Params }>(
+      '/wallets/:wallet_alias/addresses/next',
+      {
+        config: { auth: 'bearer' },
+        schema: {
+          tags,
+          summary: 'The next receive address not yet used on chain',
+          params: WalletParams,
+          response: { 200: Type.Object({ address: Type.String(), index: Type.Integer() }), ...errorResponses(401, 404, 500) },
+        },
+      },
+      async (request) => {
+        const details = await wallets.details(principalOf(request), request.params.wallet_alias, { limit: 0 });
+        return { address: details.address, index: details.address_index };
+      },
+    );
+
+    app.get<{ Params: Params }>(
+      '/wallets/:wallet_alias/utxo',
+      {
+        config: { auth: 'bearer' },
+        schema: { tags, summary: 'Unspent outputs', params: WalletParams, response: { 200: Type.Object({ utxo: Type.Array(UtxoWithFlagsSchema) }), ...errorResponses(401, 404, 500) } },
+      },
+      async (request) => ({ utxo: await wallets.utxos(principalOf(request), request.params.wallet_alias) }),
+    );
+
+    app.patch<{ Params: Params; Body: Static<typeof UtxoPatchBody> }>(
+      '/wallets/:wallet_alias/utxo',
+      {
+        config: { auth: 'bearer' },
+        schema: {
+          tags,
+          summary: 'Freeze, unfreeze or label one unspent output',
+          params: WalletParams,
+          body: UtxoPatchBody,
+          response: { 200: Type.Object({ utxo: Type.Array(UtxoWithFlagsSchema) }), ...errorResponses(400, 401, 404, 500) },
+        },
+      },
+      async (request) => {
+        const { txid, vout, frozen, label } = request.body;
+        const principal = principalOf(request);
+        await wallets.updateUtxo(principal, request.params.wallet_alias, { txid: txid.toLowerCase(), vout }, {
+          ...(frozen !== undefined ? { frozen } : {}),
+          ...(label !== undefined ? { label } : {}),
+        });
+        return { utxo: await wallets.utxos(principal, request.params.wallet_alias) };
+      },
+    );
+
+    app.get<{ Querystring: Static<typeof PageQuery> }>(
+      '/service/full_txlist',
+      {
+        config: { auth: 'bearer' },
+        schema: {
+          tags: ['service'],
+          summary: 'Every transaction of every wallet you can access, newest first',
+          querystring: PageQuery,
+          response: { 200: Type.Array(TxEntrySchema), ...errorResponses(400, 401, 500) },
+        },
+      },
+      (request) => wallets.fullTxList(principalOf(request), request.query),
+    );
+  },
+};

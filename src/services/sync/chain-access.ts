@@ -1,0 +1,55 @@
+/** The chain source as the wallet part sees it: maybe absent, tip cached briefly, health as a readiness check. */
+import type { ChainSource, ChainTip } from '../../chain/types.js';
+import type { ReadinessCheck } from '../health.js';
+import type { ChainStatus, ChainStatusSource } from '../service-details.js';
+import type { ChainAccess } from '../wallets.js';
+
+export class CachedChainAccess implements ChainAccess, ChainStatusSource {
+  private cached: { at: number; tip: ChainTip | null } | undefined;
+
+  constructor(
+    readonly source: ChainSource | null,
+    private readonly now: () => number = Date.now,
+    private readonly maxAgeMs = 2_000,
+  ) {}
+
+  async tip(): Promise<ChainTip | null> {
+    if (!this.source) return null;
+    if (this.cached && this.now() - this.cached.at < this.maxAgeMs) return this.cached.tip;
+    let tip: ChainTip | null;
+    try {
+      tip = await this.source.getTip();
+    } catch {
+      tip = null;
+    }
+    this.cached = { at: this.now(), tip };
+    return tip;
+  }
+
+  /** Forget the cached tip (after a sync pass saw a new one). */
+  noteTip(tip: ChainTip): void {
+    this.cached = { at: this.now(), tip };
+  }
+
+  /** Readiness check `chain`: fails when no node is configured, or it is down, warming up, in IBD or misconfigured. */
+  readinessCheck(): ReadinessCheck {
+    return {
+      name: 'chain',
+      check: async () => {
+        if (!this.source) throw new Error('No chain backend is configured');
+        const report = await this.source.checkHealth();
+        if (!report.ok) throw new Error(report.reason);
+      },
+    };
+  }
+
+  async status(): Promise<ChainStatus> {
+    if (!this.source) return { backend: 'none', tip_height: null, tip_hash: null, sync_state: 'not_configured' };
+    const report = await this.source.checkHealth();
+    if (!report.ok) return { backend: this.source.backend, tip_height: null, tip_hash: null, sync_state: `unavailable: ${report.code}` };
+    return { backend: this.source.backend, tip_height: report.tip.height, tip_hash: report.tip.hash, sync_state: this.syncState?.() ?? 'unknown' };
+  }
+
+  /** Set by the sync service: `synced` or `syncing`. */
+  syncState: (() => string) | undefined;
+}

@@ -1,0 +1,314 @@
+/**
+ * Brings every wallet from its birthday (or stored tip) to the node's tip, then follows new blocks
+ * and the mempool. Wallets are grouped by their tip; the group closest to the node tip goes first and
+ * each group advances at most `batchBlocks` per round, so a wallet catching up never holds back the
+ * others. Every changeset is written in one store transaction together with the applied block's header
+ * link (for reorg detection) and the wallets' revisions grow, so other instances see the change.
+ */
+import { basicFilterMatchesAny } from '../../core/bip158.js';
+import { ChainError, type ChainSource, type ChainTip } from '../../chain/types.js';
+import {
+  applyUpdate,
+  createEngineState,
+  removeWallet,
+  walletSummary,
+  type ChainUpdate,
+  type EngineChangeset,
+  type EngineState,
+} from '../../engine/index.js';
+import type { Store, StoredWallet, SyncBlockRow } from '../../store/repositories.js';
+import { loadWalletInto, type WalletScriptsCache } from '../wallet-state.js';
+import type { SyncLeadership } from './leadership.js';
+
+const NO_PARENT = '0'.repeat(64);
+
+export interface SyncStats {
+  blocksConnected: number;
+  blocksDisconnected: number;
+  /** Blocks applied as empty because the filter matched none of the group's scripts. */
+  blocksSkippedByFilter: number;
+  blocksFetched: number;
+}
+
+export interface SyncPassResult extends SyncStats {
+  /** False when another instance holds the sync leadership (nothing done). */
+  ran: boolean;
+  tip: ChainTip | null;
+}
+
+export interface SyncServiceDeps {
+  store: Store;
+  chain: ChainSource | null;
+  scripts: WalletScriptsCache;
+  leadership: SyncLeadership;
+  /** Blocks a group advances before the next group gets its turn. */
+  batchBlocks?: number;
+  onTip?: (tip: ChainTip) => void;
+  log?: ((level: 'info' | 'warn', message: string, details?: Record<string, unknown>) => void) | undefined;
+}
+
+interface LoadedWallet {
+  wallet: StoredWallet;
+  revision: number;
+}
+
+interface Group {
+  key: string;
+  walletIds: string[];
+  /** Height of the last block applied (birthday - 1 before the first). */
+  height: number;
+  hash: string | null;
+}
+
+export class SyncService {
+  private state: EngineState = createEngineState();
+  private readonly loaded = new Map<string, LoadedWallet>();
+  private running: Promise<SyncPassResult> | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private stopped = true;
+  private filtersAvailable: boolean | undefined;
+  private syncing = false;
+  readonly totals: SyncStats = { blocksConnected: 0, blocksDisconnected: 0, blocksSkippedByFilter: 0, blocksFetched: 0 };
+
+  constructor(private readonly deps: SyncServiceDeps) {}
+
+  /** `synced` when the last pass reached the node tip, `syncing` while one is catching up. */
+  get syncState(): string {
+    return this.syncing ? 'syncing' : 'synced';
+  }
+
+  /** One full pass: every wallet to the node tip, then the mempool. Passes never overlap. */
+  runOnce(): Promise<SyncPassResult> {
+    const previous = this.running ?? Promise.resolve(undefined);
+    const pass = previous.catch(() => undefined).then(() => this.pass());
+    this.running = pass;
+    return pass;
+  }
+
+  /** Runs a pass every `intervalMs` until stop(); failures are logged and retried next time. */
+  start(intervalMs: number, log?: SyncServiceDeps['log']): void {
+    if (!this.deps.chain || !this.stopped) return;
+    if (log) this.deps.log = log;
+    this.stopped = false;
+    const tick = async () => {
+      try {
+        await this.runOnce();
+      } catch (error) {
+        this.deps.log?.('warn', 'sync pass failed', { reason: error instanceof Error ? error.message : String(error) });
+      }
+      if (!this.stopped) this.timer = setTimeout(() => void tick(), intervalMs);
+    };
+    this.timer = setTimeout(() => void tick(), 0);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    await this.running?.catch(() => undefined);
+    await this.deps.leadership.release();
+  }
+
+  private async pass(): Promise<SyncPassResult> {
+    const stats: SyncStats = { blocksConnected: 0, blocksDisconnected: 0, blocksSkippedByFilter: 0, blocksFetched: 0 };
+    const chain = this.deps.chain;
+    if (!chain) return { ran: false, tip: null, ...stats };
+    if (!(await this.deps.leadership.acquire())) return { ran: false, tip: null, ...stats };
+    try {
+      await this.refreshWallets();
+      let tip = await chain.getTip();
+      this.deps.onTip?.(tip);
+      this.filtersAvailable = undefined;
+      let idleRounds = 0;
+      for (;;) {
+        const behind = this.groups().filter((g) => (g.hash === null ? g.height < tip.height : g.hash !== tip.hash));
+        if (behind.length === 0) break;
+        this.syncing = true;
+        // Closest to the tip first: wallets following the chain are never held back by one catching up.
+        behind.sort((a, b) => b.height - a.height);
+        const before = stats.blocksConnected + stats.blocksDisconnected;
+        for (const group of behind) await this.advance(chain, group, tip, stats);
+        if (stats.blocksConnected + stats.blocksDisconnected === before) {
+          // No step possible toward this tip: the node's chain changed during the pass.
+          if (++idleRounds > 3) throw new Error('The node\'s chain keeps changing; sync will retry');
+          tip = await chain.getTip();
+          this.deps.onTip?.(tip);
+        } else idleRounds = 0;
+      }
+      this.syncing = false;
+      await this.applyMempool(chain, tip);
+      return { ran: true, tip, ...stats };
+    } finally {
+      for (const key of Object.keys(stats) as (keyof SyncStats)[]) this.totals[key] += stats[key];
+    }
+  }
+
+  /** Loads new wallets, reloads changed ones (rescan, another writer), forgets deleted ones. */
+  private async refreshWallets(): Promise<void> {
+    const wallets = await this.deps.store.wallets.listAll();
+    const present = new Set(wallets.map((w) => w.id));
+    for (const id of [...this.loaded.keys()]) {
+      if (!present.has(id)) {
+        removeWallet(this.state, id);
+        this.loaded.delete(id);
+      }
+    }
+    for (const wallet of wallets) {
+      const known = this.loaded.get(wallet.id);
+      if (known && known.revision === wallet.revision) {
+        known.wallet = wallet;
+        continue;
+      }
+      if (known) {
+        removeWallet(this.state, wallet.id);
+        this.loaded.delete(wallet.id);
+      }
+      const rows = await this.deps.store.wallets.chainRows(wallet.id);
+      if (!rows) continue;
+      const changes = loadWalletInto(this.state, wallet, rows, this.deps.scripts.get(wallet));
+      this.loaded.set(wallet.id, { wallet, revision: rows.revision });
+      await this.persist(changes, []);
+    }
+  }
+
+  private groups(): Group[] {
+    const groups = new Map<string, Group>();
+    for (const { wallet } of this.loaded.values()) {
+      const tip = walletSummary(this.state, wallet.id).tip;
+      const key = tip ? `tip:${tip.hash}` : `birthday:${wallet.birthday}`;
+      let group = groups.get(key);
+      if (!group) groups.set(key, (group = { key, walletIds: [], height: tip ? tip.height : wallet.birthday - 1, hash: tip?.hash ?? null }));
+      group.walletIds.push(wallet.id);
+    }
+    return [...groups.values()];
+  }
+
+  /** Moves one group toward `tip`: back to the fork point when its tip left the active chain, else forward. */
+  private async advance(chain: ChainSource, group: Group, tip: ChainTip, stats: SyncStats): Promise<void> {
+    if (group.hash !== null && (await this.activeHashAt(chain, group.height)) !== group.hash) {
+      await this.disconnect(chain, group, stats);
+      return;
+    }
+    const last = Math.min(tip.height, group.height + (this.deps.batchBlocks ?? 500));
+    let prevHash = group.hash;
+    for (let height = group.height + 1; height <= last; height++) {
+      const hash = await chain.getBlockHash(height);
+      const connected = await this.connect(chain, group.walletIds, height, hash, prevHash, stats);
+      if (!connected) return; // the node's chain moved under us: regroup
+      prevHash = hash;
+    }
+  }
+
+  private async activeHashAt(chain: ChainSource, height: number): Promise<string | null> {
+    try {
+      return await chain.getBlockHash(height);
+    } catch (error) {
+      if (error instanceof ChainError && error.code === 'not_found') return null;
+      throw error;
+    }
+  }
+
+  private async disconnect(chain: ChainSource, group: Group, stats: SyncStats): Promise<void> {
+    const hash = group.hash!;
+    const stored = await this.deps.store.wallets.findBlock(hash);
+    const prevHash = stored?.prevHash ?? (await chain.getBlockHeader(hash)).prevHash ?? NO_PARENT;
+    await this.apply({ type: 'block_disconnected', height: group.height, hash, prevHash }, group.walletIds, []);
+    stats.blocksDisconnected++;
+    this.deps.log?.('info', 'block disconnected', { height: group.height, hash, wallets: group.walletIds.length });
+  }
+
+  /** Applies the block at `height`; false when it does not extend `prevHash` (reorg in progress). */
+  private async connect(chain: ChainSource, walletIds: string[], height: number, hash: string, prevHash: string | null, stats: SyncStats): Promise<boolean> {
+    if (await this.filterExcludes(chain, walletIds, hash)) {
+      const header = await chain.getBlockHeader(hash);
+      const parent = header.prevHash ?? NO_PARENT;
+      if (prevHash !== null && parent !== prevHash) return false;
+      await this.apply({ type: 'block_connected', height, hash, prevHash: parent, time: header.time, transactions: [] }, walletIds, [
+        { hash, height, prevHash: parent, time: header.time },
+      ]);
+      stats.blocksSkippedByFilter++;
+    } else {
+      const block = await chain.getBlock(hash);
+      stats.blocksFetched++;
+      if (prevHash !== null && block.prevHash !== prevHash) return false;
+      await this.apply({ type: 'block_connected', height, hash, prevHash: block.prevHash, time: block.time, transactions: block.transactions }, walletIds, [
+        { hash, height, prevHash: block.prevHash, time: block.time },
+      ]);
+    }
+    stats.blocksConnected++;
+    return true;
+  }
+
+  /** True when the node has a BIP158 filter for the block and it matches none of the wallets' scripts. */
+  private async filterExcludes(chain: ChainSource, walletIds: string[], hash: string): Promise<boolean> {
+    if (this.filtersAvailable === false) return false;
+    let filter;
+    try {
+      filter = await chain.getBlockFilter(hash);
+    } catch (error) {
+      if (error instanceof ChainError && !error.retryable && error.code !== 'timeout') {
+        this.filtersAvailable = false;
+        return false;
+      }
+      throw error;
+    }
+    if (filter === null) {
+      this.filtersAvailable = false;
+      return false;
+    }
+    this.filtersAvailable = true;
+    return !basicFilterMatchesAny(filter.filter, hash, this.scriptsOf(walletIds));
+  }
+
+  private scriptsOf(walletIds: string[]): Uint8Array[] {
+    const scripts: Uint8Array[] = [];
+    for (const id of walletIds) {
+      const loaded = this.loaded.get(id)!;
+      const summary = walletSummary(this.state, id);
+      const derive = this.deps.scripts.get(loaded.wallet).derive;
+      scripts.push(...derive(0, 0, summary.derivedReceive), ...derive(1, 0, summary.derivedChange));
+    }
+    return scripts;
+  }
+
+  private async applyMempool(chain: ChainSource, tip: ChainTip): Promise<void> {
+    const atTip = this.groups().filter((g) => g.hash === tip.hash).flatMap((g) => g.walletIds);
+    if (atTip.length === 0) return;
+    const mempool = await chain.getMempool();
+    await this.apply({ type: 'mempool', transactions: mempool.map((m) => ({ tx: m.tx, txid: m.txid, time: m.time })) }, atTip, []);
+  }
+
+  private async apply(update: ChainUpdate, walletIds: string[], blocks: SyncBlockRow[]): Promise<void> {
+    let changes: EngineChangeset;
+    try {
+      changes = applyUpdate(this.state, update, { walletIds });
+    } catch (error) {
+      this.reset();
+      throw error;
+    }
+    await this.persist(changes, blocks);
+  }
+
+  /** Writes a changeset in one transaction; on any failure the in-memory state is rebuilt from the store. */
+  private async persist(changes: EngineChangeset, blocks: SyncBlockRow[]): Promise<void> {
+    if (changes.wallets.length === 0 && blocks.length === 0) return;
+    try {
+      const revisions = await this.deps.store.transaction(async (repos) => {
+        if (blocks.length > 0) await repos.wallets.recordBlocks(blocks);
+        const next = new Map<string, number>();
+        for (const change of changes.wallets) {
+          next.set(change.walletId, await repos.wallets.applyChange(change, this.loaded.get(change.walletId)!.revision));
+        }
+        return next;
+      });
+      for (const [id, revision] of revisions) this.loaded.get(id)!.revision = revision;
+    } catch (error) {
+      this.reset();
+      throw error;
+    }
+  }
+
+  private reset(): void {
+    this.state = createEngineState();
+    this.loaded.clear();
+  }
+}

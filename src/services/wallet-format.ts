@@ -1,0 +1,119 @@
+/** The API shapes of wallet details, UTXOs and transaction-list entries (API-DECISIONS), from engine views. */
+import { encodeAddress } from '../core/address.js';
+import { satsToBtcNumber } from '../core/amount.js';
+import { fromHex } from '../core/bytes.js';
+import { NETWORKS, type NetworkName } from '../core/network.js';
+import type { WalletBalances, WalletTxEntry, WalletUtxo } from '../engine/index.js';
+
+export interface BalanceView {
+  confirmed: number;
+  unconfirmed: number;
+  immature: number;
+  total: number;
+  confirmed_sat: number;
+  unconfirmed_sat: number;
+  immature_sat: number;
+  total_sat: number;
+}
+
+export interface UtxoView {
+  txid: string;
+  vout: number;
+  address: string;
+  amount: number;
+  amount_sat: number;
+  confirmations: number;
+  label: string;
+  reserved_by: string | null;
+}
+
+export interface TxListEntry {
+  txid: string;
+  wallet_alias: string;
+  category: 'receive' | 'send' | 'selftransfer';
+  amount: number;
+  amount_sat: number;
+  fee: number | null;
+  address: string | null;
+  label: string;
+  confirmations: number;
+  blockheight: number | null;
+  blockhash: string | null;
+  time: number;
+  vsize: number;
+  'bip125-replaceable': 'yes' | 'no' | 'unknown';
+  conflicts: string[];
+  hex: string;
+}
+
+/** Satoshis as a JSON integer: every amount of bitcoin fits a safe integer. */
+export const satsNumber = (sats: bigint): number => Number(sats);
+
+export function scriptAddress(scriptHex: string, network: NetworkName): string {
+  return encodeAddress(fromHex(scriptHex), NETWORKS[network]) ?? `script:${scriptHex}`;
+}
+
+export function balanceView(b: WalletBalances): BalanceView {
+  const total = b.confirmed + b.unconfirmed + b.immature;
+  return {
+    confirmed: satsToBtcNumber(b.confirmed),
+    unconfirmed: satsToBtcNumber(b.unconfirmed),
+    immature: satsToBtcNumber(b.immature),
+    total: satsToBtcNumber(total),
+    confirmed_sat: satsNumber(b.confirmed),
+    unconfirmed_sat: satsNumber(b.unconfirmed),
+    immature_sat: satsNumber(b.immature),
+    total_sat: satsNumber(total),
+  };
+}
+
+export interface UtxoContext {
+  network: NetworkName;
+  addressLabels: Map<string, string>;
+  /** `txid:vout` -> label of the coin itself. */
+  coinLabels: Map<string, string>;
+  reservedBy: Map<string, string>;
+}
+
+export function utxoView(u: WalletUtxo, ctx: UtxoContext): UtxoView {
+  const address = scriptAddress(u.script, ctx.network);
+  const outpoint = `${u.txid}:${u.vout}`;
+  return {
+    txid: u.txid,
+    vout: u.vout,
+    address,
+    amount: satsToBtcNumber(u.valueSat),
+    amount_sat: satsNumber(u.valueSat),
+    confirmations: u.confirmations,
+    label: ctx.coinLabels.get(outpoint) || ctx.addressLabels.get(address) || '',
+    reserved_by: ctx.reservedBy.get(outpoint) ?? null,
+  };
+}
+
+export function txListEntry(e: WalletTxEntry, walletAlias: string, network: NetworkName, labels: Map<string, string>): TxListEntry {
+  const address = e.addressScript === null ? null : scriptAddress(e.addressScript, network);
+  return {
+    txid: e.txid,
+    wallet_alias: walletAlias,
+    category: e.category,
+    amount: satsToBtcNumber(e.netSat),
+    amount_sat: satsNumber(e.netSat),
+    fee: e.feeSat === null ? null : satsToBtcNumber(e.feeSat),
+    address,
+    label: (address !== null && labels.get(address)) || '',
+    confirmations: e.confirmations,
+    blockheight: e.blockHeight,
+    blockhash: e.blockHash,
+    time: e.time,
+    vsize: e.vsize,
+    'bip125-replaceable': e.replaceable,
+    conflicts: e.conflicts,
+    hex: e.hex,
+  };
+}
+
+/** Newest first: unconfirmed before confirmed, then by height and time, descending. */
+export function newestFirst(a: TxListEntry, b: TxListEntry): number {
+  const rank = (e: TxListEntry) => e.blockheight ?? Number.MAX_SAFE_INTEGER;
+  return rank(b) - rank(a) || b.time - a.time || (a.txid < b.txid ? -1 : a.txid > b.txid ? 1 : 0) || (a.wallet_alias < b.wallet_alias ? -1 : 1);
+}

@@ -1,0 +1,171 @@
+/** Validation of wallet creation and update input: names, alias, keys, birthday, sharing. */
+import { resolveWalletDescriptors, type WalletDescriptors, type WalletKeysInput } from '../core/descriptor/index.js';
+import { CoreError } from '../core/errors.js';
+import { NETWORKS, type NetworkName } from '../core/network.js';
+import { DEFAULT_GAP_LIMIT } from '../engine/index.js';
+import { ServiceError, invalidField } from './errors.js';
+
+export const ALIAS_PATTERN = /^[a-z0-9_-]{1,64}$/;
+export const MAX_GAP_LIMIT = 1_000;
+export const MAX_NAME_CHARS = 128;
+export const MAX_DESCRIPTION_CHARS = 1_024;
+export const MAX_LABEL_CHARS = 256;
+
+export interface WalletCreateInput {
+  name?: unknown;
+  alias?: unknown;
+  description?: unknown;
+  descriptor?: unknown;
+  recv_descriptor?: unknown;
+  change_descriptor?: unknown;
+  policy?: unknown;
+  key_labels?: unknown;
+  birthday?: unknown;
+  gap_limit?: unknown;
+  shared_with?: unknown;
+}
+
+export interface WalletUpdateInput {
+  name?: unknown;
+  description?: unknown;
+  labels?: unknown;
+  shared_with?: unknown;
+}
+
+export type Birthday = { kind: 'tip' } | { kind: 'height'; height: number } | { kind: 'date'; epochSeconds: number };
+
+export function checkName(value: unknown, path = '/name'): string {
+  if (typeof value !== 'string' || value.trim() === '') throw invalidField(path, 'is required (non-empty text)');
+  const name = value.trim();
+  if (name.length > MAX_NAME_CHARS) throw invalidField(path, `must be at most ${MAX_NAME_CHARS} characters`);
+  return name;
+}
+
+export function checkDescription(value: unknown): string {
+  if (value === undefined || value === null) return '';
+  if (typeof value !== 'string') throw invalidField('/description', 'must be text');
+  if (value.length > MAX_DESCRIPTION_CHARS) throw invalidField('/description', `must be at most ${MAX_DESCRIPTION_CHARS} characters`);
+  return value;
+}
+
+/** An alias from a name: lower case, runs of other characters become `-`. */
+export function aliasFromName(name: string): string {
+  const alias = name
+    .toLowerCase()
+    .normalize('NFKD')
+    .replace(/[^a-z0-9_-]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 64)
+    .replace(/-+$/, '');
+  return alias === '' ? 'wallet' : alias;
+}
+
+export function checkAlias(value: unknown): string | undefined {
+  if (value === undefined || value === null || value === '') return undefined;
+  if (typeof value !== 'string' || !ALIAS_PATTERN.test(value)) {
+    throw invalidField('/alias', 'must be 1 to 64 characters of a-z, 0-9, _ and -');
+  }
+  return value;
+}
+
+export function checkGapLimit(value: unknown): number {
+  if (value === undefined || value === null) return DEFAULT_GAP_LIMIT;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > MAX_GAP_LIMIT) {
+    throw invalidField('/gap_limit', `must be an integer from 1 to ${MAX_GAP_LIMIT}`);
+  }
+  return value;
+}
+
+export function checkBirthday(value: unknown): Birthday {
+  if (value === undefined || value === null || value === '') return { kind: 'tip' };
+  if (typeof value === 'number') {
+    if (!Number.isSafeInteger(value) || value < 0) throw invalidField('/birthday', 'must be a block height (integer >= 0) or a date YYYY-MM-DD');
+    return { kind: 'height', height: value };
+  }
+  if (typeof value === 'string') {
+    if (/^\d{1,9}$/.test(value)) return { kind: 'height', height: Number(value) };
+    const match = /^(\d{4})-(\d{2})-(\d{2})$/.exec(value);
+    if (match) {
+      const ms = Date.UTC(Number(match[1]), Number(match[2]) - 1, Number(match[3]));
+      const back = new Date(ms);
+      if (back.getUTCFullYear() === Number(match[1]) && back.getUTCMonth() === Number(match[2]) - 1 && back.getUTCDate() === Number(match[3])) {
+        return { kind: 'date', epochSeconds: ms / 1000 };
+      }
+    }
+  }
+  throw invalidField('/birthday', 'must be a block height (integer >= 0) or a date YYYY-MM-DD');
+}
+
+export interface KeyLabel {
+  fingerprint: string;
+  label: string;
+}
+
+/** `[{fingerprint, label}]`; labels apply to every key of that master fingerprint. */
+export function checkKeyLabels(value: unknown, path: string): KeyLabel[] {
+  if (value === undefined || value === null) return [];
+  if (!Array.isArray(value)) throw invalidField(path, 'must be a list of {fingerprint, label}');
+  return value.map((item: unknown, i) => {
+    const entry = item as { fingerprint?: unknown; label?: unknown } | null;
+    if (typeof entry?.fingerprint !== 'string' || !/^[0-9a-fA-F]{8}$/.test(entry.fingerprint)) {
+      throw invalidField(`${path}/${i}/fingerprint`, 'must be 8 hex digits');
+    }
+    if (typeof entry.label !== 'string' || entry.label.length > MAX_LABEL_CHARS) {
+      throw invalidField(`${path}/${i}/label`, `must be text of at most ${MAX_LABEL_CHARS} characters`);
+    }
+    return { fingerprint: entry.fingerprint.toLowerCase(), label: entry.label };
+  });
+}
+
+export interface ShareInput {
+  userName: string;
+  access: 'read' | 'spend';
+}
+
+export function checkShares(value: unknown): ShareInput[] | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (!Array.isArray(value)) throw invalidField('/shared_with', 'must be a list of {user, access}');
+  const seen = new Set<string>();
+  return value.map((item: unknown, i) => {
+    const entry = item as { user?: unknown; access?: unknown } | null;
+    if (typeof entry?.user !== 'string' || entry.user === '') throw invalidField(`/shared_with/${i}/user`, 'must be a user name');
+    if (entry.access !== 'read' && entry.access !== 'spend') throw invalidField(`/shared_with/${i}/access`, 'must be "read" or "spend"');
+    if (seen.has(entry.user)) throw invalidField(`/shared_with/${i}/user`, 'is listed twice');
+    seen.add(entry.user);
+    return { userName: entry.user, access: entry.access };
+  });
+}
+
+/** The wallet's descriptors and summary; descriptor and key problems are 400 naming them, keys of another network 422. */
+export function resolveKeys(input: WalletCreateInput, network: NetworkName): { descriptors: WalletDescriptors; path: string; policyLabels: (string | undefined)[] } {
+  const given = (['descriptor', 'recv_descriptor', 'policy'] as const).filter((k) => input[k] !== undefined && input[k] !== null);
+  if (given.length !== 1 || (input.recv_descriptor !== undefined) !== (input.change_descriptor !== undefined)) {
+    throw new ServiceError('invalid_input', 'invalid_request', 'Give exactly one of: descriptor, recv_descriptor with change_descriptor, policy', {
+      errors: [{ path: '', message: 'give exactly one of: descriptor, recv_descriptor with change_descriptor, policy' }],
+    });
+  }
+  const path = `/${given[0]!}`;
+  let keysInput: WalletKeysInput;
+  let policyLabels: (string | undefined)[] = [];
+  if (given[0] === 'policy') {
+    const policy = input.policy as { type?: unknown; threshold?: unknown; keys?: unknown } | null;
+    if (typeof policy !== 'object' || policy === null || !Array.isArray(policy.keys)) throw invalidField('/policy', 'must be {type, threshold, keys: [{key, label}]}');
+    policyLabels = (policy.keys as Array<{ label?: unknown } | null>).map((k) => (typeof k?.label === 'string' ? k.label : undefined));
+    keysInput = { policy: policy as never };
+  } else if (given[0] === 'descriptor') {
+    keysInput = { descriptor: input.descriptor as string };
+  } else {
+    keysInput = { recv_descriptor: input.recv_descriptor as string, change_descriptor: input.change_descriptor as string };
+  }
+  try {
+    return { descriptors: resolveWalletDescriptors(keysInput, NETWORKS[network]), path, policyLabels };
+  } catch (error) {
+    if (error instanceof CoreError) {
+      if (error.code === 'wrong_network') {
+        throw new ServiceError('unprocessable', 'wrong_network', `${path.slice(1)}: ${error.message}`, { errors: [{ path, message: error.message }] });
+      }
+      throw new ServiceError('invalid_input', error.code, `Invalid ${path.slice(1)}: ${error.message}`, { errors: [{ path, message: error.message }] });
+    }
+    throw error;
+  }
+}

@@ -1,0 +1,91 @@
+/**
+ * Wallet state for reads, rebuilt from the store's truth: an in-process engine per wallet, kept
+ * while the wallet's stored revision is unchanged. Any instance (syncing or not) answers the same.
+ */
+import { DescriptorDeriver, parseDescriptor } from '../core/descriptor/index.js';
+import { NETWORKS } from '../core/network.js';
+import { addWallet, createEngineState, type Branch, type EngineState, type ScriptDeriver } from '../engine/index.js';
+import type { Store, StoredWallet, WalletChainRows } from '../store/repositories.js';
+
+/** Derives scripts of a wallet's two branches, remembering what it derived (derivation is the slow part). */
+export class WalletScripts {
+  private readonly known: [Uint8Array[], Uint8Array[]] = [[], []];
+  private readonly derivers: [DescriptorDeriver, DescriptorDeriver];
+
+  constructor(wallet: Pick<StoredWallet, 'receiveDescriptor' | 'changeDescriptor' | 'network'>) {
+    const network = NETWORKS[wallet.network];
+    this.derivers = [
+      new DescriptorDeriver(parseDescriptor(wallet.receiveDescriptor, network)),
+      new DescriptorDeriver(parseDescriptor(wallet.changeDescriptor, network)),
+    ];
+  }
+
+  readonly derive: ScriptDeriver = (branch: Branch, fromIndex: number, count: number) => {
+    const known = this.known[branch];
+    if (known.length < fromIndex + count) {
+      const added = this.derivers[branch].deriveRange(known.length, fromIndex + count - known.length);
+      for (const output of added) known.push(output.scriptPubKey);
+    }
+    return known.slice(fromIndex, fromIndex + count);
+  };
+
+  deriver(branch: Branch): DescriptorDeriver {
+    return this.derivers[branch];
+  }
+}
+
+/** Derivers shared by everything in the process, per wallet id. */
+export class WalletScriptsCache {
+  private readonly byWallet = new Map<string, WalletScripts>();
+
+  get(wallet: StoredWallet): WalletScripts {
+    let scripts = this.byWallet.get(wallet.id);
+    if (!scripts) this.byWallet.set(wallet.id, (scripts = new WalletScripts(wallet)));
+    return scripts;
+  }
+
+  forget(walletId: string): void {
+    this.byWallet.delete(walletId);
+  }
+}
+
+/** Loads the wallet from its stored rows into `state` (no rescan). The returned changeset is what derivation added. */
+export function loadWalletInto(state: EngineState, wallet: StoredWallet, rows: WalletChainRows, scripts: WalletScripts) {
+  return addWallet(state, { walletId: wallet.id, gapLimit: wallet.gapLimit, derive: scripts.derive }, {
+    sync: rows.sync,
+    addresses: rows.addresses,
+    transactions: rows.transactions,
+  });
+}
+
+export interface WalletView {
+  wallet: StoredWallet;
+  state: EngineState;
+  revision: number;
+}
+
+export class WalletStateCache {
+  private readonly views = new Map<string, WalletView>();
+
+  constructor(
+    private readonly store: Store,
+    private readonly scripts: WalletScriptsCache,
+  ) {}
+
+  /** The wallet's engine state as stored now. */
+  async view(wallet: StoredWallet): Promise<WalletView> {
+    const cached = this.views.get(wallet.id);
+    if (cached && cached.revision === wallet.revision) return { ...cached, wallet };
+    const rows = await this.store.wallets.chainRows(wallet.id);
+    if (!rows) throw new Error(`Wallet ${wallet.id} vanished while being read`);
+    const state = createEngineState();
+    loadWalletInto(state, wallet, rows, this.scripts.get(wallet));
+    const view = { wallet, state, revision: rows.revision };
+    this.views.set(wallet.id, view);
+    return view;
+  }
+
+  forget(walletId: string): void {
+    this.views.delete(walletId);
+  }
+}

@@ -1,0 +1,334 @@
+/** The wallet repository over Kysely (SQLite and PostgreSQL). */
+import type { Kysely, Selectable } from 'kysely';
+import type { NetworkName } from '../core/network.js';
+import { StoreConflictError } from './repositories.js';
+import type {
+  StoredWallet,
+  SyncBlockRow,
+  UtxoFlagRow,
+  WalletChainChange,
+  WalletChainRows,
+  WalletRepository,
+  WalletShare,
+  WalletShareAccess,
+  WalletTransactionRow,
+} from './wallet-records.js';
+
+export interface WalletsTable {
+  id: string;
+  alias: string;
+  name: string;
+  description: string;
+  owner_name: string;
+  network: string;
+  receive_descriptor: string;
+  change_descriptor: string;
+  address_type: string;
+  sigs_required: number;
+  sigs_total: number;
+  keys_json: string;
+  gap_limit: number;
+  birthday: number;
+  created_at: number;
+  revision: number;
+  tip_height: number | null;
+  tip_hash: string | null;
+  last_used_receive: number;
+  last_used_change: number;
+}
+
+export interface WalletDatabase {
+  wallets: WalletsTable;
+  wallet_shares: { wallet_id: string; user_name: string; access: string };
+  wallet_addresses: { wallet_id: string; branch: number; idx: number; script: string };
+  wallet_transactions: {
+    wallet_id: string;
+    txid: string;
+    hex: string;
+    status: string;
+    block_height: number | null;
+    block_hash: string | null;
+    block_time: number | null;
+    first_seen: number;
+    replaceable: number | null;
+  };
+  wallet_address_labels: { wallet_id: string; address: string; label: string };
+  wallet_utxo_flags: { wallet_id: string; txid: string; vout: number; frozen: number; label: string };
+  sync_blocks: { hash: string; height: number; prev_hash: string; time: number };
+}
+
+const ROWS_PER_INSERT = 200;
+
+function chunks<T>(items: readonly T[], size = ROWS_PER_INSERT): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+}
+
+const nullableNumber = (v: unknown): number | null => (v == null ? null : Number(v));
+
+function toWallet(row: Selectable<WalletsTable>): StoredWallet {
+  return {
+    id: row.id,
+    alias: row.alias,
+    name: row.name,
+    description: row.description,
+    ownerName: row.owner_name,
+    network: row.network as NetworkName,
+    receiveDescriptor: row.receive_descriptor,
+    changeDescriptor: row.change_descriptor,
+    addressType: row.address_type as StoredWallet['addressType'],
+    sigsRequired: Number(row.sigs_required),
+    sigsTotal: Number(row.sigs_total),
+    keys: JSON.parse(row.keys_json) as StoredWallet['keys'],
+    gapLimit: Number(row.gap_limit),
+    birthday: Number(row.birthday),
+    createdAt: Number(row.created_at),
+    revision: Number(row.revision),
+    tip: row.tip_hash == null || row.tip_height == null ? null : { height: Number(row.tip_height), hash: row.tip_hash },
+  };
+}
+
+function txRow(t: WalletTransactionRow): WalletDatabase['wallet_transactions'] {
+  return {
+    wallet_id: t.walletId,
+    txid: t.txid,
+    hex: t.hex,
+    status: t.status,
+    block_height: t.blockHeight,
+    block_hash: t.blockHash,
+    block_time: t.blockTime,
+    first_seen: t.firstSeen,
+    replaceable: t.replaceable === null ? null : t.replaceable ? 1 : 0,
+  };
+}
+
+export class KyselyWallets implements WalletRepository {
+  private readonly db: Kysely<WalletDatabase>;
+
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  constructor(db: Kysely<any>) {
+    // The wallet tables are declared here rather than in the shared Database type.
+    this.db = db as unknown as Kysely<WalletDatabase>;
+  }
+
+  async insert(wallet: StoredWallet, shares: readonly WalletShare[]): Promise<void> {
+    const existing = await this.db.selectFrom('wallets').select('id').where('alias', '=', wallet.alias).executeTakeFirst();
+    if (existing) throw new StoreConflictError(`A wallet with alias ${wallet.alias} already exists`);
+    try {
+      await this.db
+        .insertInto('wallets')
+        .values({
+          id: wallet.id,
+          alias: wallet.alias,
+          name: wallet.name,
+          description: wallet.description,
+          owner_name: wallet.ownerName,
+          network: wallet.network,
+          receive_descriptor: wallet.receiveDescriptor,
+          change_descriptor: wallet.changeDescriptor,
+          address_type: wallet.addressType,
+          sigs_required: wallet.sigsRequired,
+          sigs_total: wallet.sigsTotal,
+          keys_json: JSON.stringify(wallet.keys),
+          gap_limit: wallet.gapLimit,
+          birthday: wallet.birthday,
+          created_at: wallet.createdAt,
+          revision: wallet.revision,
+          tip_height: wallet.tip?.height ?? null,
+          tip_hash: wallet.tip?.hash ?? null,
+          last_used_receive: -1,
+          last_used_change: -1,
+        })
+        .execute();
+    } catch (error) {
+      const code = (error as { code?: unknown } | null)?.code;
+      if (code === '23505' || code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY') {
+        throw new StoreConflictError(`A wallet with alias ${wallet.alias} already exists`);
+      }
+      throw error;
+    }
+    await this.replaceShares(wallet.id, shares);
+  }
+
+  async findByAlias(alias: string): Promise<StoredWallet | undefined> {
+    const row = await this.db.selectFrom('wallets').selectAll().where('alias', '=', alias).executeTakeFirst();
+    return row && toWallet(row);
+  }
+
+  async findById(id: string): Promise<StoredWallet | undefined> {
+    const row = await this.db.selectFrom('wallets').selectAll().where('id', '=', id).executeTakeFirst();
+    return row && toWallet(row);
+  }
+
+  async listAll(): Promise<StoredWallet[]> {
+    return (await this.db.selectFrom('wallets').selectAll().orderBy('created_at').orderBy('alias').execute()).map(toWallet);
+  }
+
+  async listAccessible(userName: string): Promise<Array<{ wallet: StoredWallet; access: 'owner' | WalletShareAccess }>> {
+    const owned = await this.db.selectFrom('wallets').selectAll().where('owner_name', '=', userName).execute();
+    const shared = await this.db
+      .selectFrom('wallets')
+      .innerJoin('wallet_shares', 'wallet_shares.wallet_id', 'wallets.id')
+      .selectAll('wallets')
+      .select('wallet_shares.access')
+      .where('wallet_shares.user_name', '=', userName)
+      .execute();
+    const all = [
+      ...owned.map((row) => ({ wallet: toWallet(row), access: 'owner' as const })),
+      ...shared.filter((row) => row.owner_name !== userName).map((row) => ({ wallet: toWallet(row), access: row.access as WalletShareAccess })),
+    ];
+    return all.sort((a, b) => a.wallet.createdAt - b.wallet.createdAt || (a.wallet.alias < b.wallet.alias ? -1 : 1));
+  }
+
+  async shares(walletId: string): Promise<WalletShare[]> {
+    const rows = await this.db.selectFrom('wallet_shares').selectAll().where('wallet_id', '=', walletId).orderBy('user_name').execute();
+    return rows.map((r) => ({ userName: r.user_name, access: r.access as WalletShareAccess }));
+  }
+
+  async replaceShares(walletId: string, shares: readonly WalletShare[]): Promise<void> {
+    await this.db.deleteFrom('wallet_shares').where('wallet_id', '=', walletId).execute();
+    if (shares.length === 0) return;
+    await this.db
+      .insertInto('wallet_shares')
+      .values(shares.map((s) => ({ wallet_id: walletId, user_name: s.userName, access: s.access })))
+      .execute();
+  }
+
+  async updateDetails(walletId: string, details: { name: string; description: string; keys: StoredWallet['keys'] }): Promise<void> {
+    await this.db
+      .updateTable('wallets')
+      .set({ name: details.name, description: details.description, keys_json: JSON.stringify(details.keys) })
+      .where('id', '=', walletId)
+      .execute();
+  }
+
+  async delete(walletId: string): Promise<boolean> {
+    // Explicit deletes: never depend on the connection's foreign-key setting.
+    for (const table of ['wallet_shares', 'wallet_addresses', 'wallet_transactions', 'wallet_address_labels', 'wallet_utxo_flags'] as const) {
+      await this.db.deleteFrom(table).where('wallet_id', '=', walletId).execute();
+    }
+    const result = await this.db.deleteFrom('wallets').where('id', '=', walletId).executeTakeFirst();
+    return Number(result.numDeletedRows) > 0;
+  }
+
+  async revision(walletId: string): Promise<number | undefined> {
+    const row = await this.db.selectFrom('wallets').select('revision').where('id', '=', walletId).executeTakeFirst();
+    return row ? Number(row.revision) : undefined;
+  }
+
+  async revisions(): Promise<Map<string, number>> {
+    const rows = await this.db.selectFrom('wallets').select(['id', 'revision']).execute();
+    return new Map(rows.map((r) => [r.id, Number(r.revision)]));
+  }
+
+  async chainRows(walletId: string): Promise<WalletChainRows | undefined> {
+    const wallet = await this.db.selectFrom('wallets').selectAll().where('id', '=', walletId).executeTakeFirst();
+    if (!wallet) return undefined;
+    const addresses = await this.db.selectFrom('wallet_addresses').selectAll().where('wallet_id', '=', walletId).orderBy('branch').orderBy('idx').execute();
+    const transactions = await this.db.selectFrom('wallet_transactions').selectAll().where('wallet_id', '=', walletId).execute();
+    const stored = toWallet(wallet);
+    return {
+      revision: stored.revision,
+      sync: { walletId, tip: stored.tip, lastUsedReceive: Number(wallet.last_used_receive), lastUsedChange: Number(wallet.last_used_change) },
+      addresses: addresses.map((a) => ({ walletId, branch: Number(a.branch) === 1 ? 1 : 0, index: Number(a.idx), script: a.script })),
+      transactions: transactions.map((t) => ({
+        walletId,
+        txid: t.txid,
+        hex: t.hex,
+        status: t.status as WalletTransactionRow['status'],
+        blockHeight: nullableNumber(t.block_height),
+        blockHash: t.block_hash,
+        blockTime: nullableNumber(t.block_time),
+        firstSeen: Number(t.first_seen),
+        replaceable: t.replaceable == null ? null : Number(t.replaceable) === 1,
+      })),
+    };
+  }
+
+  async applyChange(change: WalletChainChange, expectedRevision: number): Promise<number> {
+    const id = change.walletId;
+    const next = expectedRevision + 1;
+    const updated = await this.db
+      .updateTable('wallets')
+      .set({
+        revision: next,
+        tip_height: change.sync.tip?.height ?? null,
+        tip_hash: change.sync.tip?.hash ?? null,
+        last_used_receive: change.sync.lastUsedReceive,
+        last_used_change: change.sync.lastUsedChange,
+      })
+      .where('id', '=', id)
+      .where('revision', '=', expectedRevision)
+      .executeTakeFirst();
+    if (Number(updated.numUpdatedRows) !== 1) throw new StoreConflictError(`Wallet ${id} changed while it was being synced`);
+    for (const part of chunks(change.addressesAdded)) {
+      await this.db
+        .insertInto('wallet_addresses')
+        .values(part.map((a) => ({ wallet_id: id, branch: a.branch, idx: a.index, script: a.script })))
+        .execute();
+    }
+    const removed = [...change.transactionsRemoved, ...change.transactionsUpdated.map((t) => t.txid)];
+    for (const part of chunks(removed)) {
+      await this.db.deleteFrom('wallet_transactions').where('wallet_id', '=', id).where('txid', 'in', part).execute();
+    }
+    for (const part of chunks([...change.transactionsAdded, ...change.transactionsUpdated], 50)) {
+      await this.db.insertInto('wallet_transactions').values(part.map(txRow)).execute();
+    }
+    return next;
+  }
+
+  async resetChain(walletId: string, birthday: number): Promise<number> {
+    await this.db.deleteFrom('wallet_addresses').where('wallet_id', '=', walletId).execute();
+    await this.db.deleteFrom('wallet_transactions').where('wallet_id', '=', walletId).execute();
+    const current = await this.revision(walletId);
+    if (current === undefined) throw new StoreConflictError(`Wallet ${walletId} does not exist`);
+    await this.db
+      .updateTable('wallets')
+      .set({ revision: current + 1, birthday, tip_height: null, tip_hash: null, last_used_receive: -1, last_used_change: -1 })
+      .where('id', '=', walletId)
+      .execute();
+    return current + 1;
+  }
+
+  async recordBlocks(blocks: readonly SyncBlockRow[]): Promise<void> {
+    for (const part of chunks(blocks)) {
+      await this.db
+        .insertInto('sync_blocks')
+        .values(part.map((b) => ({ hash: b.hash, height: b.height, prev_hash: b.prevHash, time: b.time })))
+        .onConflict((oc) => oc.column('hash').doNothing())
+        .execute();
+    }
+  }
+
+  async findBlock(hash: string): Promise<SyncBlockRow | undefined> {
+    const row = await this.db.selectFrom('sync_blocks').selectAll().where('hash', '=', hash).executeTakeFirst();
+    return row && { hash: row.hash, height: Number(row.height), prevHash: row.prev_hash, time: Number(row.time) };
+  }
+
+  async addressLabels(walletId: string): Promise<Map<string, string>> {
+    const rows = await this.db.selectFrom('wallet_address_labels').select(['address', 'label']).where('wallet_id', '=', walletId).execute();
+    return new Map(rows.map((r) => [r.address, r.label]));
+  }
+
+  async setAddressLabels(walletId: string, labels: readonly { address: string; label: string }[]): Promise<void> {
+    for (const { address, label } of labels) {
+      await this.db.deleteFrom('wallet_address_labels').where('wallet_id', '=', walletId).where('address', '=', address).execute();
+      if (label !== '') await this.db.insertInto('wallet_address_labels').values({ wallet_id: walletId, address, label }).execute();
+    }
+  }
+
+  async utxoFlags(walletId: string): Promise<UtxoFlagRow[]> {
+    const rows = await this.db.selectFrom('wallet_utxo_flags').selectAll().where('wallet_id', '=', walletId).execute();
+    return rows.map((r) => ({ txid: r.txid, vout: Number(r.vout), frozen: Number(r.frozen) === 1, label: r.label }));
+  }
+
+  async setUtxoFlag(walletId: string, flag: UtxoFlagRow): Promise<void> {
+    await this.db.deleteFrom('wallet_utxo_flags').where('wallet_id', '=', walletId).where('txid', '=', flag.txid).where('vout', '=', flag.vout).execute();
+    if (!flag.frozen && flag.label === '') return;
+    await this.db
+      .insertInto('wallet_utxo_flags')
+      .values({ wallet_id: walletId, txid: flag.txid, vout: flag.vout, frozen: flag.frozen ? 1 : 0, label: flag.label })
+      .execute();
+  }
+}

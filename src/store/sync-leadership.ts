@@ -1,0 +1,54 @@
+/**
+ * Sync leadership on PostgreSQL: `pg_try_advisory_lock` on a connection of its own, held for as long as
+ * that connection lives. If the connection drops, the lock is gone and the next acquire tries again.
+ */
+import pg from 'pg';
+
+/** Arbitrary constant naming the sync lock (the migration lock uses another). */
+export const SYNC_LOCK_ID = 25_441_002;
+
+export class PostgresSyncLeadership {
+  private client: pg.Client | undefined;
+  private held = false;
+
+  constructor(
+    private readonly url: string,
+    private readonly lockId = SYNC_LOCK_ID,
+  ) {}
+
+  async acquire(): Promise<boolean> {
+    try {
+      if (this.client && this.held) {
+        await this.client.query('select 1');
+        return true;
+      }
+      if (!this.client) {
+        const client = new pg.Client({ connectionString: this.url });
+        client.on('error', () => this.drop(client));
+        client.on('end', () => this.drop(client));
+        await client.connect();
+        this.client = client;
+      }
+      const result = await this.client.query<{ locked: boolean }>('select pg_try_advisory_lock($1) as locked', [this.lockId]);
+      this.held = result.rows[0]?.locked === true;
+      return this.held;
+    } catch {
+      if (this.client) this.drop(this.client);
+      return false;
+    }
+  }
+
+  async release(): Promise<void> {
+    const client = this.client;
+    this.client = undefined;
+    this.held = false;
+    if (client) await client.end().catch(() => {});
+  }
+
+  private drop(client: pg.Client): void {
+    if (this.client !== client) return;
+    this.client = undefined;
+    this.held = false;
+    void client.end().catch(() => {});
+  }
+}

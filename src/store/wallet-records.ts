@@ -1,0 +1,135 @@
+/**
+ * What the wallet use cases and the chain sync store. Row shapes mirror the wallet engine's stored
+ * rows (structurally: the store layer does not import the engine).
+ */
+import type { NetworkName } from '../core/network.js';
+
+export interface WalletKeyRow {
+  fingerprint: string;
+  derivation: string;
+  xpub: string;
+  label: string;
+}
+
+export interface StoredWallet {
+  id: string;
+  alias: string;
+  name: string;
+  description: string;
+  ownerName: string;
+  network: NetworkName;
+  receiveDescriptor: string;
+  changeDescriptor: string;
+  addressType: 'bech32' | 'bech32m' | 'p2sh-segwit' | 'legacy';
+  sigsRequired: number;
+  sigsTotal: number;
+  keys: WalletKeyRow[];
+  gapLimit: number;
+  /** First block height the sync looks at. */
+  birthday: number;
+  /** Epoch milliseconds. */
+  createdAt: number;
+  /** Grows with every change of the wallet's chain rows. */
+  revision: number;
+  tip: { height: number; hash: string } | null;
+}
+
+export type WalletShareAccess = 'read' | 'spend';
+
+export interface WalletShare {
+  userName: string;
+  access: WalletShareAccess;
+}
+
+export interface WalletAddressRow {
+  walletId: string;
+  branch: 0 | 1;
+  index: number;
+  script: string;
+}
+
+export interface WalletTransactionRow {
+  walletId: string;
+  txid: string;
+  hex: string;
+  status: 'confirmed' | 'mempool' | 'dropped';
+  blockHeight: number | null;
+  blockHash: string | null;
+  blockTime: number | null;
+  firstSeen: number;
+  replaceable: boolean | null;
+}
+
+export interface WalletSyncRow {
+  walletId: string;
+  tip: { height: number; hash: string } | null;
+  lastUsedReceive: number;
+  lastUsedChange: number;
+}
+
+/** Everything the engine needs to rebuild one wallet, with the revision it was read at. */
+export interface WalletChainRows {
+  revision: number;
+  sync: WalletSyncRow;
+  addresses: WalletAddressRow[];
+  transactions: WalletTransactionRow[];
+}
+
+/** One wallet's part of an engine changeset. */
+export interface WalletChainChange {
+  walletId: string;
+  addressesAdded: WalletAddressRow[];
+  transactionsAdded: WalletTransactionRow[];
+  transactionsUpdated: WalletTransactionRow[];
+  transactionsRemoved: string[];
+  sync: WalletSyncRow;
+}
+
+export interface SyncBlockRow {
+  hash: string;
+  height: number;
+  prevHash: string;
+  time: number;
+}
+
+export interface UtxoFlagRow {
+  txid: string;
+  vout: number;
+  frozen: boolean;
+  label: string;
+}
+
+export interface WalletRepository {
+  /** Throws StoreConflictError when the alias is taken. */
+  insert(wallet: StoredWallet, shares: readonly WalletShare[]): Promise<void>;
+  findByAlias(alias: string): Promise<StoredWallet | undefined>;
+  findById(id: string): Promise<StoredWallet | undefined>;
+  /** Every wallet, oldest first. */
+  listAll(): Promise<StoredWallet[]>;
+  /** Wallets the user owns or that are shared with them, oldest first, with the user's access. */
+  listAccessible(userName: string): Promise<Array<{ wallet: StoredWallet; access: 'owner' | WalletShareAccess }>>;
+  shares(walletId: string): Promise<WalletShare[]>;
+  replaceShares(walletId: string, shares: readonly WalletShare[]): Promise<void>;
+  updateDetails(walletId: string, details: { name: string; description: string; keys: WalletKeyRow[] }): Promise<void>;
+  /** Removes the wallet and all its rows. False when absent. */
+  delete(walletId: string): Promise<boolean>;
+  revision(walletId: string): Promise<number | undefined>;
+  /** Revisions of every wallet (id -> revision). */
+  revisions(): Promise<Map<string, number>>;
+  chainRows(walletId: string): Promise<WalletChainRows | undefined>;
+  /**
+   * Writes one wallet's changeset if the wallet is still at `expectedRevision`; returns the new revision.
+   * Throws StoreConflictError when the wallet changed meanwhile (or was deleted). Call inside a transaction.
+   */
+  applyChange(change: WalletChainChange, expectedRevision: number): Promise<number>;
+  /** Drops the wallet's chain rows and restarts it at `birthday` (a rescan). Returns the new revision. */
+  resetChain(walletId: string, birthday: number): Promise<number>;
+  /** Remembers applied block headers (idempotent). */
+  recordBlocks(blocks: readonly SyncBlockRow[]): Promise<void>;
+  findBlock(hash: string): Promise<SyncBlockRow | undefined>;
+  addressLabels(walletId: string): Promise<Map<string, string>>;
+  /** Sets labels; an empty label removes it. */
+  setAddressLabels(walletId: string, labels: readonly { address: string; label: string }[]): Promise<void>;
+  utxoFlags(walletId: string): Promise<UtxoFlagRow[]>;
+  setUtxoFlag(walletId: string, flag: UtxoFlagRow): Promise<void>;
+}
