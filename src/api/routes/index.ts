@@ -4,7 +4,8 @@ import { psbtRoutes } from './psbt.js';
 import { serviceRoutes } from './service.js';
 import { tokenRoutes } from './tokens.js';
 import type { RouteModule } from './types.js';
+import { walletRoutes } from './wallets.js';
 
-export const API_ROUTE_MODULES: readonly RouteModule[] = [tokenRoutes, serviceRoutes, probeRoutes, psbtRoutes];
+export const API_ROUTE_MODULES: readonly RouteModule[] = [tokenRoutes, serviceRoutes, probeRoutes, psbtRoutes, walletRoutes];
 
 export type { RouteContext, RouteModule } from './types.js';

@@ -199,6 +199,11 @@ export function planPsbt(request: ParsedCreateRequest, context: PlanContext): Ps
     }
   }
   const replacedId = request.replaces;
+  for (const coin of replaced?.coins ?? []) {
+    if (reserved.has(coin.coin.id)) {
+      throw unprocessable('input_reserved', `Coin ${coin.coin.id} of the replaced transaction is held by another pending PSBT`);
+    }
+  }
 
   let candidates: CandidateCoin[];
   if (request.inputs) {

@@ -32,11 +32,15 @@ import { checkFeeRate, parseCreateRequest, type CreatePsbtInput } from './reques
 /** What the PSBT use cases need of the chain backend. */
 export type PsbtChain = FeeEstimator & Broadcaster;
 
-export interface PsbtServiceDeps {
+/** The wallet part and the chain backend, which may be connected after construction (see `connect`). */
+export interface PsbtConnections {
+  wallets?: WalletReader;
+  /** The chain backend, or undefined when none is configured (fees and broadcast then answer 503). */
+  chain?: () => PsbtChain | null | undefined;
+}
+
+export interface PsbtServiceDeps extends PsbtConnections {
   store: Store;
-  wallets: WalletReader;
-  /** The chain backend, or undefined when none is configured (creation without fee_rate and broadcast then answer 503). */
-  chain: () => PsbtChain | undefined;
   /** Highest fee rate accepted, sat/vB. */
   maxFeeRate: number;
   now?: () => number;
@@ -80,8 +84,24 @@ export class PsbtService implements PsbtReservations {
   /** Network txid -> unsigned txid (transactions never change under their txid). */
   private readonly unsignedIds = new Map<string, string>();
 
+  private walletReader: WalletReader | undefined;
+  private chainOf: () => PsbtChain | null | undefined;
+
   constructor(private readonly deps: PsbtServiceDeps) {
     this.now = deps.now ?? Date.now;
+    this.walletReader = deps.wallets;
+    this.chainOf = deps.chain ?? (() => undefined);
+  }
+
+  /** Connects the wallet part (access checks, spendable coins, labels) and the chain backend. */
+  connect(connections: PsbtConnections): void {
+    if (connections.wallets) this.walletReader = connections.wallets;
+    if (connections.chain) this.chainOf = connections.chain;
+  }
+
+  private get wallets(): WalletReader {
+    if (!this.walletReader) throw new ServiceError('unavailable', 'wallets_unavailable', 'Wallets are not available on this instance');
+    return this.walletReader;
   }
 
   private keysOf(wallet: WalletRecord): WalletKeys {
@@ -96,7 +116,7 @@ export class PsbtService implements PsbtReservations {
   }
 
   private requireChain(): PsbtChain {
-    const chain = this.deps.chain();
+    const chain = this.chainOf();
     if (!chain) throw new ServiceError('unavailable', 'chain_unavailable', 'No chain backend is configured');
     return chain;
   }
@@ -113,11 +133,11 @@ export class PsbtService implements PsbtReservations {
   }
 
   async create(principal: Principal, alias: string, body: unknown): Promise<{ txid: string; record: PsbtRecord }> {
-    const wallet = await this.deps.wallets.resolve(principal, alias, 'spend');
+    const wallet = await this.wallets.resolve(principal, alias, 'spend');
     const network = getNetwork(wallet.network);
     const request = parseCreateRequest(body as CreatePsbtInput, network);
     const { feeRate, incrementalRate } = await this.feeRates(request.feeRate);
-    const spending = await this.deps.wallets.loadForSpending(wallet.id);
+    const spending = await this.wallets.loadForSpending(wallet.id);
     const keys = this.keysOf(wallet);
 
     for (let attempt = 1; ; attempt++) {
@@ -150,7 +170,7 @@ export class PsbtService implements PsbtReservations {
         continue;
       }
       const labels = request.recipients.filter((r) => r.label !== undefined).map((r) => ({ address: r.address, label: r.label! }));
-      if (labels.length > 0) await this.deps.wallets.setAddressLabels(wallet.id, labels);
+      if (labels.length > 0) await this.wallets.setAddressLabels(wallet.id, labels);
       return { txid, record: this.recordOf(wallet, stored) };
     }
   }
@@ -178,12 +198,13 @@ export class PsbtService implements PsbtReservations {
 
   /**
    * Brings the wallet's PSBTs up to date with its transactions: one whose transaction is seen leaves
-   * the pending list; one whose coins were spent elsewhere becomes invalid (its other coins are freed).
+   * the pending list; one whose coins were spent elsewhere by a confirmed transaction (or vanished)
+   * becomes invalid, and its other coins are freed.
    */
   private async reconcile(walletId: string, spending?: WalletForSpending): Promise<StoredPsbt[]> {
     const pending = await this.deps.store.psbts.list(walletId, 'pending');
     if (pending.length === 0) return pending;
-    const state = spending ?? (await this.deps.wallets.loadForSpending(walletId));
+    const state = spending ?? (await this.wallets.loadForSpending(walletId));
     const seen = new Set<string>();
     for (const t of state.transactions) {
       if (t.status === 'dropped') continue;
@@ -196,6 +217,11 @@ export class PsbtService implements PsbtReservations {
       seen.add(id);
     }
     const unspent = new Set(state.utxos.map((u) => outpointKey(u.txid, u.vout)));
+    // Coins spent only by unconfirmed transactions may still be spent by a replacement (BIP125).
+    for (const t of state.transactions) {
+      if (t.status !== 'mempool') continue;
+      for (const input of parseTransaction(t.hex).inputs) unspent.add(outpointKey(input.txid, input.vout));
+    }
     const still: StoredPsbt[] = [];
     for (const stored of pending) {
       let status: 'broadcast' | 'invalid' | undefined;
@@ -209,7 +235,7 @@ export class PsbtService implements PsbtReservations {
 
   /** The wallet's pending PSBTs, newest first. */
   async list(principal: Principal, alias: string): Promise<{ txid: string; record: PsbtRecord }[]> {
-    const wallet = await this.deps.wallets.resolve(principal, alias, 'read');
+    const wallet = await this.wallets.resolve(principal, alias, 'read');
     const pending = await this.reconcile(wallet.id);
     return pending.map((stored) => ({ txid: stored.txid, record: this.recordOf(wallet, stored) }));
   }
@@ -224,7 +250,7 @@ export class PsbtService implements PsbtReservations {
   }
 
   async get(principal: Principal, alias: string, txid: string): Promise<{ record: PsbtRecord; psbt: Uint8Array; base64: string }> {
-    const wallet = await this.deps.wallets.resolve(principal, alias, 'read');
+    const wallet = await this.wallets.resolve(principal, alias, 'read');
     const stored = await this.findPending(wallet, txid);
     const psbt = parsePsbt(stored.psbt);
     return { record: this.recordOf(wallet, stored), psbt: serializePsbt(psbt), base64: stored.psbt };
@@ -232,7 +258,7 @@ export class PsbtService implements PsbtReservations {
 
   /** Merges a cosigner's copy (base64 or binary) into the stored PSBT. */
   async update(principal: Principal, alias: string, txid: string, copy: string | Uint8Array): Promise<PsbtRecord> {
-    const wallet = await this.deps.wallets.resolve(principal, alias, 'spend');
+    const wallet = await this.wallets.resolve(principal, alias, 'spend');
     const stored = await this.findPending(wallet, txid);
     let incoming: Psbt;
     try {
@@ -258,14 +284,14 @@ export class PsbtService implements PsbtReservations {
   }
 
   async delete(principal: Principal, alias: string, txid: string): Promise<void> {
-    const wallet = await this.deps.wallets.resolve(principal, alias, 'spend');
+    const wallet = await this.wallets.resolve(principal, alias, 'spend');
     const stored = await this.findPending(wallet, txid);
     await this.deps.store.psbts.delete(wallet.id, stored.txid);
   }
 
   /** Finalizes, verifies every signature and broadcasts. The PSBT stays pending until its transaction is seen. */
   async broadcast(principal: Principal, alias: string, txid: string): Promise<BroadcastResult> {
-    const wallet = await this.deps.wallets.resolve(principal, alias, 'spend');
+    const wallet = await this.wallets.resolve(principal, alias, 'spend');
     const stored = await this.findPending(wallet, txid);
     const chain = this.requireChain();
     const finalized = finalizePsbt(parsePsbt(stored.psbt));

@@ -1,0 +1,157 @@
+/**
+ * The PSBT endpoints of a wallet: list and create (the contract), and the lifecycle beyond it:
+ * read one (JSON, base64 text or the binary PSBT), merge a cosigner's signatures, delete, broadcast.
+ */
+import type { Static } from '@sinclair/typebox';
+import type { FastifyRequest } from 'fastify';
+import { principalOf } from '../auth.js';
+import { errorResponses } from '../schemas.js';
+import {
+  BroadcastBody,
+  CreatePsbtBody,
+  DeletedPsbtBody,
+  PsbtList,
+  PsbtParams,
+  PsbtQuery,
+  PsbtResult,
+  UpdatePsbtBody,
+  WalletParams,
+} from './psbt-schemas.js';
+import type { RouteModule } from './types.js';
+
+type WalletRoute = { Params: Static<typeof WalletParams> };
+type PsbtRoute = { Params: Static<typeof PsbtParams>; Querystring: Static<typeof PsbtQuery> };
+
+const wantsBinary = (request: FastifyRequest<PsbtRoute>): boolean => {
+  if (request.query.format === 'binary') return true;
+  if (request.query.format) return false;
+  const accept = request.headers.accept ?? '';
+  return /application\/octet-stream/i.test(accept) && !/application\/json/i.test(accept);
+};
+
+export const psbtRoutes: RouteModule = {
+  name: 'psbt',
+  register(app, { services }) {
+    const tags = ['psbt'];
+    const base = '/wallets/:wallet_alias/psbt';
+
+    app.get<WalletRoute>(
+      base,
+      {
+        config: { auth: 'bearer' },
+        schema: {
+          tags,
+          summary: "List the wallet's pending PSBTs",
+          description: 'Pending PSBTs keyed by txid, newest first. Needs read access to the wallet.',
+          params: WalletParams,
+          response: { 200: PsbtList, ...errorResponses(401, 404, 500, 503) },
+        },
+      },
+      async (request) => {
+        const pending = await services.psbts.list(principalOf(request), request.params.wallet_alias);
+        return { result: Object.fromEntries(pending.map((p) => [p.txid, p.record])) };
+      },
+    );
+
+    app.post<WalletRoute & { Body: Static<typeof CreatePsbtBody> }>(
+      base,
+      {
+        config: { auth: 'bearer' },
+        schema: {
+          tags,
+          summary: 'Create a PSBT',
+          description:
+            'Selects coins (never frozen ones or ones held by another pending PSBT; confirmed ones first), adds change to the next unused change address and stores the PSBT as pending, its coins reserved. Needs spend access.',
+          params: WalletParams,
+          body: CreatePsbtBody,
+          response: { 201: PsbtResult, ...errorResponses(400, 401, 404, 409, 413, 422, 500, 503) },
+        },
+      },
+      async (request, reply) => {
+        const created = await services.psbts.create(principalOf(request), request.params.wallet_alias, request.body);
+        return reply.status(201).send({ result: created.record });
+      },
+    );
+
+    app.get<PsbtRoute>(
+      `${base}/:txid`,
+      {
+        config: { auth: 'bearer' },
+        schema: {
+          tags,
+          summary: 'Read one pending PSBT',
+          description:
+            'The record as JSON; with `?format=base64` the PSBT as base64 text; with `Accept: application/octet-stream` (or `?format=binary`) the binary PSBT file signers import.',
+          params: PsbtParams,
+          querystring: PsbtQuery,
+          response: { 200: PsbtResult, ...errorResponses(401, 404, 500, 503) },
+        },
+      },
+      async (request, reply) => {
+        const found = await services.psbts.get(principalOf(request), request.params.wallet_alias, request.params.txid);
+        if (wantsBinary(request)) {
+          return reply
+            .type('application/octet-stream')
+            .header('Content-Disposition', `attachment; filename="${found.record.tx.txid}.psbt"`)
+            .send(Buffer.from(found.psbt));
+        }
+        if (request.query.format === 'base64') return reply.type('text/plain; charset=utf-8').send(found.base64);
+        return { result: found.record };
+      },
+    );
+
+    app.put<PsbtRoute & { Body: Static<typeof UpdatePsbtBody> }>(
+      `${base}/:txid`,
+      {
+        config: { auth: 'bearer' },
+        schema: {
+          tags,
+          summary: "Add a cosigner's signatures",
+          description:
+            'A copy of the same unsigned transaction carrying one or more signatures: they are checked and merged. Another transaction: 409; an invalid signature: 422. Needs spend access.',
+          params: PsbtParams,
+          body: UpdatePsbtBody,
+          response: { 200: PsbtResult, ...errorResponses(400, 401, 404, 409, 413, 422, 500, 503) },
+        },
+      },
+      async (request) => {
+        const record = await services.psbts.update(principalOf(request), request.params.wallet_alias, request.params.txid, request.body.psbt);
+        return { result: record };
+      },
+    );
+
+    app.delete<PsbtRoute>(
+      `${base}/:txid`,
+      {
+        config: { auth: 'bearer' },
+        schema: {
+          tags,
+          summary: 'Delete a pending PSBT',
+          description: 'Removes it and frees its reserved coins. Needs spend access.',
+          params: PsbtParams,
+          response: { 200: DeletedPsbtBody, ...errorResponses(401, 404, 500, 503) },
+        },
+      },
+      async (request) => {
+        await services.psbts.delete(principalOf(request), request.params.wallet_alias, request.params.txid);
+        return { message: 'PSBT deleted' as const };
+      },
+    );
+
+    app.post<PsbtRoute>(
+      `${base}/:txid/broadcast`,
+      {
+        config: { auth: 'bearer' },
+        schema: {
+          tags,
+          summary: 'Finalize, verify and broadcast',
+          description:
+            'Finalizes every input, verifies every signature against the coins spent and sends the transaction to the node. Not enough signatures: 422 `not_enough_signatures`; rejected by the node: 422 `broadcast_rejected` with the node’s reason. The PSBT leaves the pending list once the wallet sees its transaction. Needs spend access.',
+          params: PsbtParams,
+          response: { 200: BroadcastBody, ...errorResponses(401, 404, 422, 500, 503) },
+        },
+      },
+      async (request) => services.psbts.broadcast(principalOf(request), request.params.wallet_alias, request.params.txid),
+    );
+  },
+};
