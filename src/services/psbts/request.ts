@@ -3,7 +3,7 @@
  * every problem a typed ServiceError with the field's path. Nothing here touches the store.
  */
 import { decodeAddress, normalizeAddress } from '../../core/address.js';
-import { AmountError, parseAmount, type AmountUnit } from '../../core/amount.js';
+import { AmountError, MAX_MONEY, parseAmount, type AmountUnit } from '../../core/amount.js';
 import { parseFeeRate, type FeeRate } from '../../core/coinselect/index.js';
 import { AddressError } from '../../core/errors.js';
 import type { Network } from '../../core/network.js';
@@ -130,6 +130,10 @@ export function parseCreateRequest(body: unknown, network: Network): ParsedCreat
     const label = typeof entry.label === 'string' && entry.label.trim() !== '' ? entry.label : undefined;
     return { path, rawAddress: entry.address, value, label };
   });
+
+  if (shaped.reduce((sum, r) => sum + r.value, 0n) > MAX_MONEY) {
+    throw invalidField('/recipients', 'total more than 21 million BTC', 'invalid_amount');
+  }
 
   let feeRate: FeeRate | undefined;
   if (input.fee_rate !== undefined && input.fee_rate !== null && input.fee_rate !== '') {
