@@ -79,7 +79,7 @@ describe('reservations on PostgreSQL', () => {
     const made = attempts.flatMap((a) => (a.status === 'fulfilled' ? [a.value] : []));
     for (const a of attempts) if (a.status === 'rejected') expect(a.reason).toMatchObject({ code: 'insufficient_funds' });
     expect(made.length).toBeGreaterThan(1);
-    const coins = made.flatMap((m) => m.record.tx.vin.map((v) => `${v.txid}:${v.vout}`));
+    const coins = made.flatMap((m) => m.record.tx.vin.map((v) => ('txid' in v ? `${v.txid}:${v.vout}` : 'coinbase')));
     expect(new Set(coins).size).toBe(coins.length);
     // Fee estimated by the backend when fee_rate is absent: 3 sat/vB.
     for (const m of made) expect(Number(m.record.fee_rate)).toBeGreaterThanOrEqual(3);
