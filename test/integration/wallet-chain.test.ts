@@ -5,7 +5,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { bearer, createToken, request, startTestServer, type TestServer } from '../support/server.js';
-import { startRpcTestServer, type RpcTestServer } from '../support/rpc-server.js';
+import { startRpcTestServer } from '../support/rpc-server.js';
 import { expectWalletMatchesCore, importFixtureWallets, nodeEnv, startWalletWorld, timeline, WALLET_IDS, walletDetails, wallets, type WalletWorld } from './wallet-helpers.js';
 
 const cleanups: Array<() => Promise<void>> = [];
