@@ -7,6 +7,7 @@ import { flushLogger } from '../api/logging.js';
 import { parseArgs } from './args.js';
 import { BACKUP_USAGE, BackupError, BackupUsageError, runBackupCommand } from './backup-commands.js';
 import { readNewPassword } from './password-input.js';
+import { PSBT_USAGE, PsbtUsageError, runPsbtCommand } from './psbt-commands.js';
 
 const USAGE = `Usage: wcs <command> [options]
 
@@ -17,6 +18,7 @@ Commands:
   user list                  List users.
   user delete NAME           Delete a user and their tokens.
 ${BACKUP_USAGE}
+${PSBT_USAGE}
   help                       Show this text.
   version                    Show the version.
 
@@ -98,6 +100,8 @@ async function main(argv: readonly string[]): Promise<void> {
   if (switches.has('--help') || switches.has('-h') || command === 'help' || command === undefined) return out(USAGE);
   if (switches.has('--admin') && !(command === 'user' && rest[0] === 'add')) throw new UsageError('--admin belongs to "wcs user add"');
   if (switches.has('--force') && command !== 'backup' && command !== 'restore') throw new UsageError('--force belongs to "wcs backup" and "wcs restore"');
+  // psbt commands take flags of their own (--user, --to, ...) besides the configuration flags.
+  if (command === 'psbt') return out(await runPsbtCommand(rest, configFlags, process.env));
   const config = loadConfig({ flags: configFlags, env: process.env });
   if (command === 'serve') {
     if (rest.length > 0) throw new UsageError(`Unexpected argument ${rest[0]}`);
@@ -109,7 +113,7 @@ async function main(argv: readonly string[]): Promise<void> {
 }
 
 main(process.argv.slice(2)).catch((error: unknown) => {
-  if (error instanceof UsageError || error instanceof BackupUsageError) {
+  if (error instanceof UsageError || error instanceof BackupUsageError || error instanceof PsbtUsageError) {
     process.stderr.write(`wcs: ${error.message}\nRun "wcs help" for usage.\n`);
     process.exit(2);
   }

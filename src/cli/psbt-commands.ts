@@ -1,0 +1,169 @@
+/**
+ * `wcs psbt create|list|show|sign-import|broadcast`: the PSBT use cases from the command line,
+ * acting as a named user (`--user`), against the configured store and Bitcoin Core.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { loadConfig } from '../config.js';
+import { createRuntime } from '../main.js';
+import type { Principal } from '../services/principal.js';
+
+export const PSBT_USAGE = `  psbt list WALLET --user NAME
+                             List the wallet's pending PSBTs (txid, recipients, fee rate, signatures).
+  psbt create WALLET --user NAME --to ADDRESS=AMOUNT[btc|sat] [--to ...] [--fee-rate SAT_PER_VB]
+              [--subtract-from INDEX] [--no-rbf] [--rbf-tx-id TXID] [--label TEXT]
+                             Create a PSBT; prints its txid and base64.
+  psbt show WALLET TXID --user NAME [--format json|base64|binary] [--out FILE]
+                             Print one PSBT (binary needs --out: the file signers import).
+  psbt sign-import WALLET TXID FILE --user NAME
+                             Merge a cosigner's signed copy (binary or base64 file).
+  psbt broadcast WALLET TXID --user NAME
+                             Finalize, verify and broadcast; prints the txid.`;
+
+/** A command-line mistake (exit code 2). */
+export class PsbtUsageError extends Error {}
+
+const VALUE_FLAGS = ['--user', '--to', '--fee-rate', '--subtract-from', '--rbf-tx-id', '--label', '--format', '--out'] as const;
+const SWITCHES = ['--no-rbf'] as const;
+
+interface PsbtFlags {
+  values: Map<string, string[]>;
+  switches: Set<string>;
+  /** Everything else: configuration flags. */
+  rest: string[];
+}
+
+/** Pulls this command's flags out of the flags main() took for configuration. */
+export function splitPsbtFlags(flags: readonly string[]): PsbtFlags {
+  const values = new Map<string, string[]>();
+  const switches = new Set<string>();
+  const rest: string[] = [];
+  for (let i = 0; i < flags.length; i++) {
+    const flag = flags[i]!;
+    const [name, inline] = flag.includes('=') ? [flag.slice(0, flag.indexOf('=')), flag.slice(flag.indexOf('=') + 1)] : [flag, undefined];
+    if ((SWITCHES as readonly string[]).includes(name)) {
+      switches.add(name);
+      continue;
+    }
+    if ((VALUE_FLAGS as readonly string[]).includes(name)) {
+      const value = inline ?? flags[++i];
+      if (value === undefined || (inline === undefined && value.startsWith('--'))) throw new PsbtUsageError(`${name} needs a value`);
+      values.set(name, [...(values.get(name) ?? []), value]);
+      continue;
+    }
+    rest.push(flag);
+  }
+  return { values, switches, rest };
+}
+
+/** `ADDRESS=AMOUNT` with an optional unit suffix: `bcrt1...=0.01`, `bcrt1...=150000sat`. */
+export function parseRecipient(text: string, label: string | undefined): Record<string, unknown> {
+  const at = text.lastIndexOf('=');
+  if (at <= 0 || at === text.length - 1) throw new PsbtUsageError(`--to ${text}: expected ADDRESS=AMOUNT`);
+  const amountText = text.slice(at + 1).trim().toLowerCase();
+  const match = /^([0-9.]+)\s*(btc|sat|sats)?$/.exec(amountText);
+  if (!match) throw new PsbtUsageError(`--to ${text}: the amount must be a number, optionally followed by btc or sat`);
+  return { address: text.slice(0, at).trim(), amount: match[1], unit: match[2]?.startsWith('sat') ? 'sat' : 'btc', ...(label ? { label } : {}) };
+}
+
+function one(flags: PsbtFlags, name: string): string | undefined {
+  const list = flags.values.get(name);
+  if (list && list.length > 1) throw new PsbtUsageError(`${name} may be given once`);
+  return list?.[0];
+}
+
+function positional(words: readonly string[], count: number, shape: string): string[] {
+  if (words.length < count) throw new PsbtUsageError(`wcs psbt ${shape}`);
+  if (words.length > count) throw new PsbtUsageError(`Unexpected argument ${words[count]}`);
+  return [...words];
+}
+
+/** Runs one psbt command; returns the text to print. */
+export async function runPsbtCommand(words: readonly string[], configFlags: readonly string[], env: NodeJS.ProcessEnv): Promise<string> {
+  const [action, ...args] = words;
+  const flags = splitPsbtFlags(configFlags);
+  const userName = one(flags, '--user');
+  if (!action) throw new PsbtUsageError('wcs psbt needs a command: create, list, show, sign-import or broadcast');
+  if (!userName) throw new PsbtUsageError('wcs psbt needs --user NAME (the user whose wallet access applies)');
+
+  let run: (principal: Principal, services: Awaited<ReturnType<typeof createRuntime>>['services']) => Promise<string>;
+  switch (action) {
+    case 'list': {
+      const [alias] = positional(args, 1, 'list WALLET --user NAME');
+      run = async (p, s) => {
+        const pending = await s.psbts.list(p, alias!);
+        if (pending.length === 0) return 'No pending PSBTs';
+        return pending
+          .map(({ txid, record }) => `${txid}\t${record.address.map((a, i) => `${a}=${record.amount[i]}`).join(',')}\tfee_rate=${record.fee_rate}\tsigs=${record.sigs_count}`)
+          .join('\n');
+      };
+      break;
+    }
+    case 'create': {
+      const [alias] = positional(args, 1, 'create WALLET --user NAME --to ADDRESS=AMOUNT ...');
+      const to = flags.values.get('--to') ?? [];
+      if (to.length === 0) throw new PsbtUsageError('wcs psbt create needs at least one --to ADDRESS=AMOUNT');
+      const label = one(flags, '--label');
+      const feeRate = one(flags, '--fee-rate');
+      const subtractFrom = one(flags, '--subtract-from');
+      const replaces = one(flags, '--rbf-tx-id');
+      const body = {
+        recipients: to.map((t) => parseRecipient(t, label)),
+        ...(feeRate !== undefined ? { fee_rate: feeRate } : {}),
+        ...(subtractFrom !== undefined ? { subtract: true, subtract_from: subtractFrom } : {}),
+        ...(replaces !== undefined ? { rbf_tx_id: replaces } : {}),
+        rbf: !flags.switches.has('--no-rbf'),
+      };
+      run = async (p, s) => {
+        const { txid, record } = await s.psbts.create(p, alias!, body);
+        return `${txid}\nfee ${record.fee} BTC (${record.fee_rate} sat/vB)\n${record.base64}`;
+      };
+      break;
+    }
+    case 'show': {
+      const [alias, txid] = positional(args, 2, 'show WALLET TXID --user NAME [--format json|base64|binary] [--out FILE]');
+      const format = one(flags, '--format') ?? 'json';
+      const outFile = one(flags, '--out');
+      if (!['json', 'base64', 'binary'].includes(format)) throw new PsbtUsageError('--format must be json, base64 or binary');
+      if (format === 'binary' && !outFile) throw new PsbtUsageError('--format binary needs --out FILE');
+      run = async (p, s) => {
+        const found = await s.psbts.get(p, alias!, txid!);
+        const text = format === 'json' ? JSON.stringify({ result: found.record }, null, 2) : found.base64;
+        if (outFile) {
+          writeFileSync(outFile, format === 'binary' ? found.psbt : `${text}\n`);
+          return `Wrote ${outFile}`;
+        }
+        return text;
+      };
+      break;
+    }
+    case 'sign-import': {
+      const [alias, txid, file] = positional(args, 3, 'sign-import WALLET TXID FILE --user NAME');
+      const bytes = readFileSync(file!);
+      // A binary PSBT starts with the magic "psbt\xff"; anything else is read as base64 text.
+      const copy = bytes.subarray(0, 5).equals(Buffer.from([0x70, 0x73, 0x62, 0x74, 0xff])) ? new Uint8Array(bytes) : bytes.toString('utf8').trim();
+      run = async (p, s) => {
+        const record = await s.psbts.update(p, alias!, txid!, copy);
+        return `Merged; ${record.sigs_count} signature(s) on every input`;
+      };
+      break;
+    }
+    case 'broadcast': {
+      const [alias, txid] = positional(args, 2, 'broadcast WALLET TXID --user NAME');
+      run = async (p, s) => (await s.psbts.broadcast(p, alias!, txid!)).txid;
+      break;
+    }
+    default:
+      throw new PsbtUsageError(`Unknown psbt command ${action}`);
+  }
+
+  const config = loadConfig({ flags: flags.rest, env });
+  const runtime = await createRuntime(config);
+  try {
+    const user = await runtime.store.users.find(userName);
+    // An unknown user sees no wallet at all, as over HTTP.
+    const principal: Principal = { userName, isAdmin: user?.isAdmin ?? false };
+    return await run(principal, runtime.services);
+  } finally {
+    await runtime.close();
+  }
+}

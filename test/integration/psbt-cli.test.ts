@@ -1,0 +1,93 @@
+/**
+ * `wcs psbt ...` as a child process on the same data folder as a running service: the fixture wallets are
+ * imported and synced over HTTP, then a PSBT is created, listed, exported as a binary file, signed outside,
+ * imported and broadcast from the command line.
+ */
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DescriptorDeriver, parseDescriptor } from '../../src/core/descriptor/index.js';
+import { NETWORKS } from '../../src/core/network.js';
+import { parsePsbt, psbtToBase64 } from '../../src/core/psbt/index.js';
+import { signAsCosigner } from '../unit/services/psbt-fixture-wallets.js';
+import { runCli } from '../support/cli.js';
+import { startRpcTestServer, type RpcTestServer } from '../support/rpc-server.js';
+import { bearer, createToken, request, startTestServer, type TestServer } from '../support/server.js';
+import { nodeEnv, timeline, wallets } from './wallet-helpers.js';
+
+const external = new DescriptorDeriver(parseDescriptor(wallets.w_tr!.recv_descriptor, NETWORKS.regtest)).derive(75).address;
+
+describe('wcs psbt', () => {
+  let node: RpcTestServer;
+  let server: TestServer;
+  let folder: string;
+  let env: Record<string, string>;
+
+  beforeAll(async () => {
+    node = await startRpcTestServer({ snapshot: timeline.snapshots.length - 1 });
+    folder = mkdtempSync(join(tmpdir(), 'wcs-psbt-cli-'));
+    env = { SERVICE_DATA_FOLDER: folder, SERVICE_LOG_LEVEL: 'error', ...nodeEnv(node) };
+    server = await startTestServer({ dataFolder: folder, env });
+    const token = (await createToken(server, 'admin', server.adminPassword, 'cli')).jwt_token;
+    for (const alias of ['w_wsh2of2']) {
+      const w = wallets[alias]!;
+      const made = await request(`${server.api}/wallets`, {
+        method: 'POST',
+        headers: { authorization: bearer(token) },
+        json: { name: alias, alias, recv_descriptor: w.recv_descriptor, change_descriptor: w.change_descriptor, birthday: 0 },
+      });
+      expect(made.status, made.text).toBe(201);
+    }
+    expect((await server.running.runtime.services.sync.runOnce()).ran).toBe(true);
+  }, 60_000);
+
+  afterAll(async () => {
+    await server?.running.close();
+    await node?.close();
+    rmSync(folder, { recursive: true, force: true });
+  });
+
+  it('creates, lists, exports, imports signatures and broadcasts', async () => {
+    const created = await runCli(['psbt', 'create', 'w_wsh2of2', '--user', 'admin', '--to', `${external}=125000sat`, '--fee-rate', '4', '--label', 'cli payment'], env);
+    expect(created.stderr).toBe('');
+    expect(created.code).toBe(0);
+    const [txid, feeLine, base64] = created.stdout.trim().split('\n');
+    expect(txid).toMatch(/^[0-9a-f]{64}$/);
+    expect(feeLine).toMatch(/^fee 0\.\d+ BTC \(\d+\.\d\d sat\/vB\)$/);
+    expect(psbtToBase64(parsePsbt(base64!))).toBe(base64);
+
+    const list = await runCli(['psbt', 'list', 'w_wsh2of2', '--user', 'admin'], env);
+    expect(list).toMatchObject({ code: 0 });
+    expect(list.stdout).toContain(`${txid}\t${external}=0.00125\t`);
+    expect(list.stdout).toContain('sigs=0');
+
+    const file = join(folder, 'export.psbt');
+    expect(await runCli(['psbt', 'show', 'w_wsh2of2', txid!, '--user', 'admin', '--format', 'binary', '--out', file], env)).toMatchObject({ code: 0, stdout: `Wrote ${file}\n` });
+    const exported = readFileSync(file);
+    expect(exported.subarray(0, 5)).toEqual(Buffer.from('psbt\xff', 'latin1'));
+    expect(exported.toString('base64')).toBe(base64);
+
+    // Each cosigner signs the exported file on its own device; the copies come back as files.
+    for (const [k, form] of [[0, 'binary'], [1, 'base64']] as const) {
+      const signed = signAsCosigner(exported.toString('base64'), 'w_wsh2of2', k);
+      const copy = join(folder, `signed-${k}.psbt`);
+      writeFileSync(copy, form === 'binary' ? Buffer.from(signed, 'base64') : `${signed}\n`);
+      const imported = await runCli(['psbt', 'sign-import', 'w_wsh2of2', txid!, copy, '--user', 'admin'], env);
+      expect(imported).toMatchObject({ code: 0, stdout: `Merged; ${k + 1} signature(s) on every input\n` });
+    }
+
+    const sent = await runCli(['psbt', 'broadcast', 'w_wsh2of2', txid!, '--user', 'admin'], env);
+    expect(sent.code).toBe(0);
+    expect(node.broadcasts.at(-1)!.outcome).toEqual({ txid: sent.stdout.trim() });
+  }, 60_000);
+
+  it('reports mistakes with a usage exit code, and refusals with their message', async () => {
+    expect(await runCli(['psbt', 'list', 'w_wsh2of2'], env)).toMatchObject({ code: 2, stderr: expect.stringContaining('--user NAME') });
+    expect(await runCli(['psbt', 'create', 'w_wsh2of2', '--user', 'admin', '--to', 'nonsense'], env)).toMatchObject({ code: 2, stderr: expect.stringContaining('ADDRESS=AMOUNT') });
+    expect(await runCli(['psbt', 'frobnicate', '--user', 'admin'], env)).toMatchObject({ code: 2 });
+    expect(await runCli(['psbt', 'list', 'w_wsh2of2', '--user', 'nobody'], env)).toMatchObject({ code: 1, stderr: 'wcs: Wallet not found\n' });
+    const poor = await runCli(['psbt', 'create', 'w_wsh2of2', '--user', 'admin', '--to', `${external}=500`, '--fee-rate', '2'], env);
+    expect(poor).toMatchObject({ code: 1, stderr: expect.stringContaining('Insufficient funds') });
+  }, 60_000);
+});
