@@ -7,6 +7,7 @@ import { flushLogger } from '../api/logging.js';
 import { parseArgs } from './args.js';
 import { BACKUP_USAGE, BackupError, BackupUsageError, runBackupCommand } from './backup-commands.js';
 import { readNewPassword } from './password-input.js';
+import { WALLET_USAGE, WalletUsageError, runWalletCommand, splitWalletArgs } from './wallet-commands.js';
 import { PSBT_USAGE, PsbtUsageError, runPsbtCommand } from './psbt-commands.js';
 
 const USAGE = `Usage: wcs <command> [options]
@@ -18,6 +19,7 @@ Commands:
   user list                  List users.
   user delete NAME           Delete a user and their tokens.
 ${BACKUP_USAGE}
+${WALLET_USAGE}
 ${PSBT_USAGE}
   help                       Show this text.
   version                    Show the version.
@@ -94,6 +96,7 @@ async function user(config: Config, words: string[], switches: Set<string>): Pro
 }
 
 async function main(argv: readonly string[]): Promise<void> {
+  if (argv[0] === 'wallet') return wallet(argv.slice(1));
   const { words, switches, configFlags } = parseArgs(argv, ['--admin', '--force', '--help', '-h', '--version']);
   const [command, ...rest] = words;
   if (switches.has('--version') || command === 'version') return out(readVersion());
@@ -112,8 +115,14 @@ async function main(argv: readonly string[]): Promise<void> {
   throw new UsageError(`Unknown command ${command}`);
 }
 
+async function wallet(argv: readonly string[]): Promise<void> {
+  const { options, rest } = splitWalletArgs(argv);
+  const { words, configFlags } = parseArgs(rest, []);
+  out(await runWalletCommand(loadConfig({ flags: configFlags, env: process.env }), words, options));
+}
+
 main(process.argv.slice(2)).catch((error: unknown) => {
-  if (error instanceof UsageError || error instanceof BackupUsageError || error instanceof PsbtUsageError) {
+  if (error instanceof UsageError || error instanceof BackupUsageError || error instanceof PsbtUsageError || error instanceof WalletUsageError) {
     process.stderr.write(`wcs: ${error.message}\nRun "wcs help" for usage.\n`);
     process.exit(2);
   }

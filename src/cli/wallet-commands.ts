@@ -1,0 +1,116 @@
+/**
+ * `wcs wallet import|list|show|delete|rescan`: the wallet use cases from the command line, acting as
+ * one user (`--user`, default `admin`) on the configured store and node.
+ */
+import type { Config } from '../config.js';
+import { createRuntime } from '../main.js';
+import type { Principal } from '../services/principal.js';
+import { ServiceError } from '../services/errors.js';
+
+export const WALLET_USAGE = `  wallet import --name NAME (--descriptor D | --recv-descriptor D --change-descriptor D)
+         [--alias A] [--description T] [--birthday HEIGHT|YYYY-MM-DD] [--gap-limit N]
+                             Import a wallet (owned by --user, default admin).
+  wallet list                List the wallets --user can access.
+  wallet show ALIAS          Show a wallet's details (JSON).
+  wallet delete ALIAS        Delete a wallet.
+  wallet rescan ALIAS [--from HEIGHT]
+                             Forget the wallet's chain data and scan again, with a progress bar.`;
+
+const VALUE_OPTIONS = ['--user', '--name', '--alias', '--description', '--descriptor', '--recv-descriptor', '--change-descriptor', '--birthday', '--gap-limit', '--from'];
+
+export class WalletUsageError extends Error {}
+
+/** Splits wallet options from the rest (config flags, positional words). */
+export function splitWalletArgs(argv: readonly string[]): { options: Map<string, string>; rest: string[] } {
+  const options = new Map<string, string>();
+  const rest: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] ?? '';
+    const [flag, inline] = arg.includes('=') ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)] : [arg, undefined];
+    if (VALUE_OPTIONS.includes(flag)) {
+      const value = inline ?? argv[++i];
+      if (value === undefined) throw new WalletUsageError(`${flag} needs a value`);
+      options.set(flag, value);
+    } else rest.push(arg);
+  }
+  return { options, rest };
+}
+
+function integerOption(options: Map<string, string>, flag: string): number | undefined {
+  const text = options.get(flag);
+  if (text === undefined) return undefined;
+  if (!/^\d+$/.test(text)) throw new WalletUsageError(`${flag} must be a whole number`);
+  return Number(text);
+}
+
+/** Runs one wallet command; returns what to print on stdout. `progress` receives the rescan progress bar. */
+export async function runWalletCommand(
+  config: Config,
+  words: readonly string[],
+  options: Map<string, string>,
+  progress: (line: string) => void = (line) => process.stderr.write(line),
+): Promise<string> {
+  const [action, alias, ...extra] = words;
+  if (extra.length > 0) throw new WalletUsageError(`Unexpected argument ${extra[0]}`);
+  const needsAlias = action === 'show' || action === 'delete' || action === 'rescan';
+  if (needsAlias && !alias) throw new WalletUsageError(`wcs wallet ${action} needs a wallet alias`);
+  if (!needsAlias && action !== 'import' && action !== 'list') throw new WalletUsageError(`Unknown wallet command ${action ?? '(none)'}`);
+  if (!needsAlias && alias) throw new WalletUsageError(`Unexpected argument ${alias}`);
+
+  const runtime = await createRuntime(config);
+  try {
+    const userName = options.get('--user') ?? 'admin';
+    const user = await runtime.store.users.find(userName);
+    if (!user) throw new ServiceError('not_found', 'user_not_found', `No user ${userName}`);
+    const principal: Principal = { userName, isAdmin: user.isAdmin };
+    const wallets = runtime.services.wallets;
+    switch (action) {
+      case 'import': {
+        const birthday = options.get('--birthday');
+        const details = await wallets.create(principal, {
+          name: options.get('--name'),
+          alias: options.get('--alias'),
+          description: options.get('--description'),
+          descriptor: options.get('--descriptor'),
+          recv_descriptor: options.get('--recv-descriptor'),
+          change_descriptor: options.get('--change-descriptor'),
+          birthday: birthday !== undefined && /^\d+$/.test(birthday) ? Number(birthday) : birthday,
+          gap_limit: integerOption(options, '--gap-limit'),
+        });
+        return `Imported wallet ${details.alias} (${details.name}): ${details.address_type}, ${details.sigs_required} of ${details.sigs_total}\nFirst address: ${details.address}`;
+      }
+      case 'list': {
+        const list = await wallets.list(principal);
+        if (list.length === 0) return 'No wallets';
+        return list.map((w) => `${w.alias}\t${w.name}\t${w.address_type}\t${w.sigs_required}-of-${w.sigs_total}\t${w.balance.total.toFixed(8)} BTC`).join('\n');
+      }
+      case 'show':
+        return JSON.stringify(await wallets.details(principal, alias!), null, 2);
+      case 'delete':
+        await wallets.delete(principal, alias!);
+        return `Deleted wallet ${alias}`;
+      default: {
+        const { from } = await wallets.rescan(principal, alias!, integerOption(options, '--from'));
+        if (!runtime.services.chain.source) return `Wallet ${alias} will be scanned again from height ${from} once a node is configured`;
+        const done = runtime.services.sync.runOnce();
+        let finished = false;
+        void done.finally(() => (finished = true)).catch(() => undefined);
+        while (!finished) {
+          const scan = await wallets.scan(principal, alias!);
+          if (scan) progress(`\r${progressBar(scan.progress)} height ${scan.height}`);
+          await Promise.race([done.catch(() => undefined), new Promise((resolve) => setTimeout(resolve, 250))]);
+        }
+        await done;
+        progress(`\r${progressBar(1)} done\n`);
+        return `Rescanned wallet ${alias} from height ${from}`;
+      }
+    }
+  } finally {
+    await runtime.close();
+  }
+}
+
+export function progressBar(fraction: number, width = 30): string {
+  const filled = Math.round(Math.max(0, Math.min(1, fraction)) * width);
+  return `[${'#'.repeat(filled)}${' '.repeat(width - filled)}] ${(fraction * 100).toFixed(1).padStart(5)}%`;
+}
