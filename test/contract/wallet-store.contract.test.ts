@@ -1,0 +1,145 @@
+/** The wallet repository behaves the same on SQLite and PostgreSQL. */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { StoreConflictError, type Store, type StoredWallet, type WalletChainChange, type WalletTransactionRow } from '../../src/store/repositories.js';
+import { STORE_KINDS, type OpenedStore } from '../support/stores.js';
+
+const HASH = (c: string) => c.repeat(64);
+
+function wallet(overrides: Partial<StoredWallet> = {}): StoredWallet {
+  return {
+    id: 'w-1',
+    alias: 'hot',
+    name: 'Hot',
+    description: 'spending',
+    ownerName: 'alice',
+    network: 'regtest',
+    receiveDescriptor: 'wpkh(tpub/0/*)#aaaaaaaa',
+    changeDescriptor: 'wpkh(tpub/1/*)#bbbbbbbb',
+    addressType: 'bech32',
+    sigsRequired: 1,
+    sigsTotal: 1,
+    keys: [{ fingerprint: '654cf308', derivation: 'm/84h/1h/0h', xpub: 'tpubX', label: 'laptop' }],
+    gapLimit: 20,
+    birthday: 100,
+    createdAt: 1_700_000_000_000,
+    revision: 0,
+    tip: null,
+    ...overrides,
+  };
+}
+
+const tx = (txid: string, overrides: Partial<WalletTransactionRow> = {}): WalletTransactionRow => ({
+  walletId: 'w-1',
+  txid,
+  hex: '0200',
+  status: 'mempool',
+  blockHeight: null,
+  blockHash: null,
+  blockTime: null,
+  firstSeen: 1_700_000_000,
+  replaceable: true,
+  ...overrides,
+});
+
+function change(overrides: Partial<WalletChainChange> = {}): WalletChainChange {
+  return {
+    walletId: 'w-1',
+    addressesAdded: [],
+    transactionsAdded: [],
+    transactionsUpdated: [],
+    transactionsRemoved: [],
+    sync: { walletId: 'w-1', tip: null, lastUsedReceive: -1, lastUsedChange: -1 },
+    ...overrides,
+  };
+}
+
+describe.each(STORE_KINDS)('wallet store conformance: $kind', ({ open }) => {
+  let opened: OpenedStore;
+  let store: Store;
+
+  beforeEach(async () => {
+    opened = await open();
+    store = opened.store;
+    for (const name of ['alice', 'bob']) await store.users.insert({ name, passwordHash: 'x', isAdmin: false, createdAt: 1 });
+  });
+  afterEach(async () => {
+    await opened.dispose();
+  });
+
+  it('inserts, finds and lists wallets with their shares; a duplicate alias is a conflict', async () => {
+    await store.wallets.insert(wallet(), [{ userName: 'bob', access: 'read' }]);
+    expect(await store.wallets.findByAlias('hot')).toEqual(wallet());
+    expect(await store.wallets.findById('w-1')).toEqual(wallet());
+    await expect(store.wallets.insert(wallet({ id: 'w-2' }), [])).rejects.toBeInstanceOf(StoreConflictError);
+    await store.wallets.insert(wallet({ id: 'w-3', alias: 'cold', ownerName: 'bob', createdAt: 1_700_000_000_001 }), []);
+    expect((await store.wallets.listAccessible('bob')).map((w) => [w.wallet.alias, w.access])).toEqual([['hot', 'read'], ['cold', 'owner']]);
+    expect((await store.wallets.listAccessible('alice')).map((w) => w.wallet.alias)).toEqual(['hot']);
+    await store.wallets.replaceShares('w-1', [{ userName: 'bob', access: 'spend' }]);
+    expect(await store.wallets.shares('w-1')).toEqual([{ userName: 'bob', access: 'spend' }]);
+    await store.wallets.updateDetails('w-1', { name: 'Hot 2', description: '', keys: [] });
+    expect(await store.wallets.findByAlias('hot')).toMatchObject({ name: 'Hot 2', description: '', keys: [] });
+  });
+
+  it('applies changesets guarded by the revision and rebuilds the same rows', async () => {
+    await store.wallets.insert(wallet(), []);
+    const tip = { height: 101, hash: HASH('a') };
+    const first = change({
+      addressesAdded: [
+        { walletId: 'w-1', branch: 0, index: 0, script: '0014aa' },
+        { walletId: 'w-1', branch: 1, index: 0, script: '0014bb' },
+      ],
+      transactionsAdded: [tx(HASH('1')), tx(HASH('2'))],
+      sync: { walletId: 'w-1', tip, lastUsedReceive: 0, lastUsedChange: -1 },
+    });
+    const revision = await store.transaction((repos) => repos.wallets.applyChange(first, 0));
+    expect(revision).toBe(1);
+    await expect(store.transaction((repos) => repos.wallets.applyChange(first, 0))).rejects.toBeInstanceOf(StoreConflictError);
+    const confirmed = tx(HASH('1'), { status: 'confirmed', blockHeight: 101, blockHash: HASH('a'), blockTime: 1_700_000_100, replaceable: null });
+    await store.transaction((repos) => repos.wallets.applyChange(change({ transactionsUpdated: [confirmed], transactionsRemoved: [HASH('2')], sync: first.sync }), 1));
+    const rows = await store.wallets.chainRows('w-1');
+    expect(rows).toEqual({
+      revision: 2,
+      sync: { walletId: 'w-1', tip, lastUsedReceive: 0, lastUsedChange: -1 },
+      addresses: first.addressesAdded,
+      transactions: [confirmed],
+    });
+    expect(await store.wallets.revisions()).toEqual(new Map([['w-1', 2]]));
+  });
+
+  it('rolls back a failed changeset with its block rows', async () => {
+    await store.wallets.insert(wallet(), []);
+    await expect(
+      store.transaction(async (repos) => {
+        await repos.wallets.recordBlocks([{ hash: HASH('c'), height: 5, prevHash: HASH('b'), time: 9 }]);
+        await repos.wallets.applyChange(change({ sync: { walletId: 'w-1', tip: { height: 5, hash: HASH('c') }, lastUsedReceive: -1, lastUsedChange: -1 } }), 7);
+      }),
+    ).rejects.toBeInstanceOf(StoreConflictError);
+    expect(await store.wallets.findBlock(HASH('c'))).toBeUndefined();
+    expect((await store.wallets.findById('w-1'))?.tip).toBeNull();
+  });
+
+  it('records block links idempotently, resets a wallet for a rescan and deletes every row', async () => {
+    await store.wallets.insert(wallet(), [{ userName: 'bob', access: 'read' }]);
+    const block = { hash: HASH('d'), height: 7, prevHash: HASH('e'), time: 1_700_000_000 };
+    await store.wallets.recordBlocks([block]);
+    await store.wallets.recordBlocks([block]);
+    expect(await store.wallets.findBlock(HASH('d'))).toEqual(block);
+    await store.transaction((repos) =>
+      repos.wallets.applyChange(change({ addressesAdded: [{ walletId: 'w-1', branch: 0, index: 0, script: '00' }], transactionsAdded: [tx(HASH('3'))], sync: { walletId: 'w-1', tip: { height: 7, hash: HASH('d') }, lastUsedReceive: 0, lastUsedChange: 0 } }), 0),
+    );
+    await store.wallets.setAddressLabels('w-1', [{ address: 'bcrt1qexample', label: 'rent' }]);
+    await store.wallets.setUtxoFlag('w-1', { txid: HASH('3'), vout: 1, frozen: true, label: 'cold' });
+    expect(await store.wallets.addressLabels('w-1')).toEqual(new Map([['bcrt1qexample', 'rent']]));
+    expect(await store.wallets.utxoFlags('w-1')).toEqual([{ txid: HASH('3'), vout: 1, frozen: true, label: 'cold' }]);
+
+    expect(await store.wallets.resetChain('w-1', 3)).toBe(2);
+    expect(await store.wallets.chainRows('w-1')).toEqual({ revision: 2, sync: { walletId: 'w-1', tip: null, lastUsedReceive: -1, lastUsedChange: -1 }, addresses: [], transactions: [] });
+    expect((await store.wallets.findById('w-1'))?.birthday).toBe(3);
+
+    expect(await store.wallets.delete('w-1')).toBe(true);
+    expect(await store.wallets.delete('w-1')).toBe(false);
+    expect(await store.wallets.shares('w-1')).toEqual([]);
+    expect(await store.wallets.utxoFlags('w-1')).toEqual([]);
+    expect(await store.wallets.addressLabels('w-1')).toEqual(new Map());
+  });
+});
