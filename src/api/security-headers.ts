@@ -4,7 +4,8 @@
  * wallet data). The documentation page gets a Content-Security-Policy it works under; JSON
  * answers get the strictest one, since they are never rendered as a page.
  */
-import type { FastifyInstance } from 'fastify';
+import type { Duplex } from 'node:stream';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 
 /** JSON answers load nothing and may not be framed. */
 export const API_CSP = "default-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
@@ -19,16 +20,55 @@ export const DOCS_CSP =
 
 const DOCS_PAGE_PREFIX = '/docs/api';
 
+/** Sets the headers on one answer; `url` picks the docs page policy. */
+export function applySecurityHeaders(reply: FastifyReply, url: string): void {
+  reply.header('X-Content-Type-Options', 'nosniff');
+  reply.header('X-Frame-Options', 'DENY');
+  reply.header('Referrer-Policy', 'no-referrer');
+  reply.removeHeader('X-Powered-By');
+  const isDocsPage = url === DOCS_PAGE_PREFIX || url.startsWith(`${DOCS_PAGE_PREFIX}/`) || url.startsWith(`${DOCS_PAGE_PREFIX}?`);
+  reply.header('Content-Security-Policy', isDocsPage ? DOCS_CSP : API_CSP);
+  // The docs page's static files may be cached; every other answer is per request.
+  if (!isDocsPage || !reply.hasHeader('Cache-Control')) reply.header('Cache-Control', 'no-store');
+}
+
 export function installSecurityHeaders(app: FastifyInstance): void {
   app.addHook('onSend', async (request, reply, payload) => {
-    reply.header('X-Content-Type-Options', 'nosniff');
-    reply.header('X-Frame-Options', 'DENY');
-    reply.header('Referrer-Policy', 'no-referrer');
-    reply.removeHeader('X-Powered-By');
-    const isDocsPage = request.url === DOCS_PAGE_PREFIX || request.url.startsWith(`${DOCS_PAGE_PREFIX}/`) || request.url.startsWith(`${DOCS_PAGE_PREFIX}?`);
-    reply.header('Content-Security-Policy', isDocsPage ? DOCS_CSP : API_CSP);
-    // The docs page's static files may be cached; every other answer is per request.
-    if (!isDocsPage || !reply.hasHeader('Cache-Control')) reply.header('Cache-Control', 'no-store');
+    applySecurityHeaders(reply, request.url);
     return payload;
   });
+}
+
+/** Errors of the router (bad URL) bypass onSend: wrap their handler to add the headers. */
+export function withSecurityHeaders<R>(handler: (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => R) {
+  return (error: FastifyError, request: FastifyRequest, reply: FastifyReply): R => {
+    applySecurityHeaders(reply, request.url);
+    return handler(error, request, reply);
+  };
+}
+
+/** The headers above, for answers written straight to the socket. */
+const RAW_HEADERS = "X-Content-Type-Options: nosniff\r\nX-Frame-Options: DENY\r\nReferrer-Policy: no-referrer\r\nCache-Control: no-store\r\n" +
+  `Content-Security-Policy: ${API_CSP}\r\n`;
+
+/**
+ * Answers requests Node's HTTP parser refuses before Fastify sees them (unknown method, bad
+ * header bytes, headers too large, timeouts) in the common error shape and with the headers above.
+ */
+export function clientErrorHandler(error: Error & { code?: string }, socket: Duplex): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const [status, reason, body] =
+    error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+      ? [408, 'Request Timeout', { message: 'Request timeout', code: 'request_timeout' }]
+      : error.code === 'HPE_HEADER_OVERFLOW'
+        ? [431, 'Request Header Fields Too Large', { message: 'Request headers too large', code: 'headers_too_large' }]
+        : [400, 'Bad Request', { message: 'Bad request', code: 'bad_request' }];
+  const text = JSON.stringify(body);
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(text)}\r\n` +
+        `${RAW_HEADERS}Connection: close\r\n\r\n${text}`,
+    );
+  }
+  socket.destroy();
 }

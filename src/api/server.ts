@@ -12,7 +12,8 @@ import { enforceAuthentication } from './auth.js';
 import { installCors } from './cors.js';
 import { frameworkErrorHandler, installErrorHandling } from './errors.js';
 import { RouteTable } from './route-table.js';
-import { installSecurityHeaders } from './security-headers.js';
+import { clientErrorHandler, installSecurityHeaders, withSecurityHeaders } from './security-headers.js';
+import { installTextGuard } from './text-guard.js';
 import { API_ROUTE_MODULES, type RouteModule } from './routes/index.js';
 import { registerHealthz } from './routes/probes.js';
 import { typeboxValidatorCompiler } from './validation.js';
@@ -39,7 +40,8 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
     bodyLimit: BODY_LIMIT_BYTES,
     routerOptions: { ignoreTrailingSlash: true },
     return503OnClosing: true,
-    frameworkErrors: frameworkErrorHandler,
+    frameworkErrors: withSecurityHeaders(frameworkErrorHandler),
+    clientErrorHandler,
   });
   app.setValidatorCompiler(typeboxValidatorCompiler);
   // Bodies are JSON only: plain text is refused instead of reaching a route as a string.
@@ -49,6 +51,7 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
   installErrorHandling(app, routes);
   installCors(app, config.corsOrigins);
   installSecurityHeaders(app);
+  installTextGuard(app);
   app.addHook('onResponse', async (request, reply) => {
     request.log.info(
       { method: request.method, path: request.url.split('?')[0], status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10, ip: request.ip },

@@ -1,0 +1,45 @@
+/**
+ * Refuses U+0000 in any text a request hands to the services. PostgreSQL cannot store or compare
+ * it in `text` ("invalid byte sequence for encoding UTF8: 0x00"), so without this guard a NUL in a
+ * description, a path parameter or a user name would be a 500 on PostgreSQL and a stored value on
+ * SQLite. No field of the API has a use for it.
+ */
+import type { FastifyInstance } from 'fastify';
+import { ServiceError, invalidField, unauthenticated } from '../services/errors.js';
+
+const NUL = '\u0000';
+const MAX_DEPTH = 64;
+
+/** JSON pointer of the first string (key or value) holding NUL, or undefined. */
+export function findNul(value: unknown, pointer = '', depth = 0): string | undefined {
+  if (typeof value === 'string') return value.includes(NUL) ? pointer : undefined;
+  // Deeper values are refused by the schemas anyway; the walk stays bounded.
+  if (typeof value !== 'object' || value === null || depth > MAX_DEPTH) return undefined;
+  for (const [key, item] of Object.entries(value)) {
+    const path = `${pointer}/${key.replaceAll('~', '~0').replaceAll('/', '~1')}`;
+    if (key.includes(NUL)) return path;
+    const found = findNul(item, path, depth + 1);
+    if (found !== undefined) return found;
+  }
+  return undefined;
+}
+
+function basicUserName(header: string | undefined): string | undefined {
+  if (typeof header !== 'string' || !/^basic /i.test(header)) return undefined;
+  const decoded = Buffer.from(header.slice(6).trim(), 'base64').toString('utf8');
+  return decoded.slice(0, Math.max(0, decoded.indexOf(':')));
+}
+
+export function installTextGuard(app: FastifyInstance): void {
+  app.addHook('onRequest', async (request) => {
+    // A path parameter with NUL names nothing that exists.
+    if (findNul(request.params) !== undefined) throw new ServiceError('not_found', 'not_found', 'Not found');
+    const inQuery = findNul(request.query);
+    if (inQuery !== undefined) throw invalidField(`/query${inQuery}`, 'must not contain the character U+0000');
+    if (basicUserName(request.headers.authorization)?.includes(NUL)) throw unauthenticated('Basic');
+  });
+  app.addHook('preValidation', async (request) => {
+    const inBody = findNul(request.body);
+    if (inBody !== undefined) throw invalidField(inBody, 'must not contain the character U+0000');
+  });
+}
