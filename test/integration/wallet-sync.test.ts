@@ -4,6 +4,7 @@
  * (reorg in snapshots 6-7, BIP125 replacement in 8-9), with and without BIP158 filters.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { request } from '../support/server.js';
 import { importFixtureWallets, startWalletWorld, timeline, WALLET_IDS, walletDetails, expectWalletMatchesCore, type WalletWorld } from './wallet-helpers.js';
 
 describe.each([
@@ -41,5 +42,28 @@ describe.each([
     }
     if (filters) expect(skipped).toBeGreaterThan(0);
     else expect(skipped).toBe(0);
+  }, 120_000);
+
+  it('rescans a wallet over HTTP: its rows are dropped, scan shows progress, the next pass restores it', async () => {
+    const last = timeline.snapshots.length - 1;
+    const rescan = await request(`${world.server.api}/wallets/w_shwpkh/rescan`, { method: 'POST', headers: world.auth, json: { from: 0 } });
+    expect(rescan.status, rescan.text).toBe(202);
+    expect(rescan.body).toEqual({ alias: 'w_shwpkh', from: 0 });
+    const during = await walletDetails(world, 'w_shwpkh');
+    expect(during.scan).toEqual({ progress: 0, height: 0 });
+    expect(during.utxo).toEqual([]);
+    const pass = await world.server.running.runtime.services.sync.runOnce();
+    expect(pass.blocksConnected).toBe(timeline.snapshots[last].tip.height + 1);
+    const mempool = new Set<string>(timeline.snapshots[last].mempool.map((m: any) => m.txid));
+    expectWalletMatchesCore(await walletDetails(world, 'w_shwpkh'), timeline.snapshots[last].expected.w_shwpkh, mempool);
+    // The full list holds every wallet's live transactions, newest first.
+    const full = await request(`${world.server.api}/service/full_txlist`, { headers: world.auth });
+    expect(full.status).toBe(200);
+    const perWallet = await Promise.all(WALLET_IDS.map((id) => walletDetails(world, id)));
+    expect(full.body).toHaveLength(perWallet.reduce((n, d) => n + d.txlist.length, 0));
+    const heights = full.body.map((e: any) => e.blockheight ?? Infinity);
+    expect(heights).toEqual([...heights].sort((a: number, b: number) => b - a));
+    const paged = await request(`${world.server.api}/service/full_txlist?limit=2&offset=1`, { headers: world.auth });
+    expect(paged.body).toEqual(full.body.slice(1, 3));
   }, 120_000);
 });
