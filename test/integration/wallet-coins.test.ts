@@ -1,0 +1,64 @@
+/** Addresses, next address, coin freezing and labels over HTTP, on a synced fixture wallet. */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { request } from '../support/server.js';
+import { startWalletWorld, timeline, walletDetails, wallets, type WalletWorld } from './wallet-helpers.js';
+
+let world: WalletWorld;
+const SNAPSHOT = 4;
+
+beforeAll(async () => {
+  world = await startWalletWorld({ snapshot: SNAPSHOT });
+  const w = wallets.w_wpkh!;
+  const created = await request(`${world.server.api}/wallets`, { method: 'POST', headers: world.auth, json: { name: 'w', alias: 'w', recv_descriptor: w.recv_descriptor, change_descriptor: w.change_descriptor, birthday: 0 } });
+  expect(created.status).toBe(201);
+  await world.server.running.runtime.services.sync.runOnce();
+}, 60_000);
+afterAll(() => world?.close());
+
+describe('addresses', () => {
+  it('lists derived addresses with use, matching the addresses Core reported', async () => {
+    const expected = timeline.snapshots[SNAPSHOT].expected.w_wpkh;
+    const usedByCore = new Set<string>(expected.unspent.map((u: any) => u.address));
+    const response = await request(`${world.server.api}/wallets/w/addresses?branch=receive&from=0&count=40`, { headers: world.auth });
+    expect(response.status).toBe(200);
+    expect(response.body.addresses).toHaveLength(40);
+    expect(response.body.addresses[5].index).toBe(5);
+    const used = response.body.addresses.filter((a: any) => a.used).map((a: any) => a.address);
+    for (const address of usedByCore) if (response.body.addresses.some((a: any) => a.address === address)) expect(used).toContain(address);
+    // Receive indexes 0, 1, 3, 19 and 30 were used in the timeline; 2 was not.
+    expect(response.body.addresses.filter((a: any) => a.used).map((a: any) => a.index)).toEqual(expect.arrayContaining([0, 1, 3, 19, 30]));
+    expect(response.body.addresses[2].used).toBe(false);
+    const next = await request(`${world.server.api}/wallets/w/addresses/next`, { method: 'POST', headers: world.auth });
+    expect(next.body).toEqual({ address: (await walletDetails(world, 'w')).address, index: 31 });
+    const bad = await request(`${world.server.api}/wallets/w/addresses?count=5000`, { headers: world.auth });
+    expect(bad.status).toBe(400);
+  });
+});
+
+describe('coins', () => {
+  it('freezes and labels one coin; the label shows in the details; unknown coins are 404', async () => {
+    const details = await walletDetails(world, 'w');
+    const coin = details.utxo[0];
+    const patched = await request(`${world.server.api}/wallets/w/utxo`, { method: 'PATCH', headers: world.auth, json: { txid: coin.txid, vout: coin.vout, frozen: true, label: 'savings' } });
+    expect(patched.status, patched.text).toBe(200);
+    expect(patched.body.utxo.find((u: any) => u.txid === coin.txid && u.vout === coin.vout)).toMatchObject({ frozen: true, label: 'savings', reserved_by: null });
+    const spendable = await world.server.running.runtime.services.walletReader.loadForSpending((await world.server.running.runtime.store.wallets.findByAlias('w'))!.id);
+    expect(spendable.utxos.find((u) => u.txid === coin.txid && u.vout === coin.vout)).toMatchObject({ frozen: true, label: 'savings' });
+    expect(spendable.utxos.every((u) => typeof u.prevTxHex === 'string' && u.prevTxHex.length > 0)).toBe(true);
+    expect((await walletDetails(world, 'w')).utxo.find((u: any) => u.txid === coin.txid && u.vout === coin.vout).label).toBe('savings');
+    const unfrozen = await request(`${world.server.api}/wallets/w/utxo`, { method: 'PATCH', headers: world.auth, json: { txid: coin.txid, vout: coin.vout, frozen: false } });
+    expect(unfrozen.body.utxo.find((u: any) => u.txid === coin.txid && u.vout === coin.vout)).toMatchObject({ frozen: false, label: 'savings' });
+    const missing = await request(`${world.server.api}/wallets/w/utxo`, { method: 'PATCH', headers: world.auth, json: { txid: 'ab'.repeat(32), vout: 0, frozen: true } });
+    expect(missing.status).toBe(404);
+    expect(missing.body.code).toBe('utxo_not_found');
+  });
+
+  it('labels addresses through the reader seam; transactions show the label', async () => {
+    const id = (await world.server.running.runtime.store.wallets.findByAlias('w'))!.id;
+    const details = await walletDetails(world, 'w');
+    const entry = details.txlist.find((e: any) => e.category === 'receive');
+    await world.server.running.runtime.services.walletReader.setAddressLabels(id, [{ address: entry.address.toUpperCase(), label: 'from exchange' }]);
+    const after = await walletDetails(world, 'w');
+    expect(after.txlist.find((e: any) => e.txid === entry.txid).label).toBe('from exchange');
+  });
+});
