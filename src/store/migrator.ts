@@ -21,13 +21,18 @@ export async function migrate(db: Kysely<Database>, migrations: readonly Migrati
   migrations.forEach((m, i) => {
     if (m.version !== i + 1) throw new Error(`Migration ${m.name} has version ${m.version}; expected ${i + 1}`);
   });
-  await db.schema
-    .createTable('schema_version')
-    .ifNotExists()
-    .addColumn('version', 'integer', (c) => c.primaryKey())
-    .addColumn('name', 'text', (c) => c.notNull())
-    .addColumn('applied_at', 'bigint', (c) => c.notNull())
-    .execute();
+  // Under the lock too: two PostgreSQL instances creating it at once collide on the catalog
+  // ("type schema_version already exists") even with IF NOT EXISTS.
+  await db.transaction().execute(async (trx) => {
+    await options.lock?.(trx);
+    await trx.schema
+      .createTable('schema_version')
+      .ifNotExists()
+      .addColumn('version', 'integer', (c) => c.primaryKey())
+      .addColumn('name', 'text', (c) => c.notNull())
+      .addColumn('applied_at', 'bigint', (c) => c.notNull())
+      .execute();
+  });
   const now = options.now ?? Date.now;
   for (const migration of migrations) {
     await db.transaction().execute(async (trx) => {

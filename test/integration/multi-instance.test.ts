@@ -4,6 +4,8 @@
  * database, so what one instance did is seen by the other on the next request.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startRpcTestServer, type RpcTestServer } from '../support/rpc-server.js';
+import { WALLET_IDS, expectWalletMatchesCore, nodeEnv, timeline, wallets } from './wallet-helpers.js';
 import { TEST_ADMIN_PASSWORD, basicAuth, bearer, request } from '../support/server.js';
 import { createSharedStore, killHard, postgresClient, startInstance, stopInstance, type Instance, type SharedStore } from '../support/instances.js';
 
@@ -106,5 +108,99 @@ describe('two instances on one PostgreSQL database', () => {
       expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
       expect(limited.body.code).toBe('rate_limited');
     }
+  });
+});
+
+/** Polls `check` until it returns true or `timeoutMs` passes; returns the time it took. */
+async function within(timeoutMs: number, check: () => Promise<boolean>, what: string): Promise<number> {
+  const started = Date.now();
+  for (;;) {
+    if (await check()) return Date.now() - started;
+    if (Date.now() - started > timeoutMs) throw new Error(`${what}: not within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/**
+ * Chain sync leadership: each instance talks to its own test node (both replay the same regtest
+ * timeline), so the node an instance calls shows whether that instance syncs. Mempool polling
+ * (getrawmempool) happens only in a sync pass.
+ */
+describe('chain sync across two instances on one PostgreSQL database', () => {
+  const SYNC_SECONDS = '0.3';
+  let shared: SharedStore;
+  let nodes: [RpcTestServer, RpcTestServer];
+  let instances: [Instance, Instance];
+  let auth: { authorization: string };
+
+  beforeAll(async () => {
+    shared = await createSharedStore('postgres');
+    nodes = [await startRpcTestServer({ snapshot: 0 }), await startRpcTestServer({ snapshot: 0 })];
+    instances = [
+      await startInstance(shared, 'sync-a', { ...nodeEnv(nodes[0]), SERVICE_SYNC_INTERVAL: SYNC_SECONDS }),
+      await startInstance(shared, 'sync-b', { ...nodeEnv(nodes[1]), SERVICE_SYNC_INTERVAL: SYNC_SECONDS }),
+    ];
+    const token = await createTokenOn(instances[0], 'sync');
+    auth = { authorization: bearer(token.jwt_token) };
+    for (const id of WALLET_IDS.slice(0, 3)) {
+      const created = await request(`${instances[1].api}/wallets`, {
+        method: 'POST',
+        headers: auth,
+        json: { name: `Fixture ${id}`, alias: id, recv_descriptor: wallets[id]!.recv_descriptor, change_descriptor: wallets[id]!.change_descriptor, birthday: 0 },
+      });
+      expect(created.status, created.text).toBe(201);
+    }
+  });
+
+  afterAll(async () => {
+    await Promise.all((instances ?? []).map((i) => stopInstance(i)));
+    await Promise.all((nodes ?? []).map((n) => n.close()));
+    await shared?.dispose();
+  });
+
+  /** True when every imported wallet, read through `instance`, equals Core's wallet at the snapshot. */
+  async function matchesSnapshot(instance: Instance, index: number): Promise<boolean> {
+    const snapshot = timeline.snapshots[index];
+    const mempool = new Set<string>(snapshot.mempool.map((m: any) => m.txid));
+    for (const id of WALLET_IDS.slice(0, 3)) {
+      const details = await request(`${instance.api}/wallets/${id}`, { headers: auth });
+      try {
+        expectWalletMatchesCore(details.body, snapshot.expected[id], mempool);
+      } catch {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  const mempoolPolls = () => nodes.map((n) => n.count('getrawmempool'));
+
+  it('exactly one instance syncs, and both answer with what it wrote', async () => {
+    for (const node of nodes) node.setSnapshot(3);
+    await within(20_000, async () => (await matchesSnapshot(instances[0], 3)) && (await matchesSnapshot(instances[1], 3)), 'both instances show snapshot 3');
+    const before = mempoolPolls();
+    await new Promise((resolve) => setTimeout(resolve, 1_500)); // several sync intervals
+    const during = mempoolPolls().map((n, i) => n - (before[i] ?? 0));
+    // One node is polled every interval, the other never.
+    expect(during.filter((n) => n > 0)).toHaveLength(1);
+    expect(Math.max(...during)).toBeGreaterThanOrEqual(2);
+    expect(Math.min(...during)).toBe(0);
+  });
+
+  it('another instance takes the sync over within seconds when the syncing one is killed', async () => {
+    const leader = nodes[0].count('getrawmempool') > nodes[1].count('getrawmempool') ? 0 : 1;
+    const survivor = 1 - leader;
+    const survivorPollsBefore = nodes[survivor]!.count('getrawmempool');
+    await killHard(instances[leader]!);
+    for (const node of nodes) node.setSnapshot(5);
+    const takeoverMs = await within(10_000, async () => nodes[survivor]!.count('getrawmempool') > survivorPollsBefore, 'the survivor starts syncing');
+    await within(20_000, () => matchesSnapshot(instances[survivor]!, 5), 'the survivor shows snapshot 5');
+    expect(takeoverMs).toBeLessThan(10_000);
+    // The restarted instance does not take the lock back while the survivor holds it.
+    instances[leader] = await startInstance(shared, leader === 0 ? 'sync-a' : 'sync-b', { ...nodeEnv(nodes[leader]!), SERVICE_SYNC_INTERVAL: SYNC_SECONDS });
+    const restartedBefore = nodes[leader]!.count('getrawmempool');
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    expect(nodes[leader]!.count('getrawmempool')).toBe(restartedBefore);
+    expect(await matchesSnapshot(instances[leader]!, 5)).toBe(true);
   });
 });
