@@ -5,6 +5,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRpcTestServer, type RpcTestServer } from '../support/rpc-server.js';
+import { NETWORKS } from '../../src/core/network.js';
+import { DescriptorDeriver, parseDescriptor } from '../../src/core/descriptor/index.js';
 import { WALLET_IDS, expectWalletMatchesCore, nodeEnv, timeline, wallets } from './wallet-helpers.js';
 import { TEST_ADMIN_PASSWORD, basicAuth, bearer, request } from '../support/server.js';
 import { createSharedStore, killHard, postgresClient, startInstance, stopInstance, type Instance, type SharedStore } from '../support/instances.js';
@@ -202,5 +204,33 @@ describe('chain sync across two instances on one PostgreSQL database', () => {
     await new Promise((resolve) => setTimeout(resolve, 1_500));
     expect(nodes[leader]!.count('getrawmempool')).toBe(restartedBefore);
     expect(await matchesSnapshot(instances[leader]!, 5)).toBe(true);
+  });
+
+  it('concurrent PSBT creations on both instances never reserve the same coin', async () => {
+    const coins = timeline.snapshots[5].expected.w_wpkh.unspent.length;
+    const recipient = new DescriptorDeriver(parseDescriptor(wallets.w_tr!.recv_descriptor, NETWORKS.regtest)).derive(61).address;
+    const attempts = 2 * coins + 2;
+    const answers = await Promise.all(
+      Array.from({ length: attempts }, (_, i) =>
+        request(`${instances[i % 2]!.api}/wallets/w_wpkh/psbt`, {
+          method: 'POST',
+          headers: auth,
+          json: { recipients: [{ address: recipient, amount: '0.04', unit: 'btc' }], fee_rate: '2' },
+        }),
+      ),
+    );
+    const created = answers.filter((a) => a.status === 201);
+    for (const refused of answers.filter((a) => a.status !== 201)) {
+      expect(refused.status, refused.text).toBeGreaterThanOrEqual(400);
+      expect(refused.status, refused.text).toBeLessThan(500);
+    }
+    // Every coin can fund one of these payments, so as many succeed as there are coins.
+    expect(created.length).toBe(coins);
+    const outpoints = created.flatMap((a) => a.body.result.tx.vin.map((v: { txid: string; vout: number }) => `${v.txid}:${v.vout}`));
+    expect(new Set(outpoints).size).toBe(outpoints.length);
+    // Both instances list the same PSBTs.
+    const lists = await Promise.all(instances.map((i) => request(`${i.api}/wallets/w_wpkh/psbt`, { headers: auth })));
+    const txids = created.map((a) => a.body.result.tx.txid).sort();
+    for (const list of lists) expect(Object.keys(list.body.result).sort()).toEqual(txids);
   });
 });
