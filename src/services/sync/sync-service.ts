@@ -15,12 +15,18 @@ import {
   type ChainUpdate,
   type EngineChangeset,
   type EngineState,
+  type WalletChangeset,
 } from '../../engine/index.js';
 import type { Store, StoredWallet, SyncBlockRow } from '../../store/repositories.js';
 import { loadWalletInto, type WalletScriptsCache } from '../wallet-state.js';
 import type { SyncLeadership } from './leadership.js';
 
 const NO_PARENT = '0'.repeat(64);
+/** Most blocks that touched no wallet written together (a crash loses at most these; they are re-applied). */
+const TIP_ONLY_BLOCKS_PER_WRITE = 500;
+
+const onlyTipMoved = (c: WalletChangeset): boolean =>
+  c.addressesAdded.length === 0 && c.transactionsAdded.length === 0 && c.transactionsUpdated.length === 0 && c.transactionsRemoved.length === 0;
 
 export interface SyncStats {
   blocksConnected: number;
@@ -68,6 +74,9 @@ export class SyncService {
   private stopped = true;
   private filtersAvailable: boolean | undefined;
   private syncing = false;
+  private pendingTips = new Map<string, WalletChangeset>();
+  private pendingBlocks: SyncBlockRow[] = [];
+  private groupScripts: { key: string; scripts: Uint8Array[] } | undefined;
   readonly totals: SyncStats = { blocksConnected: 0, blocksDisconnected: 0, blocksSkippedByFilter: 0, blocksFetched: 0 };
 
   constructor(private readonly deps: SyncServiceDeps) {}
@@ -190,11 +199,15 @@ export class SyncService {
     }
     const last = Math.min(tip.height, group.height + (this.deps.batchBlocks ?? 500));
     let prevHash = group.hash;
-    for (let height = group.height + 1; height <= last; height++) {
-      const hash = await chain.getBlockHash(height);
-      const connected = await this.connect(chain, group.walletIds, height, hash, prevHash, stats);
-      if (!connected) return; // the node's chain moved under us: regroup
-      prevHash = hash;
+    try {
+      for (let height = group.height + 1; height <= last; height++) {
+        const hash = await chain.getBlockHash(height);
+        const connected = await this.connect(chain, group.walletIds, height, hash, prevHash, stats);
+        if (!connected) return; // the node's chain moved under us: regroup
+        prevHash = hash;
+      }
+    } finally {
+      await this.flush();
     }
   }
 
@@ -259,14 +272,17 @@ export class SyncService {
     return !basicFilterMatchesAny(filter.filter, hash, this.scriptsOf(walletIds));
   }
 
+  /** Every derived script of the group's wallets; rebuilt only when a wallet derived more. */
   private scriptsOf(walletIds: string[]): Uint8Array[] {
+    const summaries = walletIds.map((id) => walletSummary(this.state, id));
+    const key = walletIds.map((id, i) => `${id}:${summaries[i]!.derivedReceive}:${summaries[i]!.derivedChange}`).join('|');
+    if (this.groupScripts?.key === key) return this.groupScripts.scripts;
     const scripts: Uint8Array[] = [];
-    for (const id of walletIds) {
-      const loaded = this.loaded.get(id)!;
-      const summary = walletSummary(this.state, id);
-      const derive = this.deps.scripts.get(loaded.wallet).derive;
-      scripts.push(...derive(0, 0, summary.derivedReceive), ...derive(1, 0, summary.derivedChange));
-    }
+    walletIds.forEach((id, i) => {
+      const derive = this.deps.scripts.get(this.loaded.get(id)!.wallet).derive;
+      scripts.push(...derive(0, 0, summaries[i]!.derivedReceive), ...derive(1, 0, summaries[i]!.derivedChange));
+    });
+    this.groupScripts = { key, scripts };
     return scripts;
   }
 
@@ -285,6 +301,25 @@ export class SyncService {
       this.reset();
       throw error;
     }
+    if (update.type === 'block_connected' && changes.wallets.every(onlyTipMoved)) {
+      // A block that touched no wallet changes only sync rows, which each later row replaces: keep the
+      // latest per wallet and write a run of such blocks in one transaction.
+      for (const change of changes.wallets) this.pendingTips.set(change.walletId, change);
+      this.pendingBlocks.push(...blocks);
+      if (this.pendingBlocks.length >= TIP_ONLY_BLOCKS_PER_WRITE) await this.flush();
+      return;
+    }
+    await this.flush();
+    await this.persist(changes, blocks);
+  }
+
+  /** Writes the buffered tip-only changes (before any other write, and at the end of each step). */
+  private async flush(): Promise<void> {
+    if (this.pendingBlocks.length === 0 && this.pendingTips.size === 0) return;
+    const changes: EngineChangeset = { wallets: [...this.pendingTips.values()] };
+    const blocks = this.pendingBlocks;
+    this.pendingTips = new Map();
+    this.pendingBlocks = [];
     await this.persist(changes, blocks);
   }
 
@@ -308,6 +343,8 @@ export class SyncService {
   }
 
   private reset(): void {
+    this.pendingTips = new Map();
+    this.pendingBlocks = [];
     this.state = createEngineState();
     this.loaded.clear();
   }
