@@ -53,6 +53,7 @@ export function aliasFromName(name: string): string {
   const alias = name
     .toLowerCase()
     .normalize('NFKD')
+    .replace(/[\u0300-\u036f]/g, '') // accents go, their letters stay
     .replace(/[^a-z0-9_-]+/g, '-')
     .replace(/^-+|-+$/g, '')
     .slice(0, 64)
