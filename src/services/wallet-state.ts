@@ -7,6 +7,8 @@ import { NETWORKS } from '../core/network.js';
 import { addWallet, createEngineState, type Branch, type EngineState, type ScriptDeriver } from '../engine/index.js';
 import type { Store, StoredWallet, WalletChainRows } from '../store/repositories.js';
 
+const DERIVE_AHEAD = 100;
+
 /** Derives scripts of a wallet's two branches, remembering what it derived (derivation is the slow part). */
 export class WalletScripts {
   private readonly known: [Uint8Array[], Uint8Array[]] = [[], []];
@@ -23,7 +25,8 @@ export class WalletScripts {
   readonly derive: ScriptDeriver = (branch: Branch, fromIndex: number, count: number) => {
     const known = this.known[branch];
     if (known.length < fromIndex + count) {
-      const added = this.derivers[branch].deriveRange(known.length, fromIndex + count - known.length);
+      // Derive ahead: a batch costs a few field inversions whatever its size, and gaps grow one script at a time.
+      const added = this.derivers[branch].deriveRange(known.length, Math.max(fromIndex + count - known.length, DERIVE_AHEAD));
       for (const output of added) known.push(output.scriptPubKey);
     }
     return known.slice(fromIndex, fromIndex + count);
