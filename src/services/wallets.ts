@@ -437,22 +437,15 @@ export class WalletService implements WalletReader, WalletDirectory {
     return this.deps.store.wallets.shares(wallet.id);
   }
 
-  /** Removes the wallet with every row about it (PSBTs go through the `onDelete` hook). */
+  /** Removes the wallet with every row about it, its PSBTs and their coin reservations, in one transaction. */
   async delete(principal: Principal, alias: string): Promise<void> {
     const wallet = await this.resolveStored(principal, alias, 'owner');
     await this.deps.store.transaction(async (repos) => {
-      for (const hook of this.deleteHooks) await hook(repos, wallet.id);
+      for (const psbt of await repos.psbts.list(wallet.id)) await repos.psbts.delete(wallet.id, psbt.txid);
       await repos.wallets.delete(wallet.id);
     });
     this.states.forget(wallet.id);
     this.scripts.forget(wallet.id);
-  }
-
-  private readonly deleteHooks: Array<(repos: Parameters<Parameters<Store['transaction']>[0]>[0], walletId: string) => Promise<void>> = [];
-
-  /** Hook for the PSBT part: remove a wallet's PSBTs and reservations in the deleting transaction. */
-  onDelete(hook: (repos: Parameters<Parameters<Store['transaction']>[0]>[0], walletId: string) => Promise<void>): void {
-    this.deleteHooks.push(hook);
   }
 
   /** Drops the wallet's chain rows; the sync scans again from `fromHeight` (default: its birthday). */

@@ -62,3 +62,27 @@ describe('coins', () => {
     expect(after.txlist.find((e: any) => e.txid === entry.txid).label).toBe('from exchange');
   });
 });
+
+describe('pending PSBTs in the wallet details, and wallet deletion', () => {
+  it('shows the reserving PSBT on its coins and the pending count; deleting the wallet removes its PSBTs and reservations', async () => {
+    const recipient = timeline.snapshots[SNAPSHOT].expected.w_pkh.unspent[0]?.address ?? (await walletDetails(world, 'w')).address;
+    const created = await request(`${world.server.api}/wallets/w/psbt`, {
+      method: 'POST',
+      headers: world.auth,
+      json: { recipients: [{ address: recipient, amount: '10000', unit: 'sat' }], fee_rate: '2' },
+    });
+    expect(created.status, created.text).toBe(201);
+    const psbtTxid = created.body.result.tx.txid;
+    const details = await walletDetails(world, 'w');
+    expect(details.pending_psbts).toBe(1);
+    const reserved = details.utxo.filter((u: any) => u.reserved_by !== null);
+    expect(reserved.length).toBeGreaterThan(0);
+    expect(reserved.every((u: any) => u.reserved_by === psbtTxid)).toBe(true);
+
+    const store = world.server.running.runtime.store;
+    const id = (await store.wallets.findByAlias('w'))!.id;
+    expect((await request(`${world.server.api}/wallets/w`, { method: 'DELETE', headers: world.auth })).status).toBe(200);
+    expect(await store.psbts.list(id)).toEqual([]);
+    expect(await store.psbts.reservations(id)).toEqual([]);
+  });
+});
