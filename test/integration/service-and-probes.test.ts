@@ -1,5 +1,6 @@
 /** Service details, liveness, readiness (with pluggable checks) and the /healthz probes. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startRpcTestServer, type RpcTestServer } from '../support/rpc-server.js';
 import { TEST_ADMIN_PASSWORD, bearer, createToken, request, startTestServer, type TestServer } from '../support/server.js';
 
 const SECRETS = {
@@ -7,25 +8,30 @@ const SECRETS = {
   SERVICE_JWT_KEY: 'operator-jwt-key-0123456789abcdefghijklmnop',
   SERVICE_BITCOIND_USER: 'rpcuser',
   SERVICE_BITCOIND_PASSWORD: 'rpc-secret-password',
-  SERVICE_BITCOIND_URL: 'http://rpcuser:url-secret@127.0.0.1:18443/',
   SERVICE_BITCOIND_COOKIE: '/var/lib/bitcoind/.cookie',
   SERVICE_DATABASE_URL: '', // SQLite in the data folder
 };
 
+let node: RpcTestServer;
 let server: TestServer;
 let adminToken: string;
 let failStore = false;
 
 beforeAll(async () => {
+  // A real JSON-RPC node, so the chain check answers; the URL also carries credentials that must not show.
+  node = await startRpcTestServer({ snapshot: 0, auth: { user: SECRETS.SERVICE_BITCOIND_USER, password: SECRETS.SERVICE_BITCOIND_PASSWORD } });
   server = await startTestServer({
-    env: { ...SECRETS, SERVICE_NETWORK: 'regtest', SERVICE_RATE_LIMIT: '7', SERVICE_PASSWORD_MIN_CHARS: '10', SERVICE_REGISTRATION_LINK_TIMEOUT: '3' },
+    env: { ...SECRETS, SERVICE_BITCOIND_URL: node.url.replace('http://', 'http://rpcuser:url-secret@'), SERVICE_NETWORK: 'regtest', SERVICE_RATE_LIMIT: '7', SERVICE_PASSWORD_MIN_CHARS: '10', SERVICE_REGISTRATION_LINK_TIMEOUT: '3' },
     extend: (runtime) => {
       runtime.services.health.addCheck({ name: 'probe', check: async () => { if (failStore) throw new Error('down'); } });
     },
   });
   adminToken = (await createToken(server, 'admin', SECRETS.SERVICE_ADMIN_PASSWORD, 'details')).jwt_token;
 });
-afterAll(() => server.dispose());
+afterAll(async () => {
+  await server.dispose();
+  await node.close();
+});
 
 describe('GET /v1alpha/service', () => {
   it('returns the details object with members in the decided order', async () => {
@@ -38,7 +44,7 @@ describe('GET /v1alpha/service', () => {
       data_folder: server.dataFolder,
       version: '0.1.0',
       network: 'regtest',
-      chain: null,
+      chain: { backend: 'bitcoind', tip_height: 120, tip_hash: expect.stringMatching(/^[0-9a-f]{64}$/) },
       wallets_names: [],
       alias_name: {},
       name_alias: {},
@@ -64,7 +70,7 @@ describe('GET /v1alpha/service', () => {
     for (const secret of ['admin-secret-password-1', 'operator-jwt-key', 'rpc-secret-password', 'url-secret', '.cookie']) {
       expect(response.text).not.toContain(secret);
     }
-    expect(response.body.config).toMatchObject({ bitcoind_url: 'http://127.0.0.1:18443/', bitcoind_auth: 'userpass', database: 'sqlite' });
+    expect(response.body.config).toMatchObject({ bitcoind_url: node.url.endsWith('/') ? node.url : `${node.url}/`, bitcoind_auth: 'userpass', database: 'sqlite' });
   });
 });
 
@@ -79,7 +85,7 @@ describe('liveness and readiness', () => {
     for (const path of ['/readiness', '/readyness', '/readiness/']) {
       const response = await request(`${server.api}${path}`, { headers: { authorization: bearer(adminToken) } });
       expect(response.status).toBe(200);
-      expect(response.body).toEqual({ message: 'ready', checks: { store: 'ok', probe: 'ok' } });
+      expect(response.body).toEqual({ message: 'ready', checks: { store: 'ok', chain: 'ok', probe: 'ok' } });
     }
     expect(await request(`${server.url}/healthz/ready`)).toMatchObject({ status: 200, body: { status: 'ok' } });
     expect(await request(`${server.url}/healthz/live`)).toMatchObject({ status: 200, body: { status: 'ok' } });
@@ -90,7 +96,7 @@ describe('liveness and readiness', () => {
     try {
       const response = await request(`${server.api}/readiness`, { headers: { authorization: bearer(adminToken) } });
       expect(response.status).toBe(503);
-      expect(response.body).toEqual({ message: 'not ready', code: 'not_ready', checks: { store: 'ok', probe: 'failing' } });
+      expect(response.body).toEqual({ message: 'not ready', code: 'not_ready', checks: { store: 'ok', chain: 'ok', probe: 'failing' } });
       const healthz = await request(`${server.url}/healthz/ready`);
       expect(healthz.status).toBe(503);
       expect(healthz.body).toEqual({ status: 'unavailable' });
@@ -101,7 +107,9 @@ describe('liveness and readiness', () => {
   });
 
   it('reports the store failing once it is closed', async () => {
-    const other = await startTestServer();
+    const other = await startTestServer({
+      env: { SERVICE_NETWORK: 'regtest', SERVICE_BITCOIND_URL: node.url, SERVICE_BITCOIND_USER: SECRETS.SERVICE_BITCOIND_USER, SERVICE_BITCOIND_PASSWORD: SECRETS.SERVICE_BITCOIND_PASSWORD },
+    });
     try {
       const token = (await createToken(other, 'admin', TEST_ADMIN_PASSWORD, 'x')).jwt_token;
       expect((await request(`${other.url}/healthz/ready`)).status).toBe(200);
