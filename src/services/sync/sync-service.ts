@@ -24,6 +24,8 @@ import type { SyncLeadership } from './leadership.js';
 const NO_PARENT = '0'.repeat(64);
 /** Most blocks that touched no wallet written together (a crash loses at most these; they are re-applied). */
 const TIP_ONLY_BLOCKS_PER_WRITE = 500;
+/** How often a long pass looks for a new node tip. */
+const TIP_REFRESH_MS = 10_000;
 
 const onlyTipMoved = (c: WalletChangeset): boolean =>
   c.addressesAdded.length === 0 && c.transactionsAdded.length === 0 && c.transactionsUpdated.length === 0 && c.transactionsRemoved.length === 0;
@@ -128,7 +130,14 @@ export class SyncService {
       this.deps.onTip?.(tip);
       this.filtersAvailable = undefined;
       let idleRounds = 0;
+      let tipReadAt = Date.now();
       for (;;) {
+        if (Date.now() - tipReadAt > TIP_REFRESH_MS) {
+          // A long catch-up must not leave the wallets at the tip behind new blocks.
+          tip = await chain.getTip();
+          tipReadAt = Date.now();
+          this.deps.onTip?.(tip);
+        }
         const behind = this.groups().filter((g) => (g.hash === null ? g.height < tip.height : g.hash !== tip.hash));
         if (behind.length === 0) break;
         this.syncing = true;
