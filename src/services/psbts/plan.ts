@@ -83,7 +83,8 @@ interface CandidateCoin {
   txid: string;
   vout: number;
   value: bigint;
-  script: Uint8Array;
+  /** scriptPubKey, hex (decoded only for the coins chosen). */
+  script: string;
   branch: 0 | 1;
   index: number;
   prevTxHex: string;
@@ -146,7 +147,7 @@ function replacedTransaction(context: PlanContext, txid: string, inputType: Inpu
       txid: input.txid,
       vout: input.vout,
       value: output.value,
-      script: output.script,
+      script: toHexString(output.script),
       branch: place.branch,
       index: place.index,
       prevTxHex: prev.hex,
@@ -161,7 +162,7 @@ function candidateOf(u: SpendableUtxo, inputType: InputType): CandidateCoin {
     txid: u.txid,
     vout: u.vout,
     value: u.valueSat,
-    script: fromHex(u.script),
+    script: u.script,
     branch: u.branch,
     index: u.index,
     prevTxHex: u.prevTxHex,
@@ -276,7 +277,7 @@ export function planPsbt(request: ParsedCreateRequest, context: PlanContext): Ps
       txid: c.txid,
       vout: c.vout,
       value: c.value,
-      scriptPubKey: c.script,
+      scriptPubKey: fromHex(c.script),
       ...(taprootWallet ? {} : { prevTx: c.prevTxHex }),
       ...inputDetails(derived, taprootWallet),
     };

@@ -83,6 +83,10 @@ export class PsbtService implements PsbtReservations {
   private readonly keysCache = new Map<string, WalletKeys>();
   /** Network txid -> unsigned txid (transactions never change under their txid). */
   private readonly unsignedIds = new Map<string, string>();
+  /** Decoded records by wallet and txid, valid while the stored PSBT text is the same. */
+  private readonly records = new Map<string, { psbt: string; threshold: number; record: PsbtRecord }>();
+  /** What the wallet's chain state says about PSBTs, by wallet, for the wallet revision it was read at. */
+  private readonly chainViews = new Map<string, { revision: number; seen: Set<string>; unspent: Set<string> }>();
 
   private walletReader: WalletReader | undefined;
   private chainOf: () => PsbtChain | null | undefined;
@@ -121,8 +125,25 @@ export class PsbtService implements PsbtReservations {
     return chain;
   }
 
-  /** The record of a stored PSBT (the contract's shape). */
+  /** The record of a stored PSBT (the contract's shape). Decoding is cached: previous transactions make it costly. */
   recordOf(wallet: WalletRecord, stored: StoredPsbt): PsbtRecord {
+    const key = `${stored.walletId}:${stored.txid}`;
+    const cached = this.records.get(key);
+    if (cached && cached.psbt === stored.psbt && cached.threshold === wallet.sigsRequired) return cached.record;
+    const record = this.decodeRecord(wallet, stored);
+    if (this.records.size >= 2000) this.records.delete(this.records.keys().next().value!);
+    this.records.set(key, { psbt: stored.psbt, threshold: wallet.sigsRequired, record });
+    return record;
+  }
+
+  /** The outpoints a stored PSBT spends (from the cached record when there is one). */
+  private inputsOf(stored: StoredPsbt): { txid: string; vout: number }[] {
+    const cached = this.records.get(`${stored.walletId}:${stored.txid}`);
+    if (cached && cached.psbt === stored.psbt) return cached.record.tx.vin.map((i) => ('txid' in i ? { txid: i.txid, vout: i.vout } : { txid: '', vout: -1 }));
+    return parsePsbt(stored.psbt).tx.inputs;
+  }
+
+  private decodeRecord(wallet: WalletRecord, stored: StoredPsbt): PsbtRecord {
     return psbtRecord(parsePsbt(stored.psbt), {
       network: getNetwork(wallet.network),
       changeOutputs: stored.changeOutputs,
@@ -204,8 +225,30 @@ export class PsbtService implements PsbtReservations {
   private async reconcile(walletId: string, spending?: WalletForSpending): Promise<StoredPsbt[]> {
     const pending = await this.deps.store.psbts.list(walletId, 'pending');
     if (pending.length === 0) return pending;
+    const view = await this.chainView(walletId, spending);
+    const still: StoredPsbt[] = [];
+    for (const stored of pending) {
+      let status: 'broadcast' | 'invalid' | undefined;
+      if (view.seen.has(stored.txid)) status = 'broadcast';
+      else if (this.inputsOf(stored).some((i) => !view.unspent.has(outpointKey(i.txid, i.vout)))) status = 'invalid';
+      if (status) await this.deps.store.psbts.setStatus(walletId, stored.txid, status, this.now());
+      else still.push(stored);
+    }
+    return still;
+  }
+
+  /**
+   * The unsigned txids of the wallet's live transactions, and the coins a PSBT may still spend (unspent,
+   * or spent only by unconfirmed transactions, which a replacement may still conflict with). Kept per
+   * wallet revision, so listing does not reload the wallet while its chain state is unchanged.
+   */
+  private async chainView(walletId: string, spending?: WalletForSpending): Promise<{ seen: Set<string>; unspent: Set<string> }> {
+    const revision = await this.deps.store.wallets.revision(walletId);
+    const cached = this.chainViews.get(walletId);
+    if (cached && revision !== undefined && cached.revision === revision) return cached;
     const state = spending ?? (await this.wallets.loadForSpending(walletId));
     const seen = new Set<string>();
+    const unspent = new Set(state.utxos.map((u) => outpointKey(u.txid, u.vout)));
     for (const t of state.transactions) {
       if (t.status === 'dropped') continue;
       let id = this.unsignedIds.get(t.txid);
@@ -215,22 +258,14 @@ export class PsbtService implements PsbtReservations {
         this.unsignedIds.set(t.txid, id);
       }
       seen.add(id);
+      if (t.status === 'mempool') for (const input of parseTransaction(t.hex).inputs) unspent.add(outpointKey(input.txid, input.vout));
     }
-    const unspent = new Set(state.utxos.map((u) => outpointKey(u.txid, u.vout)));
-    // Coins spent only by unconfirmed transactions may still be spent by a replacement (BIP125).
-    for (const t of state.transactions) {
-      if (t.status !== 'mempool') continue;
-      for (const input of parseTransaction(t.hex).inputs) unspent.add(outpointKey(input.txid, input.vout));
+    const view = { revision: revision ?? -1, seen, unspent };
+    if (revision !== undefined) {
+      if (this.chainViews.size >= 256) this.chainViews.delete(this.chainViews.keys().next().value!);
+      this.chainViews.set(walletId, view);
     }
-    const still: StoredPsbt[] = [];
-    for (const stored of pending) {
-      let status: 'broadcast' | 'invalid' | undefined;
-      if (seen.has(stored.txid)) status = 'broadcast';
-      else if (parsePsbt(stored.psbt).tx.inputs.some((i) => !unspent.has(outpointKey(i.txid, i.vout)))) status = 'invalid';
-      if (status) await this.deps.store.psbts.setStatus(walletId, stored.txid, status, this.now());
-      else still.push(stored);
-    }
-    return still;
+    return view;
   }
 
   /** The wallet's pending PSBTs, newest first. */
