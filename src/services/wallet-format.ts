@@ -117,3 +117,52 @@ export function newestFirst(a: TxListEntry, b: TxListEntry): number {
   const rank = (e: TxListEntry) => e.blockheight ?? Number.MAX_SAFE_INTEGER;
   return rank(b) - rank(a) || b.time - a.time || (a.txid < b.txid ? -1 : a.txid > b.txid ? 1 : 0) || (a.wallet_alias < b.wallet_alias ? -1 : 1);
 }
+
+export interface ScanState {
+  progress: number;
+  height: number;
+}
+
+export interface WalletDetails {
+  alias: string;
+  name: string;
+  description: string;
+  network: NetworkName;
+  address_type: string;
+  sigs_required: number;
+  sigs_total: number;
+  keys: { fingerprint: string; derivation: string; xpub: string; label: string }[];
+  recv_descriptor: string;
+  change_descriptor: string;
+  address: string;
+  address_index: number;
+  change_address: string;
+  change_index: number;
+  balance: BalanceView;
+  utxo: UtxoView[];
+  txlist: TxListEntry[];
+  scan: ScanState | null;
+  pending_psbts: number;
+}
+
+export interface WalletListItem {
+  alias: string;
+  name: string;
+  description: string;
+  address_type: string;
+  sigs_required: number;
+  sigs_total: number;
+  balance: BalanceView;
+}
+
+export interface AddressEntry {
+  index: number;
+  address: string;
+  label: string;
+  used: boolean;
+}
+
+export interface Page {
+  limit?: number;
+  offset?: number;
+}

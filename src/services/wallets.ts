@@ -23,7 +23,7 @@ import {
   type WalletReader,
   type WalletRecord,
 } from './wallet-access.js';
-import { balanceView, newestFirst, scriptAddress, txListEntry, utxoView, type BalanceView, type TxListEntry, type UtxoView } from './wallet-format.js';
+import { balanceView, newestFirst, scriptAddress, txListEntry, utxoView, type TxListEntry, type UtxoView } from './wallet-format.js';
 import {
   aliasFromName,
   checkAlias,
@@ -41,55 +41,10 @@ import {
   type WalletUpdateInput,
 } from './wallet-input.js';
 import { WalletScriptsCache, WalletStateCache, type WalletView } from './wallet-state.js';
+import { birthdayHeight } from './wallet-birthday.js';
+import type { AddressEntry, Page, ScanState, WalletDetails, WalletListItem } from './wallet-format.js';
 
-export interface ScanState {
-  progress: number;
-  height: number;
-}
-
-export interface WalletDetails {
-  alias: string;
-  name: string;
-  description: string;
-  network: NetworkName;
-  address_type: string;
-  sigs_required: number;
-  sigs_total: number;
-  keys: { fingerprint: string; derivation: string; xpub: string; label: string }[];
-  recv_descriptor: string;
-  change_descriptor: string;
-  address: string;
-  address_index: number;
-  change_address: string;
-  change_index: number;
-  balance: BalanceView;
-  utxo: UtxoView[];
-  txlist: TxListEntry[];
-  scan: ScanState | null;
-  pending_psbts: number;
-}
-
-export interface WalletListItem {
-  alias: string;
-  name: string;
-  description: string;
-  address_type: string;
-  sigs_required: number;
-  sigs_total: number;
-  balance: BalanceView;
-}
-
-export interface AddressEntry {
-  index: number;
-  address: string;
-  label: string;
-  used: boolean;
-}
-
-export interface Page {
-  limit?: number;
-  offset?: number;
-}
+export type { AddressEntry, Page, ScanState, WalletDetails, WalletListItem } from './wallet-format.js';
 
 /** Where the wallet part reaches the chain; null when no node is configured. */
 export interface ChainAccess {
@@ -248,21 +203,8 @@ export class WalletService implements WalletReader, WalletDirectory {
   /** Height to start scanning from. */
   private async birthdayHeight(birthday: Birthday): Promise<number> {
     if (birthday.kind === 'height') return birthday.height;
-    const source = this.requireChain();
     try {
-      const tip = await source.getTip();
-      if (birthday.kind === 'tip') return tip.height;
-      // First block whose time is not before the date (less two hours: block times may run behind).
-      const target = birthday.epochSeconds - 7_200;
-      let low = 0;
-      let high = tip.height + 1;
-      while (low < high) {
-        const mid = Math.floor((low + high) / 2);
-        const header = await source.getBlockHeader(await source.getBlockHash(mid));
-        if (header.time < target) low = mid + 1;
-        else high = mid;
-      }
-      return Math.min(low, tip.height + 1);
+      return await birthdayHeight(this.requireChain(), birthday);
     } catch (error) {
       if (error instanceof CoreError) throw chainUnavailable(error.message);
       throw error;

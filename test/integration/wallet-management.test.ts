@@ -66,6 +66,22 @@ describe('creating wallets', () => {
     expect(second.body.alias).toBe('vault-2');
   });
 
+  it('finds the birthday height of a date from the node\'s block times', async () => {
+    const w = wallets.w_tr!;
+    const body = (alias: string, birthday: string) => ({ name: alias, alias, recv_descriptor: w.recv_descriptor, change_descriptor: w.change_descriptor, birthday });
+    const old = await post(world.auth, body('dated-old', '2001-01-01'));
+    expect(old.status, old.text).toBe(201);
+    expect(old.body.scan).toEqual({ progress: 0, height: 0 });
+    // A date after every block: the scan starts above the tip, so there is nothing to scan yet.
+    const future = await post(world.auth, body('dated-future', '2099-01-01'));
+    expect(future.body.scan).toBeNull();
+    const pass = await world.server.running.runtime.services.sync.runOnce();
+    expect(pass.blocksConnected).toBe(timeline.snapshots[5].tip.height + 1);
+    for (const alias of ['dated-old', 'dated-future']) {
+      expect((await request(`${world.server.api}/wallets/${alias}`, { method: 'DELETE', headers: world.auth })).status).toBe(200);
+    }
+  });
+
   it('refuses a duplicate alias with 409', async () => {
     const w = wallets.w_pkh!;
     const body = { name: 'Legacy', alias: 'legacy', recv_descriptor: w.recv_descriptor, change_descriptor: w.change_descriptor, birthday: 0 };
