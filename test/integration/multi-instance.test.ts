@@ -9,7 +9,7 @@ import { NETWORKS } from '../../src/core/network.js';
 import { DescriptorDeriver, parseDescriptor } from '../../src/core/descriptor/index.js';
 import { WALLET_IDS, expectWalletMatchesCore, nodeEnv, timeline, wallets } from './wallet-helpers.js';
 import { TEST_ADMIN_PASSWORD, basicAuth, bearer, request } from '../support/server.js';
-import { createSharedStore, killHard, postgresClient, startInstance, stopInstance, type Instance, type SharedStore } from '../support/instances.js';
+import { createSharedStore, killHard, killStartedInstances, postgresClient, startInstance, stopInstance, type Instance, type SharedStore } from '../support/instances.js';
 
 const RATE_LIMIT = 4;
 let store: SharedStore;
@@ -30,6 +30,9 @@ afterAll(async () => {
   await store?.dispose();
 });
 
+// After a timeout the cases' own cleanup may not have run: no server outlives the file.
+afterAll(() => killStartedInstances());
+
 const admin = () => basicAuth('admin', TEST_ADMIN_PASSWORD);
 
 async function createTokenOn(instance: Instance, description: string): Promise<{ jwt_token: string; jwt_token_id: string }> {
@@ -48,7 +51,7 @@ describe('two instances on one PostgreSQL database', () => {
       const tokens = await request(`${instance.api}/token`, { headers: { authorization: admin() } });
       expect(tokens.status).toBe(200);
     }
-    const client = await postgresClient(store.schema ?? '');
+    const client = await postgresClient(store);
     try {
       expect((await client.query('select name, is_admin from users')).rows).toEqual([{ name: 'admin', is_admin: 1 }]);
       expect((await client.query('select count(*)::int as n from schema_version')).rows[0].n).toBeGreaterThan(0);

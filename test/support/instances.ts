@@ -1,5 +1,5 @@
 /**
- * Several real `wcs serve` processes on one store: a fresh PostgreSQL schema (through
+ * Several real `wcs serve` processes on one store: a fresh PostgreSQL database (through
  * SERVICE_DATABASE_URL, as an operator would configure it) or one SQLite file. Used by the
  * multi-instance and crash tests.
  */
@@ -9,17 +9,15 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { startCliServer } from './cli.js';
 import { TEST_ADMIN_PASSWORD } from './server.js';
-import { TEST_DATABASE_URL, dropPostgresSchema, uniqueSchemaName } from './stores.js';
+import { TEST_DATABASE_URL, uniqueSchemaName } from './stores.js';
 
 /** Every instance signs and checks tokens with this key (instances must share it). */
 export const SHARED_JWT_KEY = 'multi-instance-test-signing-key-0123456789abcdef';
 
 export interface SharedStore {
   kind: 'sqlite' | 'postgres';
-  /** The SERVICE_DATABASE_URL every instance gets. */
+  /** The SERVICE_DATABASE_URL every instance gets (a file path for SQLite). */
   databaseUrl: string;
-  /** PostgreSQL schema name, when kind is postgres. */
-  schema: string | undefined;
   /** Folder for data folders (and the SQLite file). */
   folder: string;
   dispose(): Promise<void>;
@@ -28,30 +26,43 @@ export interface SharedStore {
 export async function createSharedStore(kind: 'sqlite' | 'postgres'): Promise<SharedStore> {
   const folder = mkdtempSync(join(tmpdir(), 'wcs-instances-'));
   if (kind === 'sqlite') {
-    return { kind, databaseUrl: join(folder, 'shared.sqlite'), schema: undefined, folder, dispose: async () => rmSync(folder, { recursive: true, force: true }) };
+    return { kind, databaseUrl: join(folder, 'shared.sqlite'), folder, dispose: async () => rmSync(folder, { recursive: true, force: true }) };
   }
-  const schema = uniqueSchemaName();
-  const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
-  await client.connect();
-  try {
-    await client.query(`create schema "${schema}"`);
-  } finally {
-    await client.end();
-  }
-  const separator = TEST_DATABASE_URL.includes('?') ? '&' : '?';
+  // A database of its own, not only a schema: advisory locks (sync leadership) are per database,
+  // so instances of other tests on the test database must not hold this one's lock.
+  const name = `wcs_${uniqueSchemaName()}`;
+  await adminQuery(`create database "${name}"`);
+  const url = new URL(TEST_DATABASE_URL);
+  url.pathname = `/${name}`;
   return {
     kind,
-    databaseUrl: `${TEST_DATABASE_URL}${separator}options=${encodeURIComponent(`-c search_path=${schema}`)}`,
-    schema,
+    databaseUrl: url.toString(),
     folder,
     async dispose() {
-      await dropPostgresSchema(schema);
+      await adminQuery(`drop database if exists "${name}" with (force)`);
       rmSync(folder, { recursive: true, force: true });
     },
   };
 }
 
+async function adminQuery(text: string): Promise<void> {
+  const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
+  await client.connect();
+  try {
+    await client.query(text);
+  } finally {
+    await client.end();
+  }
+}
+
 export type Instance = Awaited<ReturnType<typeof startCliServer>> & { api: string; name: string };
+
+/** Every instance started and not yet seen exiting: killed by `killStartedInstances` after a timeout. */
+const running = new Set<Instance>();
+
+export async function killStartedInstances(): Promise<void> {
+  await Promise.all([...running].map((instance) => killHard(instance)));
+}
 
 /** Starts `wcs serve` on the shared store with its own data folder and a free port. */
 export async function startInstance(store: SharedStore, name: string, env: Record<string, string> = {}): Promise<Instance> {
@@ -67,7 +78,10 @@ export async function startInstance(store: SharedStore, name: string, env: Recor
     SERVICE_LOG_LEVEL: 'info', // the start is detected by the "service started" line
     ...env,
   });
-  return { ...server, api: `${server.url}/api/v1alpha`, name };
+  const instance = { ...server, api: `${server.url}/api/v1alpha`, name };
+  running.add(instance);
+  void instance.exited.then(() => running.delete(instance));
+  return instance;
 }
 
 /** SIGKILL (no cleanup at all) and wait for the exit. */
@@ -85,9 +99,9 @@ export async function stopInstance(instance: Instance, graceMs = 10_000): Promis
   clearTimeout(timer);
 }
 
-/** A plain client of the test PostgreSQL, searching the given schema first. */
-export async function postgresClient(schema: string): Promise<pg.Client> {
-  const client = new pg.Client({ connectionString: TEST_DATABASE_URL, options: `-c search_path=${schema}` });
+/** A plain client of the shared PostgreSQL store's database. */
+export async function postgresClient(store: SharedStore): Promise<pg.Client> {
+  const client = new pg.Client({ connectionString: store.databaseUrl });
   await client.connect();
   return client;
 }
