@@ -4,7 +4,17 @@
  */
 import { DescriptorDeriver, parseDescriptor } from '../core/descriptor/index.js';
 import { NETWORKS } from '../core/network.js';
-import { addWallet, createEngineState, type Branch, type EngineState, type ScriptDeriver } from '../engine/index.js';
+import {
+  addWallet,
+  createEngineState,
+  listTransactions,
+  listUnspent,
+  type Branch,
+  type EngineState,
+  type ScriptDeriver,
+  type WalletTxEntry,
+  type WalletUtxo,
+} from '../engine/index.js';
 import type { Store, StoredWallet, WalletChainRows } from '../store/repositories.js';
 
 const DERIVE_AHEAD = 100;
@@ -65,6 +75,31 @@ export interface WalletView {
   wallet: StoredWallet;
   state: EngineState;
   revision: number;
+  /** Shared by every copy of the view of one revision: lists computed once per revision. */
+  memo: { lists?: WalletLists };
+}
+
+/** The engine's lists of one stored revision (frozen: callers map and filter, never change them). */
+export interface WalletLists {
+  transactions: readonly WalletTxEntry[];
+  unspent: readonly WalletUtxo[];
+  hexByTxid: ReadonlyMap<string, string>;
+}
+
+/**
+ * A view's transaction and UTXO lists, computed on first use. A loaded state never changes (the sync
+ * writes a new revision, which loads a new state), so every request on one revision shares them.
+ */
+export function walletLists(view: WalletView): WalletLists {
+  if (!view.memo.lists) {
+    const transactions = Object.freeze(listTransactions(view.state, view.wallet.id));
+    view.memo.lists = {
+      transactions,
+      unspent: Object.freeze(listUnspent(view.state, view.wallet.id)),
+      hexByTxid: new Map(transactions.map((t) => [t.txid, t.hex])),
+    };
+  }
+  return view.memo.lists;
 }
 
 export class WalletStateCache {
@@ -83,7 +118,7 @@ export class WalletStateCache {
     if (!rows) throw new Error(`Wallet ${wallet.id} vanished while being read`);
     const state = createEngineState();
     loadWalletInto(state, wallet, rows, this.scripts.get(wallet));
-    const view = { wallet, state, revision: rows.revision };
+    const view: WalletView = { wallet, state, revision: rows.revision, memo: {} };
     this.views.set(wallet.id, view);
     return view;
   }

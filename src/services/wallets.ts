@@ -8,7 +8,7 @@ import { toHex } from '../core/bytes.js';
 import { CoreError } from '../core/errors.js';
 import { parseTransaction } from '../core/tx.js';
 import { NETWORKS, type NetworkName } from '../core/network.js';
-import { getBalances, listTransactions, listUnspent, walletSummary, type WalletTxEntry } from '../engine/index.js';
+import { getBalances, walletSummary, type WalletTxEntry } from '../engine/index.js';
 import type { ChainSource, ChainTip } from '../chain/types.js';
 import { StoreConflictError, type Store, type StoredWallet, type WalletShare } from '../store/repositories.js';
 import { ServiceError, invalidField } from './errors.js';
@@ -40,7 +40,7 @@ import {
   type WalletCreateInput,
   type WalletUpdateInput,
 } from './wallet-input.js';
-import { WalletScriptsCache, WalletStateCache, type WalletView } from './wallet-state.js';
+import { WalletScriptsCache, WalletStateCache, walletLists, type WalletView } from './wallet-state.js';
 import { birthdayHeight } from './wallet-birthday.js';
 import type { AddressEntry, Page, ScanState, WalletDetails, WalletListItem } from './wallet-format.js';
 
@@ -288,15 +288,15 @@ export class WalletService implements WalletReader, WalletDirectory {
       coinLabels: new Map(flags.filter((f) => f.label !== '').map((f) => [`${f.txid}:${f.vout}`, f.label])),
       reservedBy: await this.reservations.reservedOutpoints(view.wallet.id),
     };
-    return listUnspent(view.state, view.wallet.id)
-      .map((u) => utxoView(u, ctx))
+    return walletLists(view)
+      .unspent.map((u) => utxoView(u, ctx))
       .sort((a, b) => b.confirmations - a.confirmations || (a.txid < b.txid ? -1 : a.txid > b.txid ? 1 : a.vout - b.vout));
   }
 
   /** Live transactions (confirmed and in the mempool), newest first; replaced or evicted ones are left out. */
   private txEntries(view: WalletView, labels: Map<string, string>): TxListEntry[] {
-    return listTransactions(view.state, view.wallet.id)
-      .filter((e) => e.status !== 'dropped')
+    return walletLists(view)
+      .transactions.filter((e) => e.status !== 'dropped')
       .map((e) => txListEntry(e, view.wallet.alias, view.wallet.network, labels))
       .sort(newestFirst);
   }
@@ -332,7 +332,7 @@ export class WalletService implements WalletReader, WalletDirectory {
   async updateUtxo(principal: Principal, alias: string, outpoint: { txid: string; vout: number }, change: { frozen?: boolean; label?: string }): Promise<void> {
     const wallet = await this.resolveStored(principal, alias, 'spend');
     const view = await this.states.view(wallet);
-    const known = listUnspent(view.state, wallet.id).some((u) => u.txid === outpoint.txid && u.vout === outpoint.vout);
+    const known = walletLists(view).unspent.some((u) => u.txid === outpoint.txid && u.vout === outpoint.vout);
     if (!known) throw new ServiceError('not_found', 'utxo_not_found', 'The wallet has no such unspent output');
     if (change.label !== undefined && change.label.length > MAX_LABEL_CHARS) throw invalidField('/label', `must be at most ${MAX_LABEL_CHARS} characters`);
     const current = (await this.deps.store.wallets.utxoFlags(wallet.id)).find((f) => f.txid === outpoint.txid && f.vout === outpoint.vout);
@@ -347,7 +347,7 @@ export class WalletService implements WalletReader, WalletDirectory {
   async addresses(principal: Principal, alias: string, branch: 0 | 1, from: number, count: number): Promise<AddressEntry[]> {
     const wallet = await this.resolveStored(principal, alias, 'read');
     const view = await this.states.view(wallet);
-    const used = receivingScripts(listTransactions(view.state, wallet.id));
+    const used = receivingScripts(walletLists(view).transactions);
     const labels = await this.deps.store.wallets.addressLabels(wallet.id);
     const scripts = this.scripts.get(wallet).derive(branch, from, count);
     return scripts.map((script, i) => {
@@ -412,16 +412,14 @@ export class WalletService implements WalletReader, WalletDirectory {
     const wallet = await this.deps.store.wallets.findById(walletId);
     if (!wallet) throw notFound();
     const view = await this.states.view(wallet);
-    const transactions = listTransactions(view.state, wallet.id);
-    const hexByTxid = new Map(transactions.map((t) => [t.txid, t.hex]));
-    const flags = await this.deps.store.wallets.utxoFlags(wallet.id);
-    const flagOf = (txid: string, vout: number) => flags.find((f) => f.txid === txid && f.vout === vout);
+    const { transactions, unspent, hexByTxid } = walletLists(view);
+    const flags = new Map((await this.deps.store.wallets.utxoFlags(wallet.id)).map((f) => [`${f.txid}:${f.vout}`, f]));
     const labels = await this.deps.store.wallets.addressLabels(wallet.id);
-    const utxos: SpendableUtxo[] = listUnspent(view.state, wallet.id).map((u) => {
-      const flag = flagOf(u.txid, u.vout);
+    const utxos: SpendableUtxo[] = unspent.map((u) => {
+      const flag = flags.get(`${u.txid}:${u.vout}`);
       const prevTxHex = hexByTxid.get(u.txid);
       if (prevTxHex === undefined) throw new Error(`Wallet ${wallet.id}: no transaction for unspent output ${u.txid}`);
-      return { ...u, prevTxHex, frozen: flag?.frozen ?? false, label: flag?.label || labels.get(scriptAddress(u.script, wallet.network)) || '' };
+      return { ...u, prevTxHex, frozen: flag?.frozen ?? false, label: flag?.label || (labels.size > 0 ? labels.get(scriptAddress(u.script, wallet.network)) : undefined) || '' };
     });
     const summary = walletSummary(view.state, wallet.id);
     return {
@@ -451,7 +449,7 @@ function paginate<T>(items: T[], page: Page): T[] {
 const toHexScript = (script: Uint8Array): string => toHex(script);
 
 /** Output scripts of every live (confirmed or mempool) transaction of the wallet. */
-function receivingScripts(transactions: WalletTxEntry[]): Set<string> {
+function receivingScripts(transactions: readonly WalletTxEntry[]): Set<string> {
   const scripts = new Set<string>();
   for (const t of transactions) {
     if (t.status === 'dropped') continue;
