@@ -20,6 +20,11 @@ const toStoredPsbt = (row: Selectable<PsbtsTable>): StoredPsbt => ({
 export class KyselyPsbts implements PsbtRepository {
   constructor(private readonly db: Kysely<Database>) {}
 
+  /** A PSBT row and its reservations change together: a crash between two statements must not split them. */
+  private atomically<T>(work: (db: Kysely<Database>) => Promise<T>): Promise<T> {
+    return this.db.isTransaction ? work(this.db) : this.db.transaction().execute(work);
+  }
+
   async insert(psbt: StoredPsbt, inputs: readonly Outpoint[]): Promise<void> {
     try {
       await this.db
@@ -75,22 +80,26 @@ export class KyselyPsbts implements PsbtRepository {
   }
 
   async setStatus(walletId: string, txid: string, status: PsbtStatus, updatedAt: number): Promise<boolean> {
-    const result = await this.db
-      .updateTable('psbts')
-      .set({ status, updated_at: Math.round(updatedAt) })
-      .where('wallet_id', '=', walletId)
-      .where('txid', '=', txid)
-      .executeTakeFirst();
-    if (status !== 'pending') {
-      await this.db.deleteFrom('psbt_reservations').where('wallet_id', '=', walletId).where('psbt_txid', '=', txid).execute();
-    }
-    return Number(result.numUpdatedRows) > 0;
+    return this.atomically(async (db) => {
+      const result = await db
+        .updateTable('psbts')
+        .set({ status, updated_at: Math.round(updatedAt) })
+        .where('wallet_id', '=', walletId)
+        .where('txid', '=', txid)
+        .executeTakeFirst();
+      if (status !== 'pending') {
+        await db.deleteFrom('psbt_reservations').where('wallet_id', '=', walletId).where('psbt_txid', '=', txid).execute();
+      }
+      return Number(result.numUpdatedRows) > 0;
+    });
   }
 
   async delete(walletId: string, txid: string): Promise<boolean> {
-    await this.db.deleteFrom('psbt_reservations').where('wallet_id', '=', walletId).where('psbt_txid', '=', txid).execute();
-    const result = await this.db.deleteFrom('psbts').where('wallet_id', '=', walletId).where('txid', '=', txid).executeTakeFirst();
-    return Number(result.numDeletedRows) > 0;
+    return this.atomically(async (db) => {
+      await db.deleteFrom('psbt_reservations').where('wallet_id', '=', walletId).where('psbt_txid', '=', txid).execute();
+      const result = await db.deleteFrom('psbts').where('wallet_id', '=', walletId).where('txid', '=', txid).executeTakeFirst();
+      return Number(result.numDeletedRows) > 0;
+    });
   }
 
   async reservations(walletId: string): Promise<Reservation[]> {
@@ -99,7 +108,9 @@ export class KyselyPsbts implements PsbtRepository {
   }
 
   async deleteWallet(walletId: string): Promise<void> {
-    await this.db.deleteFrom('psbt_reservations').where('wallet_id', '=', walletId).execute();
-    await this.db.deleteFrom('psbts').where('wallet_id', '=', walletId).execute();
+    await this.atomically(async (db) => {
+      await db.deleteFrom('psbt_reservations').where('wallet_id', '=', walletId).execute();
+      await db.deleteFrom('psbts').where('wallet_id', '=', walletId).execute();
+    });
   }
 }
