@@ -7,13 +7,13 @@
 // PostgreSQL: WCS_TEST_DATABASE_URL (default postgres://wcs_test:wcs_test@127.0.0.1:5432/wcs_test).
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { cpus, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { randomBytes } from 'node:crypto';
 import Database from 'better-sqlite3';
 import pg from 'pg';
+import { freePort, waitFor } from '../support.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const option = (name, fallback) => {
@@ -39,27 +39,6 @@ const MIX = [
 ];
 
 const basic = (user, password) => `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
-
-function freePort() {
-  return new Promise((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-async function waitFor(url) {
-  for (let i = 0; i < 200; i++) {
-    try {
-      if ((await fetch(url)).ok) return;
-    } catch {
-      // not up yet
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`${url} did not come up`);
-}
 
 function run(args, env, stdin = '') {
   return new Promise((resolve, reject) => {
