@@ -12,7 +12,7 @@ import {
   type FeeRate,
   type SelectionResult,
 } from '../../core/coinselect/index.js';
-import { DescriptorDeriver, describeDescriptor, parseDescriptor, type Descriptor, type DerivedOutput } from '../../core/descriptor/index.js';
+import { DescriptorDeriver, describeDescriptor, inputTypeOf, parseDescriptor, type Descriptor, type DerivedOutput } from '../../core/descriptor/index.js';
 import { parsePath } from '../../core/keys/index.js';
 import type { Network } from '../../core/network.js';
 import { buildPsbt, type BuildInput, type BuildOutput, type KeyDerivation, type Psbt, type TaprootKeyInfo } from '../../core/psbt/index.js';
@@ -34,27 +34,6 @@ export interface WalletKeys {
 export function walletKeys(receiveDescriptor: string, changeDescriptor: string, network: Network): WalletKeys {
   const descriptor = parseDescriptor(receiveDescriptor, network);
   return { receive: new DescriptorDeriver(descriptor), change: new DescriptorDeriver(parseDescriptor(changeDescriptor, network)), descriptor };
-}
-
-export function inputTypeOf(descriptor: Descriptor): InputType {
-  const m = descriptor.threshold;
-  const n = descriptor.keys.length;
-  switch (descriptor.type) {
-    case 'wpkh':
-    case 'sh-wpkh':
-    case 'pkh':
-    case 'tr':
-      return { kind: descriptor.type };
-    case 'wsh-multi':
-    case 'wsh-sortedmulti':
-      return { kind: 'wsh-multi', m, n };
-    case 'sh-wsh-multi':
-    case 'sh-wsh-sortedmulti':
-      return { kind: 'sh-wsh-multi', m, n };
-    case 'sh-multi':
-    case 'sh-sortedmulti':
-      return { kind: 'sh-multi', m, n };
-  }
 }
 
 export interface PlanContext {
