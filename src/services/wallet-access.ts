@@ -2,38 +2,18 @@
  * The seam between the wallet part and its users (PSBT creation, broadcast): who may touch a
  * wallet, and everything needed to spend from it, read from the store's truth.
  */
-import type { NetworkName } from '../core/network.js';
 import type { WalletTxEntry, WalletUtxo } from '../engine/index.js';
+import type { StoredWallet, WalletKeyRow } from '../store/wallet-records.js';
 import type { Principal } from './principal.js';
 
 /** `read`: every GET; `spend`: also PSBT creation, update, broadcast; `owner`: manage the wallet itself. */
 export type WalletAccessNeed = 'read' | 'spend' | 'owner';
 
-export type WalletAddressType = 'bech32' | 'bech32m' | 'p2sh-segwit' | 'legacy';
+export type WalletAddressType = StoredWallet['addressType'];
+export type WalletKeyRecord = WalletKeyRow;
 
-export interface WalletKeyRecord {
-  fingerprint: string;
-  derivation: string;
-  xpub: string;
-  label: string;
-}
-
-export interface WalletRecord {
-  id: string;
-  alias: string;
-  name: string;
-  description: string;
-  ownerName: string;
-  network: NetworkName;
-  /** Canonical descriptors with checksum. */
-  receiveDescriptor: string;
-  changeDescriptor: string;
-  addressType: WalletAddressType;
-  sigsRequired: number;
-  sigsTotal: number;
-  keys: WalletKeyRecord[];
-  gapLimit: number;
-}
+/** A wallet as its users see it: the stored wallet without its sync bookkeeping. */
+export type WalletRecord = Omit<StoredWallet, 'birthday' | 'createdAt' | 'revision' | 'tip'>;
 
 export interface SpendableUtxo extends WalletUtxo {
   /** The full transaction that created the output (non_witness_utxo), hex. */

@@ -60,22 +60,9 @@ export function chainUnavailable(detail?: string): ServiceError {
   return new ServiceError('unavailable', 'chain_unavailable', detail ? `The chain backend is unavailable: ${detail}` : 'No chain backend is configured');
 }
 
-function toRecord(w: StoredWallet): WalletRecord {
-  return {
-    id: w.id,
-    alias: w.alias,
-    name: w.name,
-    description: w.description,
-    ownerName: w.ownerName,
-    network: w.network,
-    receiveDescriptor: w.receiveDescriptor,
-    changeDescriptor: w.changeDescriptor,
-    addressType: w.addressType,
-    sigsRequired: w.sigsRequired,
-    sigsTotal: w.sigsTotal,
-    keys: w.keys.map((k) => ({ ...k })),
-    gapLimit: w.gapLimit,
-  };
+function toRecord(wallet: StoredWallet): WalletRecord {
+  const { birthday: _birthday, createdAt: _createdAt, revision: _revision, tip: _tip, ...record } = wallet;
+  return { ...record, keys: wallet.keys.map((k) => ({ ...k })) };
 }
 
 const ACCESS_RANK = { read: 1, spend: 2, owner: 3 } as const;
