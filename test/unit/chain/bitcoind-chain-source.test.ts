@@ -13,6 +13,7 @@ import { toHex } from '../../../src/core/bytes.js';
 import { txid } from '../../../src/core/tx.js';
 import { loadFixture } from '../../support/fixtures.js';
 import { startRpcTestServer, type RpcTestServer, type RpcTestServerOptions } from '../../support/rpc-server.js';
+import { chainFailure } from '../../support/chain-error.js';
 
 const timeline = loadFixture('timeline');
 const blocks = loadFixture('blocks');
@@ -30,15 +31,7 @@ async function nodeAndSource(nodeOptions: RpcTestServerOptions = {}, sourceOptio
   return { node, source };
 }
 
-async function failure(promise: Promise<unknown>): Promise<ChainError> {
-  try {
-    await promise;
-  } catch (error) {
-    expect(error).toBeInstanceOf(ChainError);
-    return error as ChainError;
-  }
-  throw new Error('expected a ChainError');
-}
+const failure = chainFailure;
 
 describe('following the timeline', () => {
   let node: RpcTestServer;

@@ -7,9 +7,9 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BitcoindChainSource, RpcClient } from '../../../src/chain/bitcoind/index.js';
-import { ChainError } from '../../../src/chain/types.js';
 import { toHex } from '../../../src/core/bytes.js';
 import { loadFixture } from '../../support/fixtures.js';
+import { chainFailure } from '../../support/chain-error.js';
 
 type Sample = { method: string; params: unknown[]; result?: any; error?: { code: number; message: string } };
 const rpc = loadFixture('rpc');
@@ -70,15 +70,7 @@ afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
 const source = () => new BitcoindChainSource({ url, user: 'user', password: PASSWORD, network: 'regtest', retries: 0 });
 
-async function failure(promise: Promise<unknown>): Promise<ChainError> {
-  try {
-    await promise;
-  } catch (error) {
-    expect(error).toBeInstanceOf(ChainError);
-    return error as ChainError;
-  }
-  throw new Error('expected a ChainError');
-}
+const failure = chainFailure;
 
 describe('recorded Bitcoin Core answers', () => {
   it('getblockchaininfo: tip and health', async () => {
