@@ -86,7 +86,7 @@ export class PsbtService implements PsbtReservations {
   /** Decoded records by wallet and txid, valid while the stored PSBT text is the same. */
   private readonly records = new Map<string, { psbt: string; threshold: number; record: PsbtRecord }>();
   /** What the wallet's chain state says about PSBTs, by wallet, for the wallet revision it was read at. */
-  private readonly chainViews = new Map<string, { revision: number; seen: Set<string>; unspent: Set<string> }>();
+  private readonly chainViews = new Map<string, { revision: number; seen: Set<string>; spentConfirmed: Set<string> }>();
 
   private walletReader: WalletReader | undefined;
   private chainOf: () => PsbtChain | null | undefined;
@@ -219,8 +219,9 @@ export class PsbtService implements PsbtReservations {
 
   /**
    * Brings the wallet's PSBTs up to date with its transactions: one whose transaction is seen leaves
-   * the pending list; one whose coins were spent elsewhere by a confirmed transaction (or vanished)
-   * becomes invalid, and its other coins are freed.
+   * the pending list; one whose coins were spent elsewhere by a confirmed transaction becomes invalid,
+   * and its other coins are freed. A coin merely absent from the view (a wallet still catching up after a
+   * restart) is no proof of a spend: such a PSBT stays pending, and its reservations with it.
    */
   private async reconcile(walletId: string, spending?: WalletForSpending): Promise<StoredPsbt[]> {
     const pending = await this.deps.store.psbts.list(walletId, 'pending');
@@ -230,7 +231,7 @@ export class PsbtService implements PsbtReservations {
     for (const stored of pending) {
       let status: 'broadcast' | 'invalid' | undefined;
       if (view.seen.has(stored.txid)) status = 'broadcast';
-      else if (this.inputsOf(stored).some((i) => !view.unspent.has(outpointKey(i.txid, i.vout)))) status = 'invalid';
+      else if (this.inputsOf(stored).some((i) => view.spentConfirmed.has(outpointKey(i.txid, i.vout)))) status = 'invalid';
       if (status) await this.deps.store.psbts.setStatus(walletId, stored.txid, status, this.now());
       else still.push(stored);
     }
@@ -238,17 +239,17 @@ export class PsbtService implements PsbtReservations {
   }
 
   /**
-   * The unsigned txids of the wallet's live transactions, and the coins a PSBT may still spend (unspent,
-   * or spent only by unconfirmed transactions, which a replacement may still conflict with). Kept per
-   * wallet revision, so listing does not reload the wallet while its chain state is unchanged.
+   * The unsigned txids of the wallet's live transactions, and the coins its confirmed transactions spend.
+   * A coin spent only in the mempool keeps its PSBT pending: a replacement may still win. Kept per wallet
+   * revision, so listing does not reload the wallet while its chain state is unchanged.
    */
-  private async chainView(walletId: string, spending?: WalletForSpending): Promise<{ seen: Set<string>; unspent: Set<string> }> {
+  private async chainView(walletId: string, spending?: WalletForSpending): Promise<{ seen: Set<string>; spentConfirmed: Set<string> }> {
     const revision = await this.deps.store.wallets.revision(walletId);
     const cached = this.chainViews.get(walletId);
     if (cached && revision !== undefined && cached.revision === revision) return cached;
     const state = spending ?? (await this.wallets.loadForSpending(walletId));
     const seen = new Set<string>();
-    const unspent = new Set(state.utxos.map((u) => outpointKey(u.txid, u.vout)));
+    const spentConfirmed = new Set<string>();
     for (const t of state.transactions) {
       if (t.status === 'dropped') continue;
       let id = this.unsignedIds.get(t.txid);
@@ -258,9 +259,9 @@ export class PsbtService implements PsbtReservations {
         this.unsignedIds.set(t.txid, id);
       }
       seen.add(id);
-      if (t.status === 'mempool') for (const input of parseTransaction(t.hex).inputs) unspent.add(outpointKey(input.txid, input.vout));
+      if (t.status === 'confirmed') for (const input of parseTransaction(t.hex).inputs) spentConfirmed.add(outpointKey(input.txid, input.vout));
     }
-    const view = { revision: revision ?? -1, seen, unspent };
+    const view = { revision: revision ?? -1, seen, spentConfirmed };
     if (revision !== undefined) {
       if (this.chainViews.size >= 256) this.chainViews.delete(this.chainViews.keys().next().value!);
       this.chainViews.set(walletId, view);
