@@ -223,10 +223,19 @@ export class KyselyWallets implements WalletRepository {
   }
 
   async chainRows(walletId: string): Promise<WalletChainRows | undefined> {
-    const wallet = await this.db.selectFrom('wallets').selectAll().where('id', '=', walletId).executeTakeFirst();
-    if (!wallet) return undefined;
-    const addresses = await this.db.selectFrom('wallet_addresses').selectAll().where('wallet_id', '=', walletId).orderBy('branch').orderBy('idx').execute();
-    const transactions = await this.db.selectFrom('wallet_transactions').selectAll().where('wallet_id', '=', walletId).execute();
+    // Three reads of one revision: a changeset committing between them would pair transactions with
+    // addresses of another revision, and a coin paying an address not yet read would vanish from the view.
+    // On PostgreSQL only repeatable read gives all statements one snapshot; SQLite serialises on its connection.
+    const read = async (db: Kysely<WalletDatabase>) => {
+      const wallet = await db.selectFrom('wallets').selectAll().where('id', '=', walletId).executeTakeFirst();
+      if (!wallet) return undefined;
+      const addresses = await db.selectFrom('wallet_addresses').selectAll().where('wallet_id', '=', walletId).orderBy('branch').orderBy('idx').execute();
+      const transactions = await db.selectFrom('wallet_transactions').selectAll().where('wallet_id', '=', walletId).execute();
+      return { wallet, addresses, transactions };
+    };
+    const rows = this.db.isTransaction ? await read(this.db) : await this.db.transaction().setIsolationLevel('repeatable read').setAccessMode('read only').execute(read);
+    if (!rows) return undefined;
+    const { wallet, addresses, transactions } = rows;
     const stored = toWallet(wallet);
     return {
       revision: stored.revision,

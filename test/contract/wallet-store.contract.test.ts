@@ -106,6 +106,30 @@ describe.each(STORE_KINDS)('wallet store conformance: $kind', ({ open }) => {
     expect(await store.wallets.revisions()).toEqual(new Map([['w-1', 2]]));
   });
 
+  it('reads the chain rows of one revision while changesets commit alongside', async () => {
+    await store.wallets.insert(wallet(), []);
+    // Each changeset adds one address and one transaction: any read that mixes two revisions shows
+    // counts that differ from its revision (a transaction paying an address the read does not know).
+    const writes = (async () => {
+      for (let i = 0; i < 40; i++) {
+        const n = i.toString(16).padStart(2, '0');
+        const sync = { walletId: 'w-1', tip: null, lastUsedReceive: i, lastUsedChange: -1 };
+        const added = change({ addressesAdded: [{ walletId: 'w-1', branch: 0, index: i, script: `0014${n}` }], transactionsAdded: [tx(n.repeat(32))], sync });
+        await store.transaction((repos) => repos.wallets.applyChange(added, i));
+      }
+    })();
+    const reads: { revision: number; addresses: number; transactions: number }[] = [];
+    let writing = true;
+    void writes.finally(() => (writing = false));
+    while (writing) {
+      const rows = await store.wallets.chainRows('w-1');
+      reads.push({ revision: rows!.revision, addresses: rows!.addresses.length, transactions: rows!.transactions.length });
+    }
+    await writes;
+    expect(reads.length).toBeGreaterThan(1);
+    for (const read of reads) expect(read).toEqual({ revision: read.revision, addresses: read.revision, transactions: read.revision });
+  });
+
   it('rolls back a failed changeset with its block rows', async () => {
     await store.wallets.insert(wallet(), []);
     await expect(
