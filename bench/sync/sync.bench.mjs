@@ -6,36 +6,21 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { sha256 } from '@noble/hashes/sha2.js';
-import { HDKey } from '@scure/bip32';
-import { buildBasicFilter } from '../../dist/core/bip158.js';
-import { toHex, reverseHex } from '../../dist/core/bytes.js';
 import { DescriptorDeriver, parseDescriptor } from '../../dist/core/descriptor/index.js';
 import { NETWORKS } from '../../dist/core/network.js';
-import { encodeVarint, parseBlock, serializeTransaction, txid, u32le } from '../../dist/core/tx.js';
+import { parseBlock } from '../../dist/core/tx.js';
 import { loadConfig } from '../../dist/config.js';
 import { createRuntime } from '../../dist/main.js';
+import { accountKey, buildChain, seedScript, syntheticTransaction as transaction } from '../chain-support.mjs';
 
 const BLOCKS = Number(process.env.BLOCKS ?? 10_000);
 const RUNS = Number(process.env.RUNS ?? 3);
 const WALLETS = 10;
 const FILLER_TXS = Number(process.env.FILLER_TXS ?? 9);
 const MULTISIG_PAYMENTS = Math.min(1_000, Math.floor(BLOCKS / 10));
-const TPUB_VERSIONS = { private: 0x04358394, public: 0x043587cf };
 
-const enc = new TextEncoder();
-const hash256 = (b) => sha256(sha256(b));
-const seedScript = (seed) => Uint8Array.from([0x00, 0x14, ...sha256(enc.encode(seed)).subarray(0, 20)]);
-const seedTxid = (seed) => toHex(sha256(enc.encode(seed)));
-
-function account(seedText, path) {
-  const master = HDKey.fromMasterSeed(sha256(enc.encode(seedText)), TPUB_VERSIONS);
-  const fingerprint = master.fingerprint.toString(16).padStart(8, '0');
-  return `[${fingerprint}/${path.slice(2).replaceAll("'", 'h')}]${master.derive(path).publicExtendedKey}`;
-}
-
-const singleKeyDescriptors = Array.from({ length: WALLETS }, (_, w) => `wpkh(${account(`bench wallet ${w}`, "m/84'/1'/0'")}/<0;1>/*)`);
-const multisigKeys = [0, 1, 2].map((k) => account(`bench cosigner ${k}`, "m/48'/1'/0'/2'"));
+const singleKeyDescriptors = Array.from({ length: WALLETS }, (_, w) => `wpkh(${accountKey(`bench wallet ${w}`, "m/84'/1'/0'")}/<0;1>/*)`);
+const multisigKeys = [0, 1, 2].map((k) => accountKey(`bench cosigner ${k}`, "m/48'/1'/0'/2'"));
 const multisigDescriptor = `wsh(sortedmulti(2,${multisigKeys.map((k) => `${k}/<0;1>/*`).join(',')}))`;
 
 function receiveScripts(descriptor, count) {
@@ -43,23 +28,14 @@ function receiveScripts(descriptor, count) {
   return new DescriptorDeriver(parseDescriptor(receive, NETWORKS.regtest)).deriveRange(0, count).map((o) => o.scriptPubKey);
 }
 
-function transaction(seed, outputs, coinbaseHeight) {
-  const input = coinbaseHeight === undefined
-    ? { txid: seedTxid(`prev ${seed}`), vout: 0, scriptSig: new Uint8Array(), sequence: 0xfffffffd, witness: [new Uint8Array(71), new Uint8Array(33)] }
-    : { txid: '0'.repeat(64), vout: 0xffffffff, scriptSig: Uint8Array.from([0x03, coinbaseHeight & 0xff, (coinbaseHeight >> 8) & 0xff, coinbaseHeight >> 16]), sequence: 0xffffffff, witness: [] };
-  return { version: 2, locktime: 0, inputs: [input], outputs };
-}
-
 /** Heights 0..BLOCKS: coinbase + filler; every 25th block pays one of the 10 wallets; every 10th (offset 3) the 2-of-3. */
-function buildChain() {
+function buildBenchChain() {
   const walletScripts = singleKeyDescriptors.map((d) => receiveScripts(d, Math.ceil(BLOCKS / 25 / WALLETS) + 1));
   const multisigScripts = receiveScripts(multisigDescriptor, MULTISIG_PAYMENTS);
   const nextIndex = new Array(WALLETS).fill(0);
   let multisigPaid = 0;
-  const blocks = [];
-  let prev = '0'.repeat(64);
-  for (let height = 0; height <= BLOCKS; height++) {
-    const txs = [transaction(`cb${height}`, [{ value: 5_000_000_000n, script: seedScript(`miner${height}`) }], height)];
+  const blocks = buildChain(BLOCKS, (height) => {
+    const txs = [];
     for (let i = 0; i < FILLER_TXS; i++) {
       txs.push(transaction(`f${height}/${i}`, [{ value: 70_000n, script: seedScript(`a${height}/${i}`) }, { value: 20_000n, script: seedScript(`b${height}/${i}`) }]));
     }
@@ -70,19 +46,8 @@ function buildChain() {
     if (height % 10 === 3 && multisigPaid < MULTISIG_PAYMENTS) {
       txs.push(transaction(`ms${height}`, [{ value: 250_000n, script: multisigScripts[multisigPaid++] }]));
     }
-    const body = [encodeVarint(txs.length), ...txs.map((t) => serializeTransaction(t))];
-    const header = new Uint8Array(80);
-    header.set(u32le(0x20000000), 0);
-    header.set(Uint8Array.from(Buffer.from(prev, 'hex')).reverse(), 4);
-    header.set(hash256(enc.encode(txs.map(txid).join())), 36);
-    header.set(u32le(1_700_000_000 + height * 600), 68);
-    header.set(u32le(0x207fffff), 72);
-    const hash = reverseHex(hash256(header));
-    const raw = Buffer.concat([header, ...body]);
-    const filter = buildBasicFilter(hash, txs.flatMap((t) => t.outputs.map((o) => o.script)));
-    blocks.push({ height, hash, prev, time: 1_700_000_000 + height * 600, raw, filter });
-    prev = hash;
-  }
+    return txs;
+  });
   if (multisigPaid < MULTISIG_PAYMENTS) throw new Error(`chain too short for ${MULTISIG_PAYMENTS} multisig payments`);
   return blocks;
 }
@@ -169,7 +134,7 @@ async function importMultisig(blocks) {
 }
 
 const buildStarted = performance.now();
-const blocks = buildChain();
+const blocks = buildBenchChain();
 console.log(`chain: ${blocks.length} blocks (heights 0..${BLOCKS}), ${blocks.reduce((n, b) => n + b.raw.length, 0)} bytes, built in ${((performance.now() - buildStarted) / 1000).toFixed(1)} s`);
 
 const results = { filters: [], blocks: [] };
