@@ -1,11 +1,12 @@
 /** The chain source as the wallet part sees it: maybe absent, tip cached briefly, health as a readiness check. */
-import type { ChainSource, ChainTip } from '../../chain/types.js';
+import type { ChainSource, ChainTip, HealthReport } from '../../chain/types.js';
 import type { ReadinessCheck } from '../health.js';
 import type { ChainStatus, ChainStatusSource } from '../service-details.js';
 import type { ChainAccess } from '../wallets.js';
 
 export class CachedChainAccess implements ChainAccess, ChainStatusSource {
   private cached: { at: number; tip: ChainTip | null } | undefined;
+  private health: { at: number; report: Promise<HealthReport>; pending: boolean } | undefined;
 
   constructor(
     readonly source: ChainSource | null,
@@ -37,7 +38,7 @@ export class CachedChainAccess implements ChainAccess, ChainStatusSource {
       name: 'chain',
       check: async () => {
         if (!this.source) throw new Error('No chain backend is configured');
-        const report = await this.source.checkHealth();
+        const report = await this.recentHealth(this.source);
         if (!report.ok) throw new Error(report.reason);
       },
     };
@@ -45,11 +46,29 @@ export class CachedChainAccess implements ChainAccess, ChainStatusSource {
 
   async status(): Promise<ChainStatus> {
     if (!this.source) return { backend: 'none', tip_height: null, tip_hash: null, sync_state: 'not_configured' };
-    const report = await this.source.checkHealth();
+    const report = await this.recentHealth(this.source);
     if (!report.ok) return { backend: this.source.backend, tip_height: null, tip_hash: null, sync_state: `unavailable: ${report.code}` };
     return { backend: this.source.backend, tip_height: report.tip.height, tip_hash: report.tip.hash, sync_state: this.syncState?.() ?? 'unknown' };
   }
 
   /** Set by the sync service: `synced` or `syncing`. */
   syncState: (() => string) | undefined;
+
+  /**
+   * A health report at most maxAgeMs old, one check at a time: a check costs the node three calls,
+   * and clients polling the service details must not turn into a flood of calls to the user's node.
+   */
+  private recentHealth(source: ChainSource): Promise<HealthReport> {
+    const at = this.now();
+    if (this.health && (this.health.pending || at - this.health.at < this.maxAgeMs)) return this.health.report;
+    const report = source.checkHealth();
+    const entry = { at, report, pending: true };
+    this.health = entry;
+    const settled = () => {
+      entry.pending = false;
+      entry.at = this.now();
+    };
+    report.then(settled, settled);
+    return report;
+  }
 }
