@@ -104,6 +104,8 @@ export function walletLists(view: WalletView): WalletLists {
 
 export class WalletStateCache {
   private readonly views = new Map<string, WalletView>();
+  /** Loads under way, per wallet id and revision: concurrent readers of a new revision share one load. */
+  private readonly loading = new Map<string, Promise<WalletView>>();
 
   constructor(
     private readonly store: Store,
@@ -114,6 +116,20 @@ export class WalletStateCache {
   async view(wallet: StoredWallet): Promise<WalletView> {
     const cached = this.views.get(wallet.id);
     if (cached && cached.revision === wallet.revision) return { ...cached, wallet };
+    const key = `${wallet.id}@${wallet.revision}`;
+    let loading = this.loading.get(key);
+    if (!loading) {
+      loading = this.load(wallet).finally(() => this.loading.delete(key));
+      this.loading.set(key, loading);
+    }
+    return { ...(await loading), wallet };
+  }
+
+  forget(walletId: string): void {
+    this.views.delete(walletId);
+  }
+
+  private async load(wallet: StoredWallet): Promise<WalletView> {
     const rows = await this.store.wallets.chainRows(wallet.id);
     if (!rows) throw new Error(`Wallet ${wallet.id} vanished while being read`);
     const state = createEngineState();
@@ -121,9 +137,5 @@ export class WalletStateCache {
     const view: WalletView = { wallet, state, revision: rows.revision, memo: {} };
     this.views.set(wallet.id, view);
     return view;
-  }
-
-  forget(walletId: string): void {
-    this.views.delete(walletId);
   }
 }

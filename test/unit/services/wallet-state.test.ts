@@ -1,0 +1,75 @@
+/** Wallet views built from a real SQLite store: one load per stored revision, however many readers. */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { Store, StoredWallet } from '../../../src/store/repositories.js';
+import { WalletScriptsCache, WalletStateCache } from '../../../src/services/wallet-state.js';
+import { loadFixture } from '../../support/fixtures.js';
+import { openTestSqlite, type OpenedStore } from '../../support/stores.js';
+
+const fixture = loadFixture('wallets').w_wpkh;
+
+const wallet: StoredWallet = {
+  id: 'w-state',
+  alias: 'state',
+  name: 'State',
+  description: '',
+  ownerName: 'alice',
+  network: 'regtest',
+  receiveDescriptor: fixture.recv_descriptor,
+  changeDescriptor: fixture.change_descriptor,
+  addressType: 'bech32',
+  sigsRequired: 1,
+  sigsTotal: 1,
+  keys: [],
+  gapLimit: 20,
+  birthday: 0,
+  createdAt: 1_700_000_000_000,
+  revision: 0,
+  tip: null,
+};
+
+describe('wallet state cache', () => {
+  let opened: OpenedStore;
+  let store: Store;
+  let chainReads: number;
+
+  beforeEach(async () => {
+    opened = await openTestSqlite();
+    store = opened.store;
+    await store.users.insert({ name: 'alice', passwordHash: 'x', isAdmin: false, createdAt: 1 });
+    await store.wallets.insert(wallet, []);
+    chainReads = 0;
+    const chainRows = store.wallets.chainRows.bind(store.wallets);
+    store.wallets.chainRows = (id) => {
+      chainReads++;
+      return chainRows(id);
+    };
+  });
+  afterEach(async () => {
+    await opened.dispose();
+  });
+
+  it('builds one state for concurrent readers of a revision, and a new one for the next revision', async () => {
+    const cache = new WalletStateCache(store, new WalletScriptsCache());
+    const views = await Promise.all(Array.from({ length: 20 }, () => cache.view(wallet)));
+    expect(chainReads).toBe(1);
+    for (const view of views) expect(view.state).toBe(views[0]!.state);
+    expect(views[0]!.revision).toBe(0);
+
+    const sync = { walletId: wallet.id, tip: { height: 1, hash: 'ab'.repeat(32) }, lastUsedReceive: -1, lastUsedChange: -1 };
+    const revision = await store.transaction((repos) =>
+      repos.wallets.applyChange({ walletId: wallet.id, addressesAdded: [], transactionsAdded: [], transactionsUpdated: [], transactionsRemoved: [], sync }, 0),
+    );
+    const next = await Promise.all(Array.from({ length: 5 }, () => cache.view({ ...wallet, revision })));
+    expect(chainReads).toBe(2);
+    expect(next[0]!.revision).toBe(1);
+    expect(next[0]!.state).not.toBe(views[0]!.state);
+  });
+
+  it('lets the next reader try again after a failed load', async () => {
+    const cache = new WalletStateCache(store, new WalletScriptsCache());
+    await expect(Promise.all([cache.view({ ...wallet, id: 'gone' }), cache.view({ ...wallet, id: 'gone' })])).rejects.toThrow(/vanished/);
+    expect(chainReads).toBe(1);
+    await expect(cache.view({ ...wallet, id: 'gone' })).rejects.toThrow(/vanished/);
+    expect(chainReads).toBe(2);
+  });
+});
