@@ -35,6 +35,7 @@ export interface WalletsTable {
   tip_hash: string | null;
   last_used_receive: number;
   last_used_change: number;
+  last_revealed_receive: number;
 }
 
 export interface WalletDatabase {
@@ -139,6 +140,7 @@ export class KyselyWallets implements WalletRepository {
           tip_hash: wallet.tip?.hash ?? null,
           last_used_receive: -1,
           last_used_change: -1,
+          last_revealed_receive: -1,
         })
         .execute();
     } catch (error) {
@@ -240,6 +242,7 @@ export class KyselyWallets implements WalletRepository {
     return {
       revision: stored.revision,
       sync: { walletId, tip: stored.tip, lastUsedReceive: Number(wallet.last_used_receive), lastUsedChange: Number(wallet.last_used_change) },
+      lastRevealedReceive: Number(wallet.last_revealed_receive),
       addresses: addresses.map((a) => ({ walletId, branch: Number(a.branch) === 1 ? 1 : 0, index: Number(a.idx), script: a.script })),
       transactions: transactions.map((t) => ({
         walletId,
@@ -285,6 +288,31 @@ export class KyselyWallets implements WalletRepository {
       await this.db.insertInto('wallet_transactions').values(part.map(txRow)).execute();
     }
     return next;
+  }
+
+  async revealNextReceive(walletId: string): Promise<number | undefined> {
+    // One statement: PostgreSQL re-reads a row another transaction updated before applying this one,
+    // and SQLite has one writer, so two callers never compute the same index. `revision` stays: the
+    // reveal changes no chain row, and moving it would make an in-flight sync pass conflict (and,
+    // under a steady stream of reveals, never commit) and every reader reload the wallet.
+    const row = await this.db
+      .updateTable('wallets')
+      .set((eb) => ({
+        last_revealed_receive: eb(
+          eb.case().when('last_revealed_receive', '>', eb.ref('last_used_receive')).then(eb.ref('last_revealed_receive')).else(eb.ref('last_used_receive')).end(),
+          '+',
+          1,
+        ),
+      }))
+      .where('id', '=', walletId)
+      .returning('last_revealed_receive')
+      .executeTakeFirst();
+    return row === undefined ? undefined : Number(row.last_revealed_receive);
+  }
+
+  async revealedReceiveIndexes(): Promise<Map<string, number>> {
+    const rows = await this.db.selectFrom('wallets').select(['id', 'last_revealed_receive']).execute();
+    return new Map(rows.map((r) => [r.id, Number(r.last_revealed_receive)]));
   }
 
   async resetChain(walletId: string, birthday: number): Promise<number> {

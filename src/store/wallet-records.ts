@@ -71,6 +71,11 @@ export interface WalletSyncRow {
 export interface WalletChainRows {
   revision: number;
   sync: WalletSyncRow;
+  /**
+   * Highest receive index handed out by `revealNextReceive` (-1: none). Not part of the sync row: a
+   * changeset never writes it, so a sync pass cannot undo a reveal that committed meanwhile.
+   */
+  lastRevealedReceive: number;
   addresses: WalletAddressRow[];
   transactions: WalletTransactionRow[];
 }
@@ -122,7 +127,18 @@ export interface WalletRepository {
    * Throws StoreConflictError when the wallet changed meanwhile (or was deleted). Call inside a transaction.
    */
   applyChange(change: WalletChainChange, expectedRevision: number): Promise<number>;
-  /** Drops the wallet's chain rows and restarts it at `birthday` (a rescan). Returns the new revision. */
+  /**
+   * Hands out the next receive index in one atomic statement: `max(last revealed, last used) + 1`,
+   * remembered as the last revealed. Concurrent callers (of any instance) never get the same index.
+   * Leaves `revision` alone (see migration 0004). Undefined when the wallet does not exist.
+   */
+  revealNextReceive(walletId: string): Promise<number | undefined>;
+  /** The last revealed receive index of every wallet (id -> index, -1 for none). */
+  revealedReceiveIndexes(): Promise<Map<string, number>>;
+  /**
+   * Drops the wallet's chain rows and restarts it at `birthday` (a rescan). Returns the new revision.
+   * The last revealed receive index stays: those addresses were handed out and are still watched.
+   */
   resetChain(walletId: string, birthday: number): Promise<number>;
   /** Remembers applied block headers (idempotent). */
   recordBlocks(blocks: readonly SyncBlockRow[]): Promise<void>;

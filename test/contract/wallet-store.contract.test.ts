@@ -100,6 +100,7 @@ describe.each(STORE_KINDS)('wallet store conformance: $kind', ({ open }) => {
     expect(rows).toEqual({
       revision: 2,
       sync: { walletId: 'w-1', tip, lastUsedReceive: 0, lastUsedChange: -1 },
+      lastRevealedReceive: -1,
       addresses: first.addressesAdded,
       transactions: [confirmed],
     });
@@ -157,7 +158,7 @@ describe.each(STORE_KINDS)('wallet store conformance: $kind', ({ open }) => {
     expect(await store.wallets.utxoFlags('w-1')).toEqual([{ txid: HASH('3'), vout: 1, frozen: true, label: 'cold' }]);
 
     expect(await store.wallets.resetChain('w-1', 3)).toBe(2);
-    expect(await store.wallets.chainRows('w-1')).toEqual({ revision: 2, sync: { walletId: 'w-1', tip: null, lastUsedReceive: -1, lastUsedChange: -1 }, addresses: [], transactions: [] });
+    expect(await store.wallets.chainRows('w-1')).toEqual({ revision: 2, sync: { walletId: 'w-1', tip: null, lastUsedReceive: -1, lastUsedChange: -1 }, lastRevealedReceive: -1, addresses: [], transactions: [] });
     expect((await store.wallets.findById('w-1'))?.birthday).toBe(3);
 
     expect(await store.wallets.delete('w-1')).toBe(true);
@@ -165,5 +166,46 @@ describe.each(STORE_KINDS)('wallet store conformance: $kind', ({ open }) => {
     expect(await store.wallets.shares('w-1')).toEqual([]);
     expect(await store.wallets.utxoFlags('w-1')).toEqual([]);
     expect(await store.wallets.addressLabels('w-1')).toEqual(new Map());
+  });
+
+  describe('revealing receive indexes', () => {
+    const used = (lastUsedReceive: number) => change({ sync: { walletId: 'w-1', tip: null, lastUsedReceive, lastUsedChange: -1 } });
+
+    it('hands out consecutive indexes from 0 without moving the revision', async () => {
+      await store.wallets.insert(wallet(), []);
+      await store.wallets.insert(wallet({ id: 'w-2', alias: 'cold' }), []);
+      expect(await store.wallets.revealNextReceive('w-1')).toBe(0);
+      expect(await store.wallets.revealNextReceive('w-1')).toBe(1);
+      expect(await store.wallets.revealNextReceive('w-1')).toBe(2);
+      expect(await store.wallets.revealedReceiveIndexes()).toEqual(new Map([['w-1', 2], ['w-2', -1]]));
+      expect((await store.wallets.chainRows('w-1'))?.lastRevealedReceive).toBe(2);
+      expect(await store.wallets.revision('w-1')).toBe(0);
+      // The sync's changeset still applies at the revision it read before the reveals.
+      expect(await store.transaction((repos) => repos.wallets.applyChange(used(-1), 0))).toBe(1);
+      expect(await store.wallets.revealNextReceive('missing')).toBeUndefined();
+    });
+
+    it('continues after the last index used on chain, and a sync write never lowers what was revealed', async () => {
+      await store.wallets.insert(wallet(), []);
+      await store.transaction((repos) => repos.wallets.applyChange(used(30), 0));
+      expect(await store.wallets.revealNextReceive('w-1')).toBe(31);
+      // The chain shows a use below the revealed index: revealing goes on from 31.
+      await store.transaction((repos) => repos.wallets.applyChange(used(5), 1));
+      expect(await store.wallets.revealNextReceive('w-1')).toBe(32);
+      expect((await store.wallets.chainRows('w-1'))?.lastRevealedReceive).toBe(32);
+      // A rescan forgets the chain rows but not the addresses handed out.
+      await store.wallets.resetChain('w-1', 0);
+      expect(await store.wallets.revealNextReceive('w-1')).toBe(33);
+    });
+
+    it('gives concurrent callers distinct indexes', async () => {
+      await store.wallets.insert(wallet(), []);
+      await store.transaction((repos) => repos.wallets.applyChange(used(9), 0));
+      // On PostgreSQL these run on several pooled connections at once; one in a transaction alongside.
+      const inTransaction = store.transaction((repos) => repos.wallets.revealNextReceive('w-1'));
+      const indexes = await Promise.all([inTransaction, ...Array.from({ length: 40 }, () => store.wallets.revealNextReceive('w-1'))]);
+      expect([...indexes].sort((a, b) => a! - b!)).toEqual(Array.from({ length: 41 }, (_, i) => 10 + i));
+      expect(await store.wallets.revision('w-1')).toBe(1);
+    });
   });
 });

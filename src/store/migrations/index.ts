@@ -2,8 +2,9 @@
 import { usersAndTokens } from './0001-users-and-tokens.js';
 import { psbts } from './0002-psbts.js';
 import { wallets } from './0003-wallets.js';
+import { revealedReceive } from './0004-revealed-receive.js';
 import type { Migration } from './types.js';
 
 export type { Migration } from './types.js';
 
-export const MIGRATIONS: readonly Migration[] = [usersAndTokens, psbts, wallets];
+export const MIGRATIONS: readonly Migration[] = [usersAndTokens, psbts, wallets, revealedReceive];
