@@ -5,12 +5,15 @@
  *   persist(addWallet(state, { walletId, gapLimit, derive }));            // new wallet: first scripts
  *   persist(addWallet(state, { walletId, gapLimit, derive }, storedRows)); // after a restart: no rescan
  *   persist(applyUpdate(state, { type: 'block_connected', ... }));        // and block_disconnected, mempool
+ *   persist(watchRevealed(state, walletId, lastRevealedReceive));         // receive addresses handed out
  *   getBalances(state, id); listUnspent(state, id); listTransactions(state, id); walletSummary(state, id);
  *
  * Each changeset is plain data to write in one store transaction: insert `addressesAdded` and
  * `transactionsAdded`, replace `transactionsUpdated` by (walletId, txid), delete `transactionsRemoved`,
  * replace the wallet's `sync` row. The stored rows of a wallet (its sync row, all its address rows, all its
- * transaction rows) are all `addWallet` needs to rebuild the same state; every index is derived from them.
+ * transaction rows, and the last receive index handed out) are all `addWallet` needs to rebuild the same
+ * state; every index is derived from them. The last revealed receive index is kept by whoever hands out
+ * addresses, never by a changeset; pass its newest value with `watchRevealed` before each update.
  * `applyUpdate` changes the state in place: if it throws, or persisting fails, rebuild from the store.
  *
  * Semantics follow Bitcoin Core's descriptor wallet: `confirmed` = getbalances `trusted`, `unconfirmed` =
@@ -22,5 +25,5 @@ export { applyUpdate, type ApplyOptions } from './apply.js';
 export { EngineError } from './errors.js';
 export { emptyEngineState as createEngineState, type EngineState } from './state.js';
 export { COINBASE_MATURITY_CONFIRMATIONS, getBalances, listTransactions, listUnspent, walletSummary, type WalletSummary } from './views.js';
-export { addWallet, removeWallet } from './wallets.js';
+export { addWallet, removeWallet, watchRevealed } from './wallets.js';
 export * from './types.js';

@@ -46,6 +46,8 @@ export interface WalletState {
   derive: ScriptDeriver;
   tip: BlockRef | null;
   lastUsed: [number, number];
+  /** Highest receive index handed out (-1: none); watched like a used one. */
+  lastRevealedReceive: number;
   /** Number of scripts derived per branch (indexes 0 .. n-1). */
   derived: [number, number];
   scripts: Map<string, ScriptOwner>;
@@ -129,6 +131,7 @@ export function newWalletState(walletId: string, gapLimit: number | undefined, d
     derive,
     tip: null,
     lastUsed: [-1, -1],
+    lastRevealedReceive: -1,
     derived: [0, 0],
     scripts: new Map(),
     txs: new Map(),
@@ -146,9 +149,18 @@ export function addScript(state: EngineState, wallet: WalletState, owner: Script
   owners.push({ wallet, owner });
 }
 
-/** Derives scripts so that `lastUsed + gapLimit` unused ones exist on the branch. True if any were added. */
+/** The highest index of the branch known to be given out: used on chain, or (receive) revealed. */
+export function lastClaimed(wallet: WalletState, branch: Branch): number {
+  return branch === 0 ? Math.max(wallet.lastUsed[0], wallet.lastRevealedReceive) : wallet.lastUsed[1];
+}
+
+/**
+ * Derives scripts so that `gapLimit` unused ones exist after the last claimed index of the branch (used,
+ * or revealed: an address handed out may be paid however far it is past the last used one). True if any
+ * were added.
+ */
 export function fillGap(state: EngineState, wallet: WalletState, branch: Branch, recorder: ChangeRecorder): boolean {
-  const wanted = wallet.lastUsed[branch] + 1 + wallet.gapLimit;
+  const wanted = lastClaimed(wallet, branch) + 1 + wallet.gapLimit;
   const have = wallet.derived[branch];
   if (have >= wanted) return false;
   const scripts = wallet.derive(branch, have, wanted - have);

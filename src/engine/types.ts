@@ -101,9 +101,15 @@ export interface StoredWalletSync {
   lastUsedChange: number;
 }
 
-/** Everything stored about one wallet; `restoreEngineState` rebuilds the engine from these. */
+/** Everything stored about one wallet; `addWallet` rebuilds the engine from these. */
 export interface StoredWalletRows {
   sync: StoredWalletSync;
+  /**
+   * Highest receive index handed out to someone (-1 or absent: none). Scripts stay derived and watched up
+   * to `max(lastUsedReceive, lastRevealedReceive) + gapLimit`, so a payment to an address revealed beyond
+   * the gap is seen. Not part of `sync`: it changes outside chain updates and no changeset carries it.
+   */
+  lastRevealedReceive?: number;
   addresses: StoredAddress[];
   transactions: StoredTransaction[];
 }

@@ -172,6 +172,8 @@ export interface WalletSummary {
   gapLimit: number;
   lastUsedReceive: number;
   lastUsedChange: number;
+  /** Highest receive index handed out, -1 for none. */
+  lastRevealedReceive: number;
   derivedReceive: number;
   derivedChange: number;
 }
@@ -184,6 +186,7 @@ export function walletSummary(state: EngineState, walletId: string): WalletSumma
     gapLimit: w.gapLimit,
     lastUsedReceive: w.lastUsed[0],
     lastUsedChange: w.lastUsed[1],
+    lastRevealedReceive: w.lastRevealedReceive,
     derivedReceive: w.derived[0],
     derivedChange: w.derived[1],
   };

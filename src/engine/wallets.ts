@@ -8,6 +8,8 @@ import { EngineError } from './errors.js';
 import { addScript, ChangeRecorder, fillGap, insertTx, newWalletState, type EngineState } from './state.js';
 import type { Branch, EngineChangeset, StoredWalletRows, StoredWalletSync, WalletConfig } from './types.js';
 
+const isRevealIndex = (n: unknown): n is number => Number.isSafeInteger(n) && (n as number) >= -1;
+
 const HASH_RE = /^[0-9a-f]{64}$/;
 const HEX_RE = /^(?:[0-9a-f]{2})*$/;
 const STATUSES = new Set(['confirmed', 'mempool', 'dropped']);
@@ -34,6 +36,23 @@ export function addWallet(state: EngineState, config: WalletConfig, stored?: Sto
   if (!stored) recorder.sync(wallet.walletId);
   fillGap(state, wallet, 0, recorder);
   fillGap(state, wallet, 1, recorder);
+  return buildChangeset(state, [wallet], recorder);
+}
+
+/**
+ * Watches receive addresses handed out up to `lastRevealedReceive` (as stored by whoever revealed them):
+ * derives scripts to `lastRevealedReceive + gapLimit` if they are not yet. Never lowers what the wallet
+ * watches. Returns the scripts it derived (empty when none were needed).
+ */
+export function watchRevealed(state: EngineState, walletId: string, lastRevealedReceive: number): EngineChangeset {
+  const wallet = state.wallets.get(walletId);
+  if (!wallet) throw new EngineError('unknown_wallet', `Unknown wallet ${walletId}`);
+  if (!isRevealIndex(lastRevealedReceive)) throw new EngineError('invalid_update', 'Revealed receive index must be an integer >= -1');
+  const recorder = new ChangeRecorder();
+  if (lastRevealedReceive > wallet.lastRevealedReceive) {
+    wallet.lastRevealedReceive = lastRevealedReceive;
+    fillGap(state, wallet, 0, recorder);
+  }
   return buildChangeset(state, [wallet], recorder);
 }
 
@@ -69,6 +88,10 @@ function loadRows(state: EngineState, wallet: ReturnType<typeof newWalletState>,
   checkSync(id, stored.sync);
   wallet.tip = stored.sync.tip ? { ...stored.sync.tip } : null;
   wallet.lastUsed = [stored.sync.lastUsedReceive, stored.sync.lastUsedChange];
+  if (stored.lastRevealedReceive !== undefined) {
+    if (!isRevealIndex(stored.lastRevealedReceive)) throw bad(id, 'invalid last revealed receive index');
+    wallet.lastRevealedReceive = stored.lastRevealedReceive;
+  }
 
   for (const branch of [0, 1] as Branch[]) {
     const rows = stored.addresses.filter((a) => a.branch === branch).sort((a, b) => a.index - b.index);
