@@ -62,10 +62,14 @@ export class WalletScriptsCache {
   }
 }
 
-/** Loads the wallet from its stored rows into `state` (no rescan). The returned changeset is what derivation added. */
+/**
+ * Loads the wallet from its stored rows into `state` (no rescan). The returned changeset is what derivation
+ * added: scripts for a grown gap limit, or for receive addresses revealed since the rows were written.
+ */
 export function loadWalletInto(state: EngineState, wallet: StoredWallet, rows: WalletChainRows, scripts: WalletScripts) {
   return addWallet(state, { walletId: wallet.id, gapLimit: wallet.gapLimit, derive: scripts.derive }, {
     sync: rows.sync,
+    lastRevealedReceive: rows.lastRevealedReceive,
     addresses: rows.addresses,
     transactions: rows.transactions,
   });

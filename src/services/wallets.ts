@@ -344,6 +344,20 @@ export class WalletService implements WalletReader, WalletDirectory {
     });
   }
 
+  /**
+   * Hands out a receive address no one got before (Bitcoin Core's getnewaddress): the index after the
+   * last one revealed or used on chain, whichever is higher, taken atomically in the store so concurrent
+   * callers on any instance get distinct addresses. The sync watches it from its next read of the tip on,
+   * however far past the gap limit it is. "read" access suffices: receiving risks no funds.
+   */
+  async revealNextAddress(principal: Principal, alias: string): Promise<{ address: string; index: number }> {
+    const wallet = await this.resolveStored(principal, alias, 'read');
+    const index = await this.deps.store.wallets.revealNextReceive(wallet.id);
+    if (index === undefined) throw notFound(); // deleted meanwhile
+    const script = this.scripts.get(wallet).derive(0, index, 1)[0]!;
+    return { address: scriptAddress(toHexScript(script), wallet.network), index };
+  }
+
   // -- update, delete, rescan --------------------------------------------------------------------
 
   async update(principal: Principal, alias: string, input: WalletUpdateInput): Promise<WalletDetails> {

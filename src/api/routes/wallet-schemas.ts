@@ -134,6 +134,9 @@ export const AddressListSchema = Type.Object({
   addresses: Type.Array(Type.Object({ index: Type.Integer(), address: Type.String(), label: Type.String(), used: Type.Boolean() })),
 });
 
+/** Answer of `POST /wallets/{alias}/addresses/next`: the receive address handed out and its index. */
+export const RevealedAddressSchema = Type.Object({ address: Type.String(), index: Type.Integer({ minimum: 0 }) });
+
 export const UtxoPatchBody = Type.Object({
   txid: Type.String({ pattern: '^[0-9a-fA-F]{64}$' }),
   vout: Type.Integer({ minimum: 0 }),

@@ -10,6 +10,7 @@ import {
   CreateWalletBody,
   PageQuery,
   RescanBody,
+  RevealedAddressSchema,
   TxEntrySchema,
   UpdateWalletBody,
   UtxoPatchBody,
@@ -122,15 +123,17 @@ export const walletRoutes: RouteModule = {
         config: { auth: 'bearer' },
         schema: {
           tags,
-          summary: 'The next receive address not yet used on chain',
+          summary: 'Reveal a new receive address: each call hands out the next one, never one handed out before',
+          description:
+            'Like Bitcoin Core\'s getnewaddress: the address after the last one revealed or used on chain, whichever is higher. ' +
+            'Concurrent calls, on any instance of the service, get distinct addresses. The address is watched from the next ' +
+            'sync pass on, even past the gap limit. "read" access suffices: receiving risks no funds. ' +
+            'The wallet details\' `address` stays the first receive address not used on chain.',
           params: WalletParams,
-          response: { 200: Type.Object({ address: Type.String(), index: Type.Integer() }), ...errorResponses(401, 404, 500) },
+          response: { 200: RevealedAddressSchema, ...errorResponses(401, 404, 500) },
         },
       },
-      async (request) => {
-        const details = await wallets.details(principalOf(request), request.params.wallet_alias, { limit: 0 });
-        return { address: details.address, index: details.address_index };
-      },
+      (request) => wallets.revealNextAddress(principalOf(request), request.params.wallet_alias),
     );
 
     app.get<{ Params: Params }>(

@@ -12,6 +12,7 @@ import {
   createEngineState,
   removeWallet,
   walletSummary,
+  watchRevealed,
   type ChainUpdate,
   type EngineChangeset,
   type EngineState,
@@ -126,17 +127,15 @@ export class SyncService {
     if (!(await this.deps.leadership.acquire())) return { ran: false, tip: null, ...stats };
     try {
       await this.refreshWallets();
-      let tip = await chain.getTip();
-      this.deps.onTip?.(tip);
+      let tip = await this.readTip(chain);
       this.filtersAvailable = undefined;
       let idleRounds = 0;
       let tipReadAt = Date.now();
       for (;;) {
         if (Date.now() - tipReadAt > TIP_REFRESH_MS) {
           // A long catch-up must not leave the wallets at the tip behind new blocks.
-          tip = await chain.getTip();
+          tip = await this.readTip(chain);
           tipReadAt = Date.now();
-          this.deps.onTip?.(tip);
         }
         const behind = this.groups().filter((g) => (g.hash === null ? g.height < tip.height : g.hash !== tip.hash));
         if (behind.length === 0) break;
@@ -148,8 +147,7 @@ export class SyncService {
         if (stats.blocksConnected + stats.blocksDisconnected === before) {
           // No step possible toward this tip: the node's chain changed during the pass.
           if (++idleRounds > 3) throw new Error('The node\'s chain keeps changing; sync will retry');
-          tip = await chain.getTip();
-          this.deps.onTip?.(tip);
+          tip = await this.readTip(chain);
         } else idleRounds = 0;
       }
       this.syncing = false;
@@ -186,6 +184,41 @@ export class SyncService {
       this.loaded.set(wallet.id, { wallet, revision: rows.revision });
       await this.persist(changes, []);
     }
+  }
+
+  /**
+   * The node's tip, then the receive addresses revealed so far. In that order: a block up to this tip that
+   * pays an address was mined after the address was handed out, so the reveal is seen before the block is
+   * applied. Blocks past this tip wait for the next read.
+   */
+  private async readTip(chain: ChainSource): Promise<ChainTip> {
+    const tip = await chain.getTip();
+    this.deps.onTip?.(tip);
+    await this.watchRevealedAddresses();
+    return tip;
+  }
+
+  /**
+   * Derives and stores the scripts of receive addresses revealed since the wallets were loaded. A reveal
+   * leaves a wallet's revision alone (a sync pass in flight must still commit), so a loaded wallet is not
+   * reloaded for it: its last revealed index is read here.
+   */
+  private async watchRevealedAddresses(): Promise<void> {
+    if (this.loaded.size === 0) return;
+    const revealed = await this.deps.store.wallets.revealedReceiveIndexes();
+    const changes: WalletChangeset[] = [];
+    try {
+      for (const id of this.loaded.keys()) {
+        const index = revealed.get(id);
+        if (index !== undefined) changes.push(...watchRevealed(this.state, id, index).wallets); // deleted: the next refresh forgets it
+      }
+    } catch (error) {
+      this.reset();
+      throw error;
+    }
+    if (changes.length === 0) return;
+    await this.flush();
+    await this.persist({ wallets: changes }, []);
   }
 
   private groups(): Group[] {
@@ -298,6 +331,7 @@ export class SyncService {
   private async applyMempool(chain: ChainSource, tip: ChainTip): Promise<void> {
     const atTip = this.groups().filter((g) => g.hash === tip.hash).flatMap((g) => g.walletIds);
     if (atTip.length === 0) return;
+    await this.watchRevealedAddresses(); // a payment to an address revealed during the pass is in this snapshot
     const mempool = await chain.getMempool();
     await this.apply({ type: 'mempool', transactions: mempool.map((m) => ({ tx: m.tx, txid: m.txid, time: m.time })) }, atTip, []);
   }

@@ -1,0 +1,153 @@
+/**
+ * `POST /wallets/{alias}/addresses/next` over HTTP, on SQLite and on PostgreSQL, with two service instances
+ * on one store: every call reveals a new receive address, concurrent callers on either instance never get the
+ * same one, revealing continues after what the chain shows used, and an address revealed past the gap limit
+ * is watched by the instance that syncs (w_wpkh is paid at receive index 19 and 30 in the fixture chain).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ChainSource } from '../../src/chain/types.js';
+import { ALWAYS_LEADER } from '../../src/services/sync/leadership.js';
+import { SyncService } from '../../src/services/sync/sync-service.js';
+import { bearer, createToken, request, startTestServer, type TestServer } from '../support/server.js';
+import { expectWalletMatchesCore, nodeEnv, sats, startWalletWorld, timeline, walletDetails, wallets, type WalletWorld } from './wallet-helpers.js';
+
+const PAID_SNAPSHOT = 4; // w_wpkh has been paid at receive index 0, 1, 3, 19 and 30
+const mempoolOf = (i: number) => new Set<string>(timeline.snapshots[i].mempool.map((m: any) => m.txid));
+
+describe.each(['sqlite', 'postgres'] as const)('revealing receive addresses on %s', (database) => {
+  let world: WalletWorld;
+  let other: TestServer;
+  let bob: { authorization: string };
+  let carol: { authorization: string };
+
+  const next = (server: TestServer, alias: string, auth: { authorization: string } = world.auth) =>
+    request(`${server.api}/wallets/${alias}/addresses/next`, { method: 'POST', headers: auth });
+  const reveal = async (server: TestServer, alias: string, auth?: { authorization: string }) => {
+    const response = await next(server, alias, auth);
+    expect(response.status, response.text).toBe(200);
+    return response.body as { address: string; index: number };
+  };
+  const receiveAddresses = async (alias: string, from: number, count: number): Promise<string[]> => {
+    const response = await request(`${world.server.api}/wallets/${alias}/addresses?branch=receive&from=${from}&count=${count}`, { headers: world.auth });
+    expect(response.status, response.text).toBe(200);
+    return response.body.addresses.map((a: any) => a.address);
+  };
+  const importWpkh = async (alias: string, extra: Record<string, unknown> = {}) => {
+    const w = wallets.w_wpkh!;
+    const body = { name: alias, alias, recv_descriptor: w.recv_descriptor, change_descriptor: w.change_descriptor, birthday: 0, ...extra };
+    const response = await request(`${world.server.api}/wallets`, { method: 'POST', headers: world.auth, json: body });
+    expect(response.status, response.text).toBe(201);
+  };
+  const sync = () => world.server.running.runtime.services.sync.runOnce();
+
+  beforeAll(async () => {
+    world = await startWalletWorld({ snapshot: 0 }, { database });
+    // A second instance on the same store (same data folder, so the same token signing key), not syncing.
+    other = await startTestServer({
+      dataFolder: world.server.dataFolder,
+      env: nodeEnv(world.node),
+      ...(database === 'postgres' ? { database, postgresSchema: world.server.postgresSchema! } : {}),
+    });
+    const users = world.server.running.runtime.services.users;
+    await users.addUser('bob', 'bob-password-123', { admin: false });
+    await users.addUser('carol', 'carol-password-123', { admin: false });
+    bob = { authorization: bearer((await createToken(world.server, 'bob', 'bob-password-123', 'bob')).jwt_token) };
+    carol = { authorization: bearer((await createToken(world.server, 'carol', 'carol-password-123', 'carol')).jwt_token) };
+    await importWpkh('w', { shared_with: [{ user: 'bob', access: 'read' }] });
+    await importWpkh('narrow', { gap_limit: 5 });
+    await importWpkh('control', { gap_limit: 5 });
+    await sync(); // snapshot 0: nothing paid yet, every wallet loaded by the syncing instance
+  }, 120_000);
+  afterAll(async () => {
+    await other?.stop();
+    await world?.close();
+  });
+
+  it('hands out consecutive, distinct addresses; the details keep the first address unused on chain', async () => {
+    const derived = await receiveAddresses('w', 0, 4);
+    const first = await reveal(world.server, 'w');
+    const second = await reveal(other, 'w');
+    const third = await reveal(world.server, 'w');
+    expect([first, second, third]).toEqual([0, 1, 2].map((index) => ({ address: derived[index], index })));
+    // Read access suffices to receive.
+    expect(await reveal(other, 'w', bob)).toEqual({ address: derived[3], index: 3 });
+    const details = await walletDetails(world, 'w');
+    expect({ address: details.address, index: details.address_index }).toEqual({ address: derived[0], index: 0 });
+  });
+
+  it('refuses callers without access exactly like a missing wallet, and unauthenticated ones', async () => {
+    const hidden = await next(world.server, 'w', carol);
+    const missing = await next(world.server, 'no-such-wallet');
+    expect(hidden.status).toBe(404);
+    expect(hidden.body).toEqual(missing.body);
+    expect(hidden.body.code).toBe('wallet_not_found');
+    const anonymous = await request(`${world.server.api}/wallets/w/addresses/next`, { method: 'POST' });
+    expect(anonymous.status).toBe(401);
+    // Neither consumed an index.
+    expect((await reveal(world.server, 'w')).index).toBe(4);
+  });
+
+  it('gives concurrent callers on two instances distinct consecutive indexes', async () => {
+    const calls = Array.from({ length: 24 }, (_, i) => reveal(i % 2 === 0 ? world.server : other, 'w'));
+    const answers = await Promise.all(calls);
+    expect(answers.map((a) => a.index).sort((a, b) => a - b)).toEqual(Array.from({ length: 24 }, (_, i) => 5 + i));
+    expect(new Set(answers.map((a) => a.address)).size).toBe(24);
+    const derived = await receiveAddresses('w', 5, 24);
+    for (const answer of answers) expect(answer.address).toBe(derived[answer.index - 5]);
+  });
+
+  it('watches addresses revealed past the gap limit on another instance: the payment to the last one is found', async () => {
+    // Gap limit 5: on its own the wallet would watch indexes 0-5 and miss 19 and 30. Reveal 0..30 on the
+    // instance that does not sync; the syncing one has the wallet loaded already.
+    for (let i = 0; i <= 30; i++) expect((await reveal(other, 'narrow')).index).toBe(i);
+    world.node.setSnapshot(PAID_SNAPSHOT);
+    await sync();
+    const expected = timeline.snapshots[PAID_SNAPSHOT].expected.w_wpkh;
+    for (const server of [world.server, other]) {
+      expectWalletMatchesCore(await walletDetails({ server, auth: world.auth }, 'narrow'), expected, mempoolOf(PAID_SNAPSHOT));
+    }
+    const narrow = await walletDetails(world, 'narrow');
+    const paid30 = await receiveAddresses('narrow', 30, 1);
+    expect(narrow.utxo.some((u: any) => u.address === paid30[0])).toBe(true);
+    // The same chain without reveals: 19 and 30 stay beyond the gap, their coins unseen.
+    const control = await walletDetails(world, 'control');
+    expect(control.balance.total_sat).toBeLessThan(sats(expected.balances.trusted) + sats(expected.balances.untrusted_pending));
+    expect(control.utxo.some((u: any) => u.address === paid30[0])).toBe(false);
+  });
+
+  it('continues after the last index the chain shows used', async () => {
+    // The fixture chain now shows receive index 30 used: wallets that revealed less continue at 31.
+    expect((await walletDetails(world, 'control')).address_index).toBe(4);
+    expect(await reveal(world.server, 'narrow')).toMatchObject({ index: 31 });
+    const w = await walletDetails(world, 'w');
+    expect(w.address_index).toBe(31);
+    expect((await reveal(other, 'w')).index).toBe(31);
+    expect((await reveal(world.server, 'w')).index).toBe(32);
+  });
+
+  it('a reveal that commits while the sync reads the node tip is watched for the blocks up to that tip', async () => {
+    await importWpkh('late', { gap_limit: 5 });
+    const runtime = world.server.running.runtime;
+    const source = runtime.services.chain.source!;
+    // The node's tip answers only after 0..30 were revealed on the other instance: any block up to that tip
+    // may pay them, so the pass must watch them although it loaded the wallet before.
+    const chain = new Proxy(source, {
+      get(target, property) {
+        if (property === 'getTip') {
+          return async () => {
+            const tip = await target.getTip();
+            if ((await walletDetails({ server: other, auth: world.auth }, 'late')).address_index === 0) {
+              for (let i = 0; i <= 30; i++) await reveal(other, 'late');
+            }
+            return tip;
+          };
+        }
+        const value = Reflect.get(target, property, target) as unknown;
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    }) as ChainSource;
+    const pass = new SyncService({ store: runtime.store, chain, scripts: runtime.services.wallets.scripts, leadership: ALWAYS_LEADER });
+    await pass.runOnce();
+    expectWalletMatchesCore(await walletDetails(world, 'late'), timeline.snapshots[PAID_SNAPSHOT].expected.w_wpkh, mempoolOf(PAID_SNAPSHOT));
+  });
+});
