@@ -38,7 +38,7 @@ export class CachedChainAccess implements ChainAccess, ChainStatusSource {
       name: 'chain',
       check: async () => {
         if (!this.source) throw new Error('No chain backend is configured');
-        const report = await this.recentHealth(this.source);
+        const report = await this.source.checkHealth(); // fresh: a load balancer must see the node as it is now
         if (!report.ok) throw new Error(report.reason);
       },
     };
