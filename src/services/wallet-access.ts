@@ -3,6 +3,7 @@
  * wallet, and everything needed to spend from it, read from the store's truth.
  */
 import type { WalletTxEntry, WalletUtxo } from '../engine/index.js';
+import type { Repositories } from '../store/repositories.js';
 import type { StoredWallet, WalletKeyRow } from '../store/wallet-records.js';
 import type { Principal } from './principal.js';
 
@@ -36,8 +37,8 @@ export interface WalletReader {
   /** Throws ServiceError with code `wallet_not_found` (404) when missing or not accessible with `need`. */
   resolve(principal: Principal, alias: string, need: WalletAccessNeed): Promise<WalletRecord>;
   loadForSpending(walletId: string): Promise<WalletForSpending>;
-  /** Stores labels for addresses (PSBT recipients' labels). */
-  setAddressLabels(walletId: string, labels: { address: string; label: string }[]): Promise<void>;
+  /** The write of PSBT recipients' labels (checked by the caller), to run inside the transaction that stores the PSBT. */
+  prepareAddressLabels(walletId: string, labels: { address: string; label: string }[]): (repos: Repositories) => Promise<void>;
 }
 
 /** Hook for the PSBT part: which pending PSBT holds an outpoint, and how many are pending. */

@@ -10,7 +10,7 @@ import { parseTransaction } from '../core/tx.js';
 import { NETWORKS, type NetworkName } from '../core/network.js';
 import { getBalances, walletSummary, type WalletTxEntry } from '../engine/index.js';
 import type { ChainSource, ChainTip } from '../chain/types.js';
-import { StoreConflictError, type Store, type StoredWallet, type WalletShare } from '../store/repositories.js';
+import { StoreConflictError, type Repositories, type Store, type StoredWallet, type WalletShare } from '../store/repositories.js';
 import { ServiceError, invalidField } from './errors.js';
 import type { Principal } from './principal.js';
 import type { WalletDirectory, WalletListing } from './service-details.js';
@@ -439,13 +439,12 @@ export class WalletService implements WalletReader, WalletDirectory {
     };
   }
 
-  async setAddressLabels(walletId: string, labels: { address: string; label: string }[]): Promise<void> {
+  prepareAddressLabels(walletId: string, labels: { address: string; label: string }[]): (repos: Repositories) => Promise<void> {
     const network = NETWORKS[this.deps.network];
-    const normalized = labels.map(({ address, label }) => {
-      if (label.length > MAX_LABEL_CHARS) throw invalidField('/label', `must be at most ${MAX_LABEL_CHARS} characters`);
-      return { address: normalizeAddress(address, network), label };
-    });
-    await this.deps.store.wallets.setAddressLabels(walletId, normalized);
+    const rows = labels.map(({ address, label }) => ({ address: normalizeAddress(address, network), label }));
+    return async (repos) => {
+      if (rows.length > 0) await repos.wallets.setAddressLabels(walletId, rows);
+    };
   }
 }
 

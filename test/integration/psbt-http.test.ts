@@ -160,6 +160,7 @@ describe('PSBT endpoints over HTTP at the final snapshot', () => {
       [one({ recipients: 'everyone' }), 400, 'invalid_request'],
       [one({ recipients: [{ ...good, amount: true }] }), 400, 'invalid_request'],
       [one({ recipients: [good], subtract: true, subtract_from: 3, fee_rate: 2 }), 400, 'invalid_request'],
+      [one({ recipients: [{ ...good, label: 'x'.repeat(257) }], fee_rate: 2 }), 400, 'invalid_request'],
     ];
     for (const [pending, status, code] of cases) {
       const response = await pending;

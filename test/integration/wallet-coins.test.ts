@@ -57,7 +57,8 @@ describe('coins', () => {
     const id = (await world.server.running.runtime.store.wallets.findByAlias('w'))!.id;
     const details = await walletDetails(world, 'w');
     const entry = details.txlist.find((e: any) => e.category === 'receive');
-    await world.server.running.runtime.services.walletReader.setAddressLabels(id, [{ address: entry.address.toUpperCase(), label: 'from exchange' }]);
+    const { runtime } = world.server.running;
+    await runtime.store.transaction(runtime.services.walletReader.prepareAddressLabels(id, [{ address: entry.address.toUpperCase(), label: 'from exchange' }]));
     const after = await walletDetails(world, 'w');
     expect(after.txlist.find((e: any) => e.txid === entry.txid).label).toBe('from exchange');
   });

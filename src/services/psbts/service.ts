@@ -158,6 +158,8 @@ export class PsbtService implements PsbtReservations {
     const network = getNetwork(wallet.network);
     const request = parseCreateRequest(body as CreatePsbtInput, network);
     const { feeRate, incrementalRate } = await this.feeRates(request.feeRate);
+    // Stored with the PSBT, in its transaction: a PSBT is never left without its labels.
+    const writeLabels = this.wallets.prepareAddressLabels(wallet.id, request.recipients.filter((r) => r.label !== undefined).map((r) => ({ address: r.address, label: r.label! })));
     const spending = await this.wallets.loadForSpending(wallet.id);
     const keys = this.keysOf(wallet);
 
@@ -178,7 +180,10 @@ export class PsbtService implements PsbtReservations {
         createdBy: principal.userName,
       };
       try {
-        await this.deps.store.transaction((repos) => repos.psbts.insert(stored, plan.inputs));
+        await this.deps.store.transaction(async (repos) => {
+          await repos.psbts.insert(stored, plan.inputs);
+          await writeLabels(repos);
+        });
       } catch (error) {
         if (!(error instanceof StoreConflictError)) throw error;
         const nowReserved = new Set((await this.deps.store.psbts.reservations(wallet.id)).map((r) => outpointKey(r.txid, r.vout)));
@@ -190,8 +195,6 @@ export class PsbtService implements PsbtReservations {
         }
         continue;
       }
-      const labels = request.recipients.filter((r) => r.label !== undefined).map((r) => ({ address: r.address, label: r.label! }));
-      if (labels.length > 0) await this.wallets.setAddressLabels(wallet.id, labels);
       return { txid, record: this.recordOf(wallet, stored) };
     }
   }

@@ -97,8 +97,10 @@ export class FixtureWalletReader implements WalletReader {
     return spendingOf(this.state, this.rows, name, this.snapshot, this.frozen);
   }
 
-  async setAddressLabels(walletId: string, labels: { address: string; label: string }[]): Promise<void> {
-    for (const l of labels) this.labels.push({ walletId, ...l });
+  prepareAddressLabels(walletId: string, labels: { address: string; label: string }[]): () => Promise<void> {
+    return async () => {
+      for (const l of labels) this.labels.push({ walletId, ...l });
+    };
   }
 }
 
