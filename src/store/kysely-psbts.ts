@@ -102,8 +102,10 @@ export class KyselyPsbts implements PsbtRepository {
     });
   }
 
-  async reservations(walletId: string): Promise<Reservation[]> {
-    const rows = await this.db.selectFrom('psbt_reservations').selectAll().where('wallet_id', '=', walletId).execute();
+  async reservations(walletId: string, psbtTxid?: string): Promise<Reservation[]> {
+    let query = this.db.selectFrom('psbt_reservations').selectAll().where('wallet_id', '=', walletId);
+    if (psbtTxid !== undefined) query = query.where('psbt_txid', '=', psbtTxid);
+    const rows = await query.execute();
     return rows.map((r) => ({ walletId: r.wallet_id, txid: r.txid, vout: Number(r.vout), psbtTxid: r.psbt_txid }));
   }
 

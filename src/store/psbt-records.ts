@@ -46,8 +46,8 @@ export interface PsbtRepository {
   setStatus(walletId: string, txid: string, status: PsbtStatus, updatedAt: number): Promise<boolean>;
   /** Removes the PSBT and frees its coins. False when absent. */
   delete(walletId: string, txid: string): Promise<boolean>;
-  /** Every coin of the wallet held by a PSBT. */
-  reservations(walletId: string): Promise<Reservation[]>;
+  /** Every coin of the wallet held by a PSBT, or by the one PSBT given. */
+  reservations(walletId: string, psbtTxid?: string): Promise<Reservation[]>;
   /** Removes every PSBT and reservation of the wallet (wallet deletion). */
   deleteWallet(walletId: string): Promise<void>;
 }

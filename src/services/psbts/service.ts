@@ -25,7 +25,7 @@ import type { Store, StoredPsbt } from '../../store/repositories.js';
 import { StoreConflictError } from '../../store/repositories.js';
 import { ServiceError } from '../errors.js';
 import type { Principal } from '../principal.js';
-import type { PsbtReservations, WalletForSpending, WalletReader, WalletRecord } from '../wallet-access.js';
+import type { PsbtReservations, WalletReader, WalletRecord } from '../wallet-access.js';
 import { planPsbt, walletKeys, type WalletKeys } from './plan.js';
 import { checkFeeRate, parseCreateRequest, type CreatePsbtInput } from './request.js';
 
@@ -136,13 +136,6 @@ export class PsbtService implements PsbtReservations {
     return record;
   }
 
-  /** The outpoints a stored PSBT spends (from the cached record when there is one). */
-  private inputsOf(stored: StoredPsbt): { txid: string; vout: number }[] {
-    const cached = this.records.get(`${stored.walletId}:${stored.txid}`);
-    if (cached && cached.psbt === stored.psbt) return cached.record.tx.vin.map((i) => ('txid' in i ? { txid: i.txid, vout: i.vout } : { txid: '', vout: -1 }));
-    return parsePsbt(stored.psbt).tx.inputs;
-  }
-
   private decodeRecord(wallet: WalletRecord, stored: StoredPsbt): PsbtRecord {
     return psbtRecord(parsePsbt(stored.psbt), {
       network: getNetwork(wallet.network),
@@ -221,20 +214,23 @@ export class PsbtService implements PsbtReservations {
   }
 
   /**
-   * Brings the wallet's PSBTs up to date with its transactions: one whose transaction is seen leaves
-   * the pending list; one whose coins were spent elsewhere by a confirmed transaction becomes invalid,
-   * and its other coins are freed. A coin merely absent from the view (a wallet still catching up after a
-   * restart) is no proof of a spend: such a PSBT stays pending, and its reservations with it.
+   * Brings pending PSBTs up to date with the wallet's transactions and returns those still pending: one
+   * whose transaction is seen leaves the pending list; one whose coins were spent elsewhere by a confirmed
+   * transaction becomes invalid, and its other coins are freed. A coin merely absent from the view (a wallet
+   * still catching up after a restart) is no proof of a spend: such a PSBT stays pending, and its reservations
+   * with it. A pending PSBT's coins are its reservations (written with it), so no PSBT text is decoded here.
    */
-  private async reconcile(walletId: string, spending?: WalletForSpending): Promise<StoredPsbt[]> {
-    const pending = await this.deps.store.psbts.list(walletId, 'pending');
+  private async reconcile(walletId: string, pending: StoredPsbt[]): Promise<StoredPsbt[]> {
     if (pending.length === 0) return pending;
-    const view = await this.chainView(walletId, spending);
+    const view = await this.chainView(walletId);
+    const only = pending.length === 1 ? pending[0]!.txid : undefined;
+    const spentCoins = new Set<string>();
+    for (const r of await this.deps.store.psbts.reservations(walletId, only)) {
+      if (view.spentConfirmed.has(outpointKey(r.txid, r.vout))) spentCoins.add(r.psbtTxid);
+    }
     const still: StoredPsbt[] = [];
     for (const stored of pending) {
-      let status: 'broadcast' | 'invalid' | undefined;
-      if (view.seen.has(stored.txid)) status = 'broadcast';
-      else if (this.inputsOf(stored).some((i) => view.spentConfirmed.has(outpointKey(i.txid, i.vout)))) status = 'invalid';
+      const status = view.seen.has(stored.txid) ? 'broadcast' : spentCoins.has(stored.txid) ? 'invalid' : undefined;
       if (status) await this.deps.store.psbts.setStatus(walletId, stored.txid, status, this.now());
       else still.push(stored);
     }
@@ -246,11 +242,11 @@ export class PsbtService implements PsbtReservations {
    * A coin spent only in the mempool keeps its PSBT pending: a replacement may still win. Kept per wallet
    * revision, so listing does not reload the wallet while its chain state is unchanged.
    */
-  private async chainView(walletId: string, spending?: WalletForSpending): Promise<{ seen: Set<string>; spentConfirmed: Set<string> }> {
+  private async chainView(walletId: string): Promise<{ seen: Set<string>; spentConfirmed: Set<string> }> {
     const revision = await this.deps.store.wallets.revision(walletId);
     const cached = this.chainViews.get(walletId);
     if (cached && revision !== undefined && cached.revision === revision) return cached;
-    const state = spending ?? (await this.wallets.loadForSpending(walletId));
+    const state = await this.wallets.loadForSpending(walletId);
     const seen = new Set<string>();
     const spentConfirmed = new Set<string>();
     for (const t of state.transactions) {
@@ -275,15 +271,15 @@ export class PsbtService implements PsbtReservations {
   /** The wallet's pending PSBTs, newest first. */
   async list(principal: Principal, alias: string): Promise<{ txid: string; record: PsbtRecord }[]> {
     const wallet = await this.wallets.resolve(principal, alias, 'read');
-    const pending = await this.reconcile(wallet.id);
+    const pending = await this.reconcile(wallet.id, await this.deps.store.psbts.list(wallet.id, 'pending'));
     return pending.map((stored) => ({ txid: stored.txid, record: this.recordOf(wallet, stored) }));
   }
 
   private async findPending(wallet: WalletRecord, txid: string): Promise<StoredPsbt> {
     const id = txid.toLowerCase();
     if (!TXID.test(id)) throw psbtNotFound(txid);
-    const pending = await this.reconcile(wallet.id);
-    const stored = pending.find((p) => p.txid === id);
+    const found = await this.deps.store.psbts.find(wallet.id, id);
+    const [stored] = found?.status === 'pending' ? await this.reconcile(wallet.id, [found]) : [];
     if (!stored) throw psbtNotFound(txid);
     return stored;
   }

@@ -66,6 +66,32 @@ describe('a PSBT whose coins are spent elsewhere', () => {
   }, 60_000);
 });
 
+describe('reading one PSBT whose coins were spent elsewhere', () => {
+  it('marks that PSBT invalid without touching the others', async () => {
+    opened = await openTestSqlite();
+    const reader = FixtureWalletReader.at(7);
+    const service = new PsbtService({ store: opened.store, wallets: reader, chain: () => fees, maxFeeRate: 1000 });
+    const spentLater = parseTransaction(timeline.snapshots[8].mempool[0].hex).inputs.map((i) => ({ txid: i.txid, vout: i.vout }));
+    const others = (await reader.loadForSpending('id-w_wpkh')).utxos.filter((u) => !spentLater.some((s) => s.txid === u.txid && s.vout === u.vout));
+    const doomed = await service.create(alice, 'w_wpkh', { recipients: [{ address: external, amount: '0.01' }], inputs: [...spentLater, { txid: others[0]!.txid, vout: others[0]!.vout }] });
+    const kept = await service.create(alice, 'w_wpkh', { recipients: [{ address: external, amount: '0.01' }], inputs: [{ txid: others[1]!.txid, vout: others[1]!.vout }] });
+
+    let chain: string[] = timeline.snapshots[7].chain;
+    for (let i = 8; i <= 10; i++) {
+      for (const update of updatesTo(chain, i)) applyAndPersist(reader.state, reader.rows, update);
+      chain = timeline.snapshots[i].chain;
+    }
+    reader.snapshot = 10;
+
+    // The first read after the confirmed spend is of the doomed PSBT itself, not a listing.
+    await expect(service.get(alice, 'w_wpkh', doomed.txid)).rejects.toMatchObject({ code: 'psbt_not_found' });
+    expect((await opened.store.psbts.find('id-w_wpkh', doomed.txid))?.status).toBe('invalid');
+    expect([...(await service.reservedOutpoints('id-w_wpkh')).values()]).toEqual([kept.txid]);
+    expect((await service.get(alice, 'w_wpkh', kept.txid)).record.tx.txid).toBe(kept.txid);
+    expect((await service.list(alice, 'w_wpkh')).map((p) => p.txid)).toEqual([kept.txid]);
+  }, 60_000);
+});
+
 describe('reservations on PostgreSQL', () => {
   it('two service instances on one database never reserve the same coin', async () => {
     opened = await openTestPostgres();

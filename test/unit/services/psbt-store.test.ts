@@ -50,6 +50,8 @@ describe.each([
     await store.transaction((r) => r.psbts.insert(psbt(B, 2000), [coin(1)]));
     await store.transaction((r) => r.psbts.insert(psbt(C, 3000), [coin(2)]));
     expect((await store.psbts.list('w1', 'pending')).map((p) => p.txid)).toEqual([C, B, A]);
+    expect((await store.psbts.reservations('w1', B)).map((r) => `${r.vout}:${r.psbtTxid}`)).toEqual([`1:${B}`]);
+    expect(await store.psbts.reservations('w2', B)).toEqual([]);
     expect((await store.psbts.find('w1', A))?.changeOutputs).toEqual([1]);
 
     expect(await store.psbts.delete('w1', A)).toBe(true);
