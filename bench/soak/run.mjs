@@ -31,6 +31,8 @@ const CLIENTS = Math.min(Number(option('clients', '100')), 500);
 /** Confirmed coins of the soak wallet; pending PSBTs hold some of them all the time. */
 const UTXOS = Math.min(Number(option('utxos', '2000')), 20_000);
 const PAYMENTS_PER_BLOCK = 20;
+/** Width of the throughput series' windows, seconds. */
+const WINDOW_S = 10;
 /** Share of created PSBTs the client deletes right away (their coins are free again); the rest stay pending. */
 const DELETE_SHARE = 0.75;
 /** Upper bound on requests per client, so a very fast machine still ends with a bounded store. */
@@ -121,7 +123,7 @@ async function main() {
   const server = spawn(process.execPath, [join(root, 'dist/cli/main.js'), 'serve'], { env: { PATH: process.env.PATH, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
   const base = `http://127.0.0.1:${port}`;
   const api = `${base}/api/v1alpha`;
-  const results = { statuses: {}, errors: 0, fiveXx: 0, latencies: Object.fromEntries(OPERATIONS.map((op) => [op, []])), psbtRefusals: {}, acknowledged: [], psbtsCreated: [], psbtsDeleted: new Set() };
+  const results = { statuses: {}, errors: 0, fiveXx: 0, latencies: Object.fromEntries(OPERATIONS.map((op) => [op, []])), psbtRefusals: {}, acknowledged: [], psbtsCreated: [], psbtsDeleted: new Set(), answeredPerWindow: [] };
   try {
     await waitFor(`${base}/healthz/live`);
     // After the first start, which creates admin only in an empty store.
@@ -169,6 +171,8 @@ async function main() {
           }
           const body = await response.json();
           results.latencies[op].push(performance.now() - t0);
+          const slot = Math.floor((performance.now() - started) / (WINDOW_S * 1000));
+          results.answeredPerWindow[slot] = (results.answeredPerWindow[slot] ?? 0) + 1;
           results.statuses[response.status] = (results.statuses[response.status] ?? 0) + 1;
           if (response.status >= 500) results.fiveXx++;
           if (op === 'create_token' && response.status === 201) results.acknowledged.push(body.jwt_token_id);
@@ -243,6 +247,8 @@ async function main() {
           psbts: { created: results.psbtsCreated.length, deleted: results.psbtsDeleted.size, pendingAtEnd: pendingPsbts.length, reservedCoins: reservedOutpoints.length, refusals: results.psbtRefusals },
           lostWrites: lost,
           storeFaults: { resurrected, reservedTwice, orphanReservations, psbtsWithoutCoins },
+          // Requests/s in each full WINDOW_S window: a service that slows as PSBTs pile up shows a falling series.
+          perSecondByWindow: Array.from(results.answeredPerWindow.slice(0, Math.floor(seconds / WINDOW_S)), (n) => Math.round((n ?? 0) / WINDOW_S)),
           perOperation,
         },
         null,
