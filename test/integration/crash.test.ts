@@ -151,13 +151,14 @@ describe.each(['sqlite', 'postgres'] as const)('SIGKILL during writes (%s)', (ki
 });
 
 /**
- * What the clients know of each PSBT (by txid; deleting and creating the same payment again gives
- * the same txid): created (201), deleted (200), or a deletion sent without an answer (either).
+ * What the clients know of each PSBT, by txid: created (201), deleted (200), or a deletion sent without
+ * an answer (either). A creation without an answer may have been stored too: its txid is unknown, but it
+ * is no known txid, since every creation pays a distinct amount.
  */
 type PsbtState = 'created' | 'deleted' | 'delete_unanswered';
 
 /** Creates and deletes PSBTs of w_wpkh until the server stops answering; any 5xx fails the test. */
-async function psbtsUntilKilled(instance: Instance, auth: string, recipient: string, amount: string, states: Map<string, PsbtState>, progress: Progress): Promise<void> {
+async function psbtsUntilKilled(instance: Instance, auth: string, recipient: string, amounts: Iterator<number>, states: Map<string, PsbtState>, progress: Progress): Promise<void> {
   const call = async (path: string, init: RequestInit) => {
     const response = await fetch(`${instance.api}/wallets/w_wpkh/psbt${path}`, { ...init, headers: { authorization: auth, 'content-type': 'application/json' }, signal: AbortSignal.timeout(5_000) });
     const body = (await response.json()) as any;
@@ -169,7 +170,7 @@ async function psbtsUntilKilled(instance: Instance, auth: string, recipient: str
   };
   for (;;) {
     try {
-      const made = await call('', { method: 'POST', body: JSON.stringify({ recipients: [{ address: recipient, amount, unit: 'btc' }], fee_rate: '2' }) });
+      const made = await call('', { method: 'POST', body: JSON.stringify({ recipients: [{ address: recipient, amount: amounts.next().value, unit: 'sat' }], fee_rate: '2' }) });
       if (made.status !== 201) {
         // Every coin is reserved by the other client's PSBT right now.
         await new Promise((resolve) => setTimeout(resolve, 20));
@@ -206,20 +207,27 @@ describe.each(['sqlite', 'postgres'] as const)('SIGKILL during PSBT creation and
         body: JSON.stringify({ name: 'Crash', alias: 'w_wpkh', recv_descriptor: wallets.w_wpkh!.recv_descriptor, change_descriptor: wallets.w_wpkh!.change_descriptor, birthday: 0 }),
       });
       expect(imported.status).toBe(201);
-      const coins = timeline.snapshots[5].expected.w_wpkh.unspent.length;
+      // Wait for exactly the tip's coins: a count alone is met at height 127 too, by two coins spent in
+      // block 128, and a PSBT spending one of them rightly turns invalid once the sync applies that block.
+      const coinKeys = (coins: { txid: string; vout: number }[]) => coins.map((c) => `${c.txid}:${c.vout}`).sort().join();
+      const tipCoins = coinKeys(timeline.snapshots[5].expected.w_wpkh.unspent);
       for (let waited = 0; ; waited += 100) {
-        const details = (await (await fetch(`${instance.api}/wallets/w_wpkh`, { headers: { authorization: auth } })).json()) as { utxo?: unknown[] };
-        if (details.utxo?.length === coins) break;
+        const details = (await (await fetch(`${instance.api}/wallets/w_wpkh`, { headers: { authorization: auth } })).json()) as { utxo?: { txid: string; vout: number }[] };
+        if (details.utxo && coinKeys(details.utxo) === tipCoins) break;
         if (waited > 20_000) throw new Error('wallet did not sync');
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
 
       const states = new Map<string, PsbtState>();
+      // A distinct amount per creation (about 0.04 BTC, which any one coin pays): the same payment again would
+      // give the same txid, and a deleted PSBT made again by an unanswered creation would look resurrected.
+      const amounts = (function* () {
+        for (let sat = 4_000_000; ; sat++) yield sat;
+      })();
       let creations = 0;
       for (let round = 0; round < 4; round++) {
         const progress: Progress = { acks: 0 };
-        // Amounts differ per client: the same payment again gives the same txid, so only one client may make it.
-        const clients = ['0.04', '0.041'].map((amount) => psbtsUntilKilled(instance, auth, recipient, amount, states, progress));
+        const clients = [0, 1].map(() => psbtsUntilKilled(instance, auth, recipient, amounts, states, progress));
         await killAfterProgress(instance, progress);
         await Promise.all(clients);
         creations += progress.acks;
