@@ -34,6 +34,11 @@ export class WalletScripts {
 
   readonly derive: ScriptDeriver = (branch: Branch, fromIndex: number, count: number) => {
     const known = this.known[branch];
+    if (fromIndex > known.length + DERIVE_AHEAD) {
+      // Far past what the wallet watches (an address listing paging ahead): derive that range alone and
+      // keep nothing, rather than every script up to it (a listing at index 2^31 - 1000 would never end).
+      return this.derivers[branch].deriveRange(fromIndex, count).map((output) => output.scriptPubKey);
+    }
     if (known.length < fromIndex + count) {
       // Derive ahead: a batch costs a few field inversions whatever its size, and gaps grow one script at a time.
       const added = this.derivers[branch].deriveRange(known.length, Math.max(fromIndex + count - known.length, DERIVE_AHEAD));

@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { decodeAddress, normalizeAddress } from '../core/address.js';
 import { toHex } from '../core/bytes.js';
 import { CoreError } from '../core/errors.js';
+import { HARDENED } from '../core/keys/derive.js';
 import { parseTransaction } from '../core/tx.js';
 import { NETWORKS, type NetworkName } from '../core/network.js';
 import { getBalances, walletSummary, type WalletTxEntry } from '../engine/index.js';
@@ -332,6 +333,8 @@ export class WalletService implements WalletReader, WalletDirectory {
   }
 
   async addresses(principal: Principal, alias: string, branch: 0 | 1, from: number, count: number): Promise<AddressEntry[]> {
+    // Addresses exist only at non-hardened indexes (BIP32); the query schema bounds from and count alone.
+    if (from + count > HARDENED) throw invalidField('/from', `plus count must not pass ${HARDENED}: the last address index is ${HARDENED - 1}`);
     const wallet = await this.resolveStored(principal, alias, 'read');
     const view = await this.states.view(wallet);
     const used = receivingScripts(walletLists(view).transactions);

@@ -1,5 +1,7 @@
 /** Addresses, next address, coin freezing and labels over HTTP, on a synced fixture wallet. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DescriptorDeriver, parseDescriptor } from '../../src/core/descriptor/index.js';
+import { NETWORKS } from '../../src/core/network.js';
 import { request } from '../support/server.js';
 import { startWalletWorld, timeline, walletDetails, wallets, type WalletWorld } from './wallet-helpers.js';
 
@@ -32,6 +34,20 @@ describe('addresses', () => {
     expect(next.body).toEqual({ address: (await walletDetails(world, 'w')).address, index: 31 });
     const bad = await request(`${world.server.api}/wallets/w/addresses?count=5000`, { headers: world.auth });
     expect(bad.status).toBe(400);
+  });
+
+  it('lists a page far past the watched addresses, up to the last index, the same as the descriptor derives it', async () => {
+    const last = 2 ** 31 - 1;
+    const deriver = new DescriptorDeriver(parseDescriptor(wallets.w_wpkh!.change_descriptor, NETWORKS.regtest));
+    const page = await request(`${world.server.api}/wallets/w/addresses?branch=change&from=${last - 2}&count=3`, { headers: world.auth });
+    expect(page.status, page.text).toBe(200);
+    expect(page.body.addresses).toEqual([last - 2, last - 1, last].map((index) => ({ index, address: deriver.derive(index).address, label: '', used: false })));
+    const middle = await request(`${world.server.api}/wallets/w/addresses?from=1000000&count=2`, { headers: world.auth });
+    expect(middle.body.addresses.map((a: { index: number }) => a.index)).toEqual([1_000_000, 1_000_001]);
+
+    const past = await request(`${world.server.api}/wallets/w/addresses?from=${last}&count=2`, { headers: world.auth });
+    expect(past.status).toBe(400);
+    expect(past.body).toMatchObject({ code: 'invalid_request', errors: [{ path: '/from' }] });
   });
 });
 
