@@ -1,7 +1,7 @@
 /** The PSBT repository on a real SQLite file and a real PostgreSQL schema: reservations are exclusive and atomic. */
 import { afterEach, describe, expect, it } from 'vitest';
-import { StoreConflictError, type StoredPsbt } from '../../../src/store/repositories.js';
-import { openTestPostgres, openTestSqlite, type OpenedStore } from '../../support/stores.js';
+import { StoreConflictError, type StoredPsbt } from '../../src/store/repositories.js';
+import { STORE_KINDS, type OpenedStore } from '../support/stores.js';
 
 const psbt = (txid: string, createdAt: number): StoredPsbt => ({
   walletId: 'w1',
@@ -19,10 +19,7 @@ const B = 'b'.repeat(64);
 const C = 'c'.repeat(64);
 const coin = (vout: number) => ({ txid: 'f'.repeat(64), vout });
 
-describe.each([
-  ['sqlite', openTestSqlite],
-  ['postgres', openTestPostgres],
-] as const)('PSBT repository on %s', (_name, open) => {
+describe.each(STORE_KINDS)('PSBT store conformance: $kind', ({ open }) => {
   let opened: OpenedStore | undefined;
   afterEach(async () => {
     await opened?.dispose();
