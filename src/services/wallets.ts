@@ -399,6 +399,16 @@ export class WalletService implements WalletReader, WalletDirectory {
     const wallet = await this.resolveStored(principal, alias, 'owner');
     if (fromHeight !== undefined && (!Number.isSafeInteger(fromHeight) || fromHeight < 0)) throw invalidField('/from', 'must be a block height (integer >= 0)');
     const from = fromHeight ?? wallet.birthday;
+    // A start after the chain's next block (a mistyped height) would show no coin until the chain got there.
+    // Up to the wallet's own next block the chain has it; past that, the node's tip decides.
+    if (fromHeight !== undefined && fromHeight > (wallet.tip?.height ?? -1) + 1) {
+      const next = (await this.birthdayHeight({ kind: 'tip' })) + 1; // the node's tip, or 503 without one
+      if (fromHeight > next) {
+        throw new ServiceError('unprocessable', 'rescan_past_tip', `from must be at most ${next}, the next block of the chain: a later start would show no coin until the chain got there`, {
+          errors: [{ path: '/from', message: `must be at most ${next}` }],
+        });
+      }
+    }
     await this.deps.store.transaction((repos) => repos.wallets.resetChain(wallet.id, from));
     this.states.forget(wallet.id);
     return { alias: wallet.alias, from };

@@ -34,6 +34,12 @@ describe('without a configured node', () => {
     const fromZero = await request(`${server.api}/wallets`, { method: 'POST', headers: auth, json: wpkhBody({ birthday: 0 }) });
     expect(fromZero.status).toBe(201);
     expect(fromZero.body.scan).toEqual({ progress: 0, height: 0 });
+    // Scanning again from the start needs no node; from a later height, only the node can tell it exists.
+    const rescan = (from: number) => request(`${server.api}/wallets/hot/rescan`, { method: 'POST', headers: auth, json: { from } });
+    expect((await rescan(0)).status).toBe(202);
+    const later = await rescan(100);
+    expect(later.status).toBe(503);
+    expect(later.body.code).toBe('chain_unavailable');
     expect((await request(`${server.api}/service`, { headers: auth })).body.chain).toBeNull();
     expect((await server.running.runtime.services.sync.runOnce()).ran).toBe(false);
   });

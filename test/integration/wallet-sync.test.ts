@@ -46,6 +46,12 @@ describe.each([
 
   it('rescans a wallet over HTTP: its rows are dropped, scan shows progress, the next pass restores it', async () => {
     const last = timeline.snapshots.length - 1;
+    const tip = timeline.snapshots[last].tip.height;
+    const before = await walletDetails(world, 'w_shwpkh');
+    const gap = await request(`${world.server.api}/wallets/w_shwpkh/rescan`, { method: 'POST', headers: world.auth, json: { from: tip + 2 } });
+    expect(gap.status, gap.text).toBe(422);
+    expect(gap.body).toMatchObject({ code: 'rescan_past_tip', errors: [{ path: '/from', message: `must be at most ${tip + 1}` }] });
+    expect(await walletDetails(world, 'w_shwpkh')).toEqual(before);
     const rescan = await request(`${world.server.api}/wallets/w_shwpkh/rescan`, { method: 'POST', headers: world.auth, json: { from: 0 } });
     expect(rescan.status, rescan.text).toBe(202);
     expect(rescan.body).toEqual({ alias: 'w_shwpkh', from: 0 });

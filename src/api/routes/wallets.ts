@@ -99,7 +99,7 @@ export const walletRoutes: RouteModule = {
           summary: 'Forget what the wallet learnt from the chain and scan again (owner only)',
           params: WalletParams,
           body: Type.Optional(RescanBody),
-          response: { 202: Type.Object({ alias: Type.String(), from: Type.Integer() }), ...errorResponses(400, 401, 404, 500) },
+          response: { 202: Type.Object({ alias: Type.String(), from: Type.Integer() }), ...errorResponses(400, 401, 404, 422, 500, 503) },
         },
       },
       async (request, reply) => reply.status(202).send(await wallets.rescan(principalOf(request), request.params.wallet_alias, request.body?.from)),
