@@ -217,8 +217,9 @@ export class PsbtService implements PsbtReservations {
    * Brings pending PSBTs up to date with the wallet's transactions and returns those still pending: one
    * whose transaction is seen leaves the pending list; one whose coins were spent elsewhere by a confirmed
    * transaction becomes invalid, and its other coins are freed. A coin merely absent from the view (a wallet
-   * still catching up after a restart) is no proof of a spend: such a PSBT stays pending, and its reservations
-   * with it. A pending PSBT's coins are its reservations (written with it), so no PSBT text is decoded here.
+   * scanning again after a rescan, or a funding transaction reorged out that may be mined again) is no proof
+   * of a spend: such a PSBT stays pending, and its reservations with it. A pending PSBT's coins are its
+   * reservations (written with it), so no PSBT text is decoded here.
    */
   private async reconcile(walletId: string, pending: StoredPsbt[]): Promise<StoredPsbt[]> {
     if (pending.length === 0) return pending;
