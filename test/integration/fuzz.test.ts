@@ -110,7 +110,6 @@ async function importWallet(alias: string, token: string, sharedWith: { user: st
 /** A pending PSBT of the spendable wallet, made by its owner from one coin chosen here. */
 async function makePendingPsbt(): Promise<string> {
   const coin = world.coins[0]!;
-  await request(`${server.api}/wallets/${SPENDABLE}/utxo`, { method: 'PATCH', headers: as(ownerToken), json: { ...coin, frozen: false } });
   const made = await request(`${server.api}/wallets/${SPENDABLE}/psbt`, {
     method: 'POST',
     headers: as(ownerToken),
@@ -128,14 +127,19 @@ async function makePendingPsbt(): Promise<string> {
 async function restoreWorld(): Promise<void> {
   if ((await request(`${server.api}/wallets/${OWNED}`, { headers: as(userToken) })).status === 404) await importWallet(OWNED, userToken, []);
   await server.running.runtime.services.sync.runOnce();
+  let pendingKept = false;
   for (const [alias, token] of [[SPENDABLE, ownerToken], [OWNED, userToken]] as const) {
     const list = await request(`${server.api}/wallets/${alias}/psbt`, { headers: as(token) });
     for (const txid of Object.keys(list.body.result ?? {})) {
-      if (txid !== pendingPsbt) await request(`${server.api}/wallets/${alias}/psbt/${txid}`, { method: 'DELETE', headers: as(token) });
+      if (txid === pendingPsbt) pendingKept = true;
+      else await request(`${server.api}/wallets/${alias}/psbt/${txid}`, { method: 'DELETE', headers: as(token) });
     }
   }
-  for (const coin of world.coins) await request(`${server.api}/wallets/${SPENDABLE}/utxo`, { method: 'PATCH', headers: as(ownerToken), json: { ...coin, frozen: false } });
-  if ((await request(`${server.api}/wallets/${SPENDABLE}/psbt/${pendingPsbt}`, { headers: as(ownerToken) })).status === 404) pendingPsbt = await makePendingPsbt();
+  const coins = await request(`${server.api}/wallets/${SPENDABLE}/utxo`, { headers: as(ownerToken) });
+  for (const { txid, vout, frozen } of coins.body.utxo as { txid: string; vout: number; frozen: boolean }[]) {
+    if (frozen) await request(`${server.api}/wallets/${SPENDABLE}/utxo`, { method: 'PATCH', headers: as(ownerToken), json: { txid, vout, frozen: false } });
+  }
+  if (!pendingKept) pendingPsbt = await makePendingPsbt();
 }
 
 async function startFuzzTarget(kind: 'sqlite' | 'postgres'): Promise<void> {
