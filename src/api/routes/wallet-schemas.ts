@@ -126,7 +126,7 @@ export const PageQuery = Type.Object({
 
 export const AddressesQuery = Type.Object({
   branch: Type.Optional(Type.Union([Type.Literal('receive'), Type.Literal('change')])),
-  from: Type.Optional(Type.Integer({ minimum: 0, maximum: 2_147_483_647 })),
+  from: Type.Optional(Type.Integer({ minimum: 0, maximum: 2_147_483_647, description: 'First index; from + count may not pass 2^31 (400).' })),
   count: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
 });
 
