@@ -24,6 +24,17 @@
 export { applyUpdate, type ApplyOptions } from './apply.js';
 export { EngineError } from './errors.js';
 export { emptyEngineState as createEngineState, type EngineState } from './state.js';
-export { COINBASE_MATURITY_CONFIRMATIONS, getBalances, listTransactions, listUnspent, walletSummary, type WalletSummary } from './views.js';
+export {
+  COINBASE_MATURITY_CONFIRMATIONS,
+  coinHistory,
+  getBalances,
+  listTransactions,
+  listUnspent,
+  scriptOwner,
+  walletSummary,
+  type CoinHistory,
+  type CoinTx,
+  type WalletSummary,
+} from './views.js';
 export { addWallet, removeWallet, watchRevealed } from './wallets.js';
 export * from './types.js';

@@ -5,7 +5,7 @@
 import { toHex } from '../core/bytes.js';
 import { EngineError } from './errors.js';
 import { outpointKey, type EngineState, type TrackedTx, type WalletState } from './state.js';
-import type { Branch, TxCategory, WalletBalances, WalletTxEntry, WalletUtxo } from './types.js';
+import type { Branch, TxCategory, TxStatus, WalletBalances, WalletTxEntry, WalletUtxo } from './types.js';
 
 /** Core's wallet treats a coinbase as spendable from COINBASE_MATURITY + 1 = 101 confirmations. */
 export const COINBASE_MATURITY_CONFIRMATIONS = 101;
@@ -190,4 +190,32 @@ export function walletSummary(state: EngineState, walletId: string): WalletSumma
     derivedReceive: w.derived[0],
     derivedChange: w.derived[1],
   };
+}
+
+/** One transaction of the wallet as a coin's history names it. */
+export interface CoinTx {
+  txid: string;
+  status: TxStatus;
+  hex: string;
+}
+
+/** What the wallet knows of one coin: the transaction that created it (if known) and every transaction spending it. */
+export interface CoinHistory {
+  funding: CoinTx | undefined;
+  spenders: CoinTx[];
+}
+
+const coinTx = (t: TrackedTx): CoinTx => ({ txid: t.txid, status: t.status, hex: t.hex });
+
+export function coinHistory(state: EngineState, walletId: string, txid: string, vout: number): CoinHistory {
+  const wallet = walletOf(state, walletId);
+  const funding = wallet.txs.get(txid);
+  const spenders = [...(wallet.spenders.get(outpointKey(txid, vout)) ?? [])].map((s) => wallet.txs.get(s)).filter((t): t is TrackedTx => !!t);
+  return { funding: funding && coinTx(funding), spenders: spenders.map(coinTx) };
+}
+
+/** Where a script sits in the wallet's derived addresses, if it is one of them. */
+export function scriptOwner(state: EngineState, walletId: string, script: string): { branch: Branch; index: number } | undefined {
+  const owner = walletOf(state, walletId).scripts.get(script);
+  return owner && { branch: owner.branch, index: owner.index };
 }
