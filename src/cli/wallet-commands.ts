@@ -63,11 +63,11 @@ export async function runWalletCommand(
     const user = await runtime.store.users.find(userName);
     if (!user) throw new ServiceError('not_found', 'user_not_found', `No user ${userName}`);
     const principal: Principal = { userName, isAdmin: user.isAdmin };
-    const wallets = runtime.services.wallets;
+    const { reads, admin } = runtime.services.wallets;
     switch (action) {
       case 'import': {
         const birthday = options.get('--birthday');
-        const details = await wallets.create(principal, {
+        const details = await admin.create(principal, {
           name: options.get('--name'),
           alias: options.get('--alias'),
           description: options.get('--description'),
@@ -80,23 +80,23 @@ export async function runWalletCommand(
         return `Imported wallet ${details.alias} (${details.name}): ${details.address_type}, ${details.sigs_required} of ${details.sigs_total}\nFirst address: ${details.address}`;
       }
       case 'list': {
-        const list = await wallets.list(principal);
+        const list = await reads.list(principal);
         if (list.length === 0) return 'No wallets';
         return list.map((w) => `${w.alias}\t${w.name}\t${w.address_type}\t${w.sigs_required}-of-${w.sigs_total}\t${w.balance.total.toFixed(8)} BTC`).join('\n');
       }
       case 'show':
-        return JSON.stringify(await wallets.details(principal, alias!), null, 2);
+        return JSON.stringify(await reads.details(principal, alias!), null, 2);
       case 'delete':
-        await wallets.delete(principal, alias!);
+        await admin.delete(principal, alias!);
         return `Deleted wallet ${alias}`;
       default: {
-        const { from } = await wallets.rescan(principal, alias!, integerOption(options, '--from'));
+        const { from } = await admin.rescan(principal, alias!, integerOption(options, '--from'));
         if (!runtime.services.chain.source) return `Wallet ${alias} will be scanned again from height ${from} once a node is configured`;
         const done = runtime.services.sync.runOnce();
         let finished = false;
         void done.finally(() => (finished = true)).catch(() => undefined);
         while (!finished) {
-          const scan = await wallets.scan(principal, alias!);
+          const scan = await reads.scan(principal, alias!);
           if (scan) progress(`\r${progressBar(scan.progress)} height ${scan.height}`);
           await Promise.race([done.catch(() => undefined), new Promise((resolve) => setTimeout(resolve, 250))]);
         }

@@ -17,9 +17,17 @@ import { PsbtService } from './psbts/service.js';
 import { CachedChainAccess } from './sync/chain-access.js';
 import { ALWAYS_LEADER, type SyncLeadership } from './sync/leadership.js';
 import { SyncService } from './sync/sync-service.js';
-import type { WalletReader } from './wallet-access.js';
-import { WalletScriptsCache } from './wallet-state.js';
-import { WalletService } from './wallets.js';
+import { PsbtChainReconciler } from './psbts/chain-reconciler.js';
+import { WalletScriptsCache, WalletStateCache } from './wallet-state.js';
+import { WalletAccess, WalletAdmin, WalletCoins, WalletReads } from './wallets/index.js';
+
+/** The wallet part, by who acts: access checks, reads (read access), the owner's administration, coins. */
+export interface WalletServices {
+  access: WalletAccess;
+  reads: WalletReads;
+  admin: WalletAdmin;
+  coins: WalletCoins;
+}
 
 export interface Services {
   authentication: AuthenticationService;
@@ -29,9 +37,7 @@ export interface Services {
   health: HealthService;
   /** The chain source (null when no node is configured): fee estimates, relay fees, broadcast, tip. */
   chain: CachedChainAccess;
-  wallets: WalletService;
-  /** The wallet seam of the PSBT part (the same object as `wallets`). */
-  walletReader: WalletReader;
+  wallets: WalletServices;
   sync: SyncService;
   /** PSBTs of wallets: creation, reservations, signatures, broadcast. */
   psbts: PsbtService;
@@ -60,20 +66,28 @@ export function createServices(deps: ServiceDeps): Services {
   const limiter = new FailedLoginLimiter(store.authFailures, config.auth.rateLimit);
   const chain = new CachedChainAccess(deps.chain ?? null, now);
   const scripts = new WalletScriptsCache();
-  const wallets = new WalletService({ store, network: config.network, chain, now, scripts });
+  const states = new WalletStateCache(store, scripts);
+  const access = new WalletAccess(store);
+  const reads = new WalletReads({ store, access, chain, states, scripts });
+  const wallets: WalletServices = {
+    access,
+    reads,
+    admin: new WalletAdmin({ store, network: config.network, access, reads, chain, states, scripts, now }),
+    coins: new WalletCoins({ store, network: config.network, access, states, scripts }),
+  };
   const sync = new SyncService({
     store,
     chain: chain.source,
     scripts,
     leadership: deps.syncLeadership ?? ALWAYS_LEADER,
+    psbts: new PsbtChainReconciler(now),
     onTip: (tip) => chain.noteTip(tip),
     ...(deps.syncBatchBlocks !== undefined ? { batchBlocks: deps.syncBatchBlocks } : {}),
   });
   chain.syncState = () => sync.syncState;
   const health = new HealthService([{ name: 'store', check: () => store.ping() }, chain.readinessCheck()]);
-  const serviceDetails = new ServiceDetailsService({ config, version: deps.version, now, wallets, ...(chain.source ? { chain } : {}) });
-  const psbts = new PsbtService({ store, wallets, chain: () => chain.source, maxFeeRate: config.maxFeeRate, now });
-  wallets.setPsbtReservations(psbts);
+  const serviceDetails = new ServiceDetailsService({ config, version: deps.version, now, wallets: reads, ...(chain.source ? { chain } : {}) });
+  const psbts = new PsbtService({ store, access, coins: wallets.coins, chain: () => chain.source, maxFeeRate: config.maxFeeRate, now });
   return {
     authentication: new AuthenticationService({ store, hasher, jwt, limiter, now }),
     users: new UserService({ store, hasher, passwordMinChars: config.auth.passwordMinChars, now }),
@@ -82,7 +96,6 @@ export function createServices(deps: ServiceDeps): Services {
     health,
     chain,
     wallets,
-    walletReader: wallets,
     sync,
     psbts,
   };
@@ -91,5 +104,5 @@ export function createServices(deps: ServiceDeps): Services {
 export { ServiceError, type FieldError, type ServiceErrorKind } from './errors.js';
 export type { Principal } from './principal.js';
 export type { ReadinessCheck } from './health.js';
-export type { WalletAccessNeed, WalletForSpending, WalletReader, WalletRecord, SpendableUtxo, PsbtReservations } from './wallet-access.js';
+export type { WalletAccessNeed, WalletForSpending, SpendableUtxo } from './wallets/index.js';
 export type { WalletDirectory, WalletListing, ChainStatus, ChainStatusSource } from './service-details.js';

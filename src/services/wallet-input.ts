@@ -28,6 +28,7 @@ export interface WalletCreateInput {
 export interface WalletUpdateInput {
   name?: unknown;
   description?: unknown;
+  gap_limit?: unknown;
   labels?: unknown;
   shared_with?: unknown;
 }

@@ -1,9 +1,13 @@
 /** The PSBT repository over Kysely (SQLite and PostgreSQL). */
-import type { Kysely, Selectable } from 'kysely';
+import type { ExpressionBuilder, Kysely, Selectable } from 'kysely';
 import { isUniqueViolation } from './kysely-repositories.js';
 import type { Outpoint, PsbtRepository, PsbtStatus, Reservation, StoredPsbt } from './psbt-records.js';
 import { StoreConflictError } from './repositories.js';
 import type { Database, PsbtsTable } from './schema.js';
+
+/** The compare of every compare-and-set: this pending PSBT, still at the version the change was computed from. */
+const pendingAt = (walletId: string, txid: string, version: number) => (eb: ExpressionBuilder<Database, 'psbts'>) =>
+  eb.and([eb('wallet_id', '=', walletId), eb('txid', '=', txid), eb('status', '=', 'pending'), eb('version', '=', version)]);
 
 const toStoredPsbt = (row: Selectable<PsbtsTable>): StoredPsbt => ({
   walletId: row.wallet_id,
@@ -15,6 +19,7 @@ const toStoredPsbt = (row: Selectable<PsbtsTable>): StoredPsbt => ({
   createdAt: Number(row.created_at),
   updatedAt: Number(row.updated_at),
   createdBy: row.created_by,
+  version: Number(row.version),
 });
 
 export class KyselyPsbts implements PsbtRepository {
@@ -25,7 +30,7 @@ export class KyselyPsbts implements PsbtRepository {
     return this.db.isTransaction ? work(this.db) : this.db.transaction().execute(work);
   }
 
-  async insert(psbt: StoredPsbt, inputs: readonly Outpoint[]): Promise<void> {
+  async insert(psbt: Omit<StoredPsbt, 'version'>, inputs: readonly Outpoint[]): Promise<void> {
     try {
       await this.db
         .insertInto('psbts')
@@ -39,6 +44,7 @@ export class KyselyPsbts implements PsbtRepository {
           created_at: Math.round(psbt.createdAt),
           updated_at: Math.round(psbt.updatedAt),
           created_by: psbt.createdBy,
+          version: 0,
         })
         .execute();
     } catch (error) {
@@ -69,36 +75,45 @@ export class KyselyPsbts implements PsbtRepository {
     return rows.map(toStoredPsbt);
   }
 
-  async updatePsbt(walletId: string, txid: string, psbt: string, updatedAt: number): Promise<boolean> {
-    const result = await this.db
-      .updateTable('psbts')
-      .set({ psbt, updated_at: Math.round(updatedAt) })
+  async countPending(walletId: string): Promise<number> {
+    const row = await this.db
+      .selectFrom('psbts')
+      .select((eb) => eb.fn.countAll().as('pending'))
       .where('wallet_id', '=', walletId)
-      .where('txid', '=', txid)
-      .executeTakeFirst();
-    return Number(result.numUpdatedRows) > 0;
+      .where('status', '=', 'pending')
+      .executeTakeFirstOrThrow();
+    return Number(row.pending);
   }
 
-  async setStatus(walletId: string, txid: string, status: PsbtStatus, updatedAt: number): Promise<boolean> {
+  async updatePsbt(walletId: string, txid: string, psbt: string, updatedAt: number, expectedVersion: number): Promise<number | undefined> {
+    const row = await this.db
+      .updateTable('psbts')
+      .where(pendingAt(walletId, txid, expectedVersion))
+      .set((eb) => ({ psbt, updated_at: Math.round(updatedAt), version: eb('version', '+', 1) }))
+      .returning('version')
+      .executeTakeFirst();
+    return row === undefined ? undefined : Number(row.version);
+  }
+
+  async setStatus(walletId: string, txid: string, status: Exclude<PsbtStatus, 'pending'>, updatedAt: number, expectedVersion: number): Promise<boolean> {
     return this.atomically(async (db) => {
       const result = await db
         .updateTable('psbts')
-        .set({ status, updated_at: Math.round(updatedAt) })
-        .where('wallet_id', '=', walletId)
-        .where('txid', '=', txid)
+        .where(pendingAt(walletId, txid, expectedVersion))
+        .set((eb) => ({ status, updated_at: Math.round(updatedAt), version: eb('version', '+', 1) }))
         .executeTakeFirst();
-      if (status !== 'pending') {
-        await db.deleteFrom('psbt_reservations').where('wallet_id', '=', walletId).where('psbt_txid', '=', txid).execute();
-      }
-      return Number(result.numUpdatedRows) > 0;
+      if (Number(result.numUpdatedRows) === 0) return false;
+      await db.deleteFrom('psbt_reservations').where('wallet_id', '=', walletId).where('psbt_txid', '=', txid).execute();
+      return true;
     });
   }
 
-  async delete(walletId: string, txid: string): Promise<boolean> {
+  async delete(walletId: string, txid: string, expectedVersion: number): Promise<boolean> {
     return this.atomically(async (db) => {
+      const result = await db.deleteFrom('psbts').where(pendingAt(walletId, txid, expectedVersion)).executeTakeFirst();
+      if (Number(result.numDeletedRows) === 0) return false;
       await db.deleteFrom('psbt_reservations').where('wallet_id', '=', walletId).where('psbt_txid', '=', txid).execute();
-      const result = await db.deleteFrom('psbts').where('wallet_id', '=', walletId).where('txid', '=', txid).executeTakeFirst();
-      return Number(result.numDeletedRows) > 0;
+      return true;
     });
   }
 

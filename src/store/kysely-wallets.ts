@@ -1,8 +1,9 @@
 /** The wallet repository over Kysely (SQLite and PostgreSQL). */
-import type { Kysely, Selectable } from 'kysely';
+import type { ExpressionBuilder, Kysely, Selectable } from 'kysely';
 import type { NetworkName } from '../core/network.js';
 import { StoreConflictError } from './repositories.js';
 import type {
+  RevealResult,
   StoredWallet,
   SyncBlockRow,
   UtxoFlagRow,
@@ -59,6 +60,10 @@ export interface WalletDatabase {
 }
 
 const ROWS_PER_INSERT = 200;
+
+/** The receive index after the last one revealed or used, whichever is higher. */
+const nextReceive = (eb: ExpressionBuilder<WalletDatabase, 'wallets'>) =>
+  eb.case().when('last_revealed_receive', '>', eb.ref('last_used_receive')).then(eb.ref('last_revealed_receive')).else(eb.ref('last_used_receive')).end();
 
 function chunks<T>(items: readonly T[], size = ROWS_PER_INSERT): T[][] {
   const out: T[][] = [];
@@ -219,11 +224,6 @@ export class KyselyWallets implements WalletRepository {
     return row ? Number(row.revision) : undefined;
   }
 
-  async revisions(): Promise<Map<string, number>> {
-    const rows = await this.db.selectFrom('wallets').select(['id', 'revision']).execute();
-    return new Map(rows.map((r) => [r.id, Number(r.revision)]));
-  }
-
   async chainRows(walletId: string): Promise<WalletChainRows | undefined> {
     // Three reads of one revision: a changeset committing between them would pair transactions with
     // addresses of another revision, and a coin paying an address not yet read would vanish from the view.
@@ -260,20 +260,20 @@ export class KyselyWallets implements WalletRepository {
 
   async applyChange(change: WalletChainChange, expectedRevision: number): Promise<number> {
     const id = change.walletId;
-    const next = expectedRevision + 1;
     const updated = await this.db
       .updateTable('wallets')
-      .set({
-        revision: next,
+      .set((eb) => ({
+        revision: eb('revision', '+', 1),
         tip_height: change.sync.tip?.height ?? null,
         tip_hash: change.sync.tip?.hash ?? null,
         last_used_receive: change.sync.lastUsedReceive,
         last_used_change: change.sync.lastUsedChange,
-      })
+      }))
       .where('id', '=', id)
       .where('revision', '=', expectedRevision)
+      .returning('revision')
       .executeTakeFirst();
-    if (Number(updated.numUpdatedRows) !== 1) throw new StoreConflictError(`Wallet ${id} changed while it was being synced`);
+    if (updated === undefined) throw new StoreConflictError(`Wallet ${id} changed while it was being synced`);
     for (const part of chunks(change.addressesAdded)) {
       await this.db
         .insertInto('wallet_addresses')
@@ -287,27 +287,30 @@ export class KyselyWallets implements WalletRepository {
     for (const part of chunks([...change.transactionsAdded, ...change.transactionsUpdated], 50)) {
       await this.db.insertInto('wallet_transactions').values(part.map(txRow)).execute();
     }
-    return next;
+    return Number(updated.revision);
   }
 
-  async revealNextReceive(walletId: string): Promise<number | undefined> {
+  async holdRevision(walletId: string, revision: number): Promise<boolean> {
+    // A write that changes nothing still takes the row's lock (PostgreSQL) or the database's (SQLite).
+    const held = await this.db.updateTable('wallets').set((eb) => ({ revision: eb.ref('revision') })).where('id', '=', walletId).where('revision', '=', revision).executeTakeFirst();
+    return Number(held.numUpdatedRows) === 1;
+  }
+
+  async revealNextReceive(walletId: string): Promise<RevealResult> {
     // One statement: PostgreSQL re-reads a row another transaction updated before applying this one,
     // and SQLite has one writer, so two callers never compute the same index. `revision` stays: the
     // reveal changes no chain row, and moving it would make an in-flight sync pass conflict (and,
     // under a steady stream of reveals, never commit) and every reader reload the wallet.
     const row = await this.db
       .updateTable('wallets')
-      .set((eb) => ({
-        last_revealed_receive: eb(
-          eb.case().when('last_revealed_receive', '>', eb.ref('last_used_receive')).then(eb.ref('last_revealed_receive')).else(eb.ref('last_used_receive')).end(),
-          '+',
-          1,
-        ),
-      }))
+      .set((eb) => ({ last_revealed_receive: eb(nextReceive(eb), '+', 1) }))
       .where('id', '=', walletId)
+      // Past the gap limit a wallet restored from the same keys would not see the payment.
+      .where((eb) => eb(nextReceive(eb), '<', eb('last_used_receive', '+', eb.ref('gap_limit'))))
       .returning('last_revealed_receive')
       .executeTakeFirst();
-    return row === undefined ? undefined : Number(row.last_revealed_receive);
+    if (row !== undefined) return { index: Number(row.last_revealed_receive) };
+    return (await this.revision(walletId)) === undefined ? 'not_found' : 'gap_limit_reached';
   }
 
   async revealedReceiveIndexes(): Promise<Map<string, number>> {
@@ -318,14 +321,23 @@ export class KyselyWallets implements WalletRepository {
   async resetChain(walletId: string, birthday: number): Promise<number> {
     await this.db.deleteFrom('wallet_addresses').where('wallet_id', '=', walletId).execute();
     await this.db.deleteFrom('wallet_transactions').where('wallet_id', '=', walletId).execute();
-    const current = await this.revision(walletId);
-    if (current === undefined) throw new StoreConflictError(`Wallet ${walletId} does not exist`);
-    await this.db
+    const row = await this.db
       .updateTable('wallets')
-      .set({ revision: current + 1, birthday, tip_height: null, tip_hash: null, last_used_receive: -1, last_used_change: -1 })
+      .set((eb) => ({ revision: eb('revision', '+', 1), birthday, tip_height: null, tip_hash: null, last_used_receive: -1, last_used_change: -1 }))
       .where('id', '=', walletId)
-      .execute();
-    return current + 1;
+      .returning('revision')
+      .executeTakeFirst();
+    if (row === undefined) throw new StoreConflictError(`Wallet ${walletId} does not exist`);
+    return Number(row.revision);
+  }
+
+  async updateGapLimit(walletId: string, gapLimit: number): Promise<boolean> {
+    const result = await this.db
+      .updateTable('wallets')
+      .set((eb) => ({ gap_limit: gapLimit, revision: eb('revision', '+', 1) }))
+      .where('id', '=', walletId)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) === 1;
   }
 
   async recordBlocks(blocks: readonly SyncBlockRow[]): Promise<void> {

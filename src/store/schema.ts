@@ -42,6 +42,8 @@ export interface PsbtsTable {
   created_at: number;
   updated_at: number;
   created_by: string;
+  /** Raised by every change of the row (compare-and-set). */
+  version: number;
 }
 
 export interface PsbtReservationsTable {

@@ -104,6 +104,9 @@ export interface UtxoFlagRow {
   label: string;
 }
 
+/** A revealed receive index; `gap_limit_reached` when it would pass the gap limit; `not_found` without the wallet. */
+export type RevealResult = { index: number } | 'gap_limit_reached' | 'not_found';
+
 export interface WalletRepository {
   /** Throws StoreConflictError when the alias is taken. */
   insert(wallet: StoredWallet, shares: readonly WalletShare[]): Promise<void>;
@@ -116,11 +119,11 @@ export interface WalletRepository {
   shares(walletId: string): Promise<WalletShare[]>;
   replaceShares(walletId: string, shares: readonly WalletShare[]): Promise<void>;
   updateDetails(walletId: string, details: { name: string; description: string; keys: WalletKeyRow[] }): Promise<void>;
+  /** Changes the gap limit and raises the revision (every reader and the sync derive again). False when absent. */
+  updateGapLimit(walletId: string, gapLimit: number): Promise<boolean>;
   /** Removes the wallet and all its rows. False when absent. */
   delete(walletId: string): Promise<boolean>;
   revision(walletId: string): Promise<number | undefined>;
-  /** Revisions of every wallet (id -> revision). */
-  revisions(): Promise<Map<string, number>>;
   chainRows(walletId: string): Promise<WalletChainRows | undefined>;
   /**
    * Writes one wallet's changeset if the wallet is still at `expectedRevision`; returns the new revision.
@@ -128,11 +131,18 @@ export interface WalletRepository {
    */
   applyChange(change: WalletChainChange, expectedRevision: number): Promise<number>;
   /**
-   * Hands out the next receive index in one atomic statement: `max(last revealed, last used) + 1`,
-   * remembered as the last revealed. Concurrent callers (of any instance) never get the same index.
-   * Leaves `revision` alone (see migration 0004). Undefined when the wallet does not exist.
+   * Inside a store transaction: true when the wallet's chain rows are still at `revision`, and then held
+   * there until the transaction ends (a sync write of the wallet waits for it). What a write computed from
+   * the wallet's coins (a PSBT's reservations) compares before it commits.
    */
-  revealNextReceive(walletId: string): Promise<number | undefined>;
+  holdRevision(walletId: string, revision: number): Promise<boolean>;
+  /**
+   * Hands out the next receive index in one atomic statement: `max(last revealed, last used) + 1`,
+   * remembered as the last revealed, but never more than the gap limit past the last used index.
+   * Concurrent callers (of any instance) never get the same index. Leaves `revision` alone (see
+   * migration 0004).
+   */
+  revealNextReceive(walletId: string): Promise<RevealResult>;
   /** The last revealed receive index of every wallet (id -> index, -1 for none). */
   revealedReceiveIndexes(): Promise<Map<string, number>>;
   /**

@@ -104,7 +104,30 @@ describe.each(STORE_KINDS)('wallet store conformance: $kind', ({ open }) => {
       addresses: first.addressesAdded,
       transactions: [confirmed],
     });
-    expect(await store.wallets.revisions()).toEqual(new Map([['w-1', 2]]));
+    expect(await store.wallets.revision('w-1')).toBe(2);
+  });
+
+  it('raises revisions in SQL: concurrent writers at one revision, one wins, and no two states share a revision', async () => {
+    await store.wallets.insert(wallet(), []);
+    const at = (height: number) => change({ sync: { walletId: 'w-1', tip: { height, hash: HASH(height.toString(16)) }, lastUsedReceive: -1, lastUsedChange: -1 } });
+    const attempts = await Promise.allSettled([1, 2, 3, 4].map((h) => store.transaction((repos) => repos.wallets.applyChange(at(h), 0))));
+    expect(attempts.filter((a) => a.status === 'fulfilled').map((a) => (a as PromiseFulfilledResult<number>).value)).toEqual([1]);
+    expect(attempts.filter((a) => a.status === 'rejected').every((a) => (a as PromiseRejectedResult).reason instanceof StoreConflictError)).toBe(true);
+    // A rescan and a gap limit change each move the revision on from whatever it is now.
+    expect(await store.transaction((repos) => repos.wallets.resetChain('w-1', 0))).toBe(2);
+    expect(await store.wallets.updateGapLimit('w-1', 30)).toBe(true);
+    expect(await store.wallets.revision('w-1')).toBe(3);
+    expect((await store.wallets.findById('w-1'))?.gapLimit).toBe(30);
+    expect(await store.wallets.updateGapLimit('missing', 30)).toBe(false);
+  });
+
+  it('holds a revision for the transaction that checked it', async () => {
+    await store.wallets.insert(wallet(), []);
+    expect(await store.transaction((repos) => repos.wallets.holdRevision('w-1', 0))).toBe(true);
+    expect(await store.wallets.revision('w-1')).toBe(0);
+    await store.transaction((repos) => repos.wallets.applyChange(change({ sync: { walletId: 'w-1', tip: null, lastUsedReceive: -1, lastUsedChange: -1 } }), 0));
+    expect(await store.transaction((repos) => repos.wallets.holdRevision('w-1', 0))).toBe(false);
+    expect(await store.transaction((repos) => repos.wallets.holdRevision('missing', 0))).toBe(false);
   });
 
   it('reads the chain rows of one revision while changesets commit alongside', async () => {
@@ -174,28 +197,41 @@ describe.each(STORE_KINDS)('wallet store conformance: $kind', ({ open }) => {
     it('hands out consecutive indexes from 0 without moving the revision', async () => {
       await store.wallets.insert(wallet(), []);
       await store.wallets.insert(wallet({ id: 'w-2', alias: 'cold' }), []);
-      expect(await store.wallets.revealNextReceive('w-1')).toBe(0);
-      expect(await store.wallets.revealNextReceive('w-1')).toBe(1);
-      expect(await store.wallets.revealNextReceive('w-1')).toBe(2);
+      expect(await store.wallets.revealNextReceive('w-1')).toEqual({ index: 0 });
+      expect(await store.wallets.revealNextReceive('w-1')).toEqual({ index: 1 });
+      expect(await store.wallets.revealNextReceive('w-1')).toEqual({ index: 2 });
       expect(await store.wallets.revealedReceiveIndexes()).toEqual(new Map([['w-1', 2], ['w-2', -1]]));
       expect((await store.wallets.chainRows('w-1'))?.lastRevealedReceive).toBe(2);
       expect(await store.wallets.revision('w-1')).toBe(0);
       // The sync's changeset still applies at the revision it read before the reveals.
       expect(await store.transaction((repos) => repos.wallets.applyChange(used(-1), 0))).toBe(1);
-      expect(await store.wallets.revealNextReceive('missing')).toBeUndefined();
+      expect(await store.wallets.revealNextReceive('missing')).toBe('not_found');
     });
 
     it('continues after the last index used on chain, and a sync write never lowers what was revealed', async () => {
       await store.wallets.insert(wallet(), []);
       await store.transaction((repos) => repos.wallets.applyChange(used(30), 0));
-      expect(await store.wallets.revealNextReceive('w-1')).toBe(31);
+      expect(await store.wallets.revealNextReceive('w-1')).toEqual({ index: 31 });
       // The chain shows a use below the revealed index: revealing goes on from 31.
-      await store.transaction((repos) => repos.wallets.applyChange(used(5), 1));
-      expect(await store.wallets.revealNextReceive('w-1')).toBe(32);
+      await store.transaction((repos) => repos.wallets.applyChange(used(25), 1));
+      expect(await store.wallets.revealNextReceive('w-1')).toEqual({ index: 32 });
       expect((await store.wallets.chainRows('w-1'))?.lastRevealedReceive).toBe(32);
-      // A rescan forgets the chain rows but not the addresses handed out.
+      // A rescan forgets the chain rows but not the addresses handed out; until the scan finds the
+      // used ones again, 33 is past the gap limit of 20 after "none used".
       await store.wallets.resetChain('w-1', 0);
-      expect(await store.wallets.revealNextReceive('w-1')).toBe(33);
+      expect(await store.wallets.revealNextReceive('w-1')).toBe('gap_limit_reached');
+      expect((await store.wallets.chainRows('w-1'))?.lastRevealedReceive).toBe(32);
+    });
+
+    it('never reveals more than the gap limit past the last used index', async () => {
+      await store.wallets.insert(wallet(), []);
+      const revealed = [];
+      for (let i = 0; i < 21; i++) revealed.push(await store.wallets.revealNextReceive('w-1'));
+      expect(revealed.slice(0, 20)).toEqual(Array.from({ length: 20 }, (_, index) => ({ index })));
+      expect(revealed[20]).toBe('gap_limit_reached');
+      // A payment to index 4 moves the window: up to 24.
+      await store.transaction((repos) => repos.wallets.applyChange(used(4), 0));
+      expect(await store.wallets.revealNextReceive('w-1')).toEqual({ index: 20 });
     });
 
     it('gives concurrent callers distinct indexes', async () => {
@@ -203,8 +239,11 @@ describe.each(STORE_KINDS)('wallet store conformance: $kind', ({ open }) => {
       await store.transaction((repos) => repos.wallets.applyChange(used(9), 0));
       // On PostgreSQL these run on several pooled connections at once; one in a transaction alongside.
       const inTransaction = store.transaction((repos) => repos.wallets.revealNextReceive('w-1'));
-      const indexes = await Promise.all([inTransaction, ...Array.from({ length: 40 }, () => store.wallets.revealNextReceive('w-1'))]);
-      expect([...indexes].sort((a, b) => a! - b!)).toEqual(Array.from({ length: 41 }, (_, i) => 10 + i));
+      const answers = await Promise.all([inTransaction, ...Array.from({ length: 40 }, () => store.wallets.revealNextReceive('w-1'))]);
+      const indexes = answers.flatMap((a) => (typeof a === 'object' ? [a.index] : []));
+      // Used up to 9 with a gap limit of 20: exactly 10..29 are handed out, each once; the rest are refused.
+      expect(indexes.sort((a, b) => a - b)).toEqual(Array.from({ length: 20 }, (_, i) => 10 + i));
+      expect(answers.filter((a) => a === 'gap_limit_reached')).toHaveLength(21);
       expect(await store.wallets.revision('w-1')).toBe(1);
     });
   });

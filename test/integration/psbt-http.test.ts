@@ -13,12 +13,16 @@ import { NETWORKS } from '../../src/core/network.js';
 import { decodePsbt, parsePsbt, spentOutputs } from '../../src/core/psbt/index.js';
 import { verifyTransaction } from '../../src/core/signing/verify.js';
 import { parseTransaction, vsize } from '../../src/core/tx.js';
-import type { MempoolEntry } from '../../src/engine/index.js';
+import { coinHistory, type MempoolEntry } from '../../src/engine/index.js';
 import type { Runtime } from '../../src/main.js';
+import { PsbtChainReconciler } from '../../src/services/psbts/chain-reconciler.js';
+import { PsbtService } from '../../src/services/psbts/service.js';
 import { applyAndPersist, timeline } from '../unit/engine/support/replay.js';
-import { FIXTURE_WALLET_IDS, FixtureWalletReader, LAST_SNAPSHOT, signAsCosigner, wallets } from '../unit/services/psbt-fixture-wallets.js';
+import { FIXTURE_WALLET_IDS, FixtureWalletReader, LAST_SNAPSHOT, signAsCosigner, storeFixtureWallets, wallets } from '../unit/services/psbt-fixture-wallets.js';
 import { startRpcTestServer, type RpcTestServer } from '../support/rpc-server.js';
 import { bearer, createToken, request, startTestServer, type TestServer } from '../support/server.js';
+
+const reconciler = new PsbtChainReconciler(Date.now);
 
 const regtest = NETWORKS.regtest;
 const external = ['w_tr', 'w_shwpkh'].map((name) => new DescriptorDeriver(parseDescriptor(wallets[name].recv_descriptor, regtest)).derive(61).address);
@@ -42,7 +46,9 @@ async function setUp(snapshot: number): Promise<Setup> {
     extend: async (runtime: Runtime) => {
       await runtime.services.users.addUser('alice', 'alice-password', { admin: false });
       await runtime.services.users.addUser('bob', 'bob-password', { admin: false });
-      runtime.services.psbts.connect({ wallets: reader, chain: () => chain });
+      // The fixture wallets' coins come from the recorded timeline rather than a sync.
+      await storeFixtureWallets(runtime.store);
+      runtime.services.psbts = new PsbtService({ store: runtime.store, access: reader, coins: reader, chain: () => chain, maxFeeRate: runtime.config.maxFeeRate });
     },
   });
   const alice = (await createToken(server, 'alice', 'alice-password', 'psbt')).jwt_token;
@@ -139,6 +145,8 @@ describe('PSBT endpoints over HTTP at the final snapshot', () => {
       expect((await request(api(s, `${name}/psbt`), as(s.alice))).body.result[txid]).toBeDefined();
       s.mempool.push({ tx, txid: sent.body.txid, time: 1_800_000_000 });
       applyAndPersist(s.reader.state, s.reader.rows, { type: 'mempool', transactions: [...s.mempool] });
+      const walletId = `id-${name}`;
+      await s.server.running.runtime.store.transaction((repos) => reconciler.reconcile(repos, walletId, (t, v) => coinHistory(s.reader.state, name, t, v)));
       expect((await request(api(s, `${name}/psbt`), as(s.alice))).body.result[txid]).toBeUndefined();
       expect((await request(api(s, `${name}/psbt/${txid}`), as(s.alice))).status).toBe(404);
     });

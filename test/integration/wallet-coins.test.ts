@@ -58,7 +58,7 @@ describe('coins', () => {
     const patched = await request(`${world.server.api}/wallets/w/utxo`, { method: 'PATCH', headers: world.auth, json: { txid: coin.txid, vout: coin.vout, frozen: true, label: 'savings' } });
     expect(patched.status, patched.text).toBe(200);
     expect(patched.body.utxo.find((u: any) => u.txid === coin.txid && u.vout === coin.vout)).toMatchObject({ frozen: true, label: 'savings', reserved_by: null });
-    const spendable = await world.server.running.runtime.services.walletReader.loadForSpending((await world.server.running.runtime.store.wallets.findByAlias('w'))!.id);
+    const spendable = await world.server.running.runtime.services.wallets.coins.forSpending((await world.server.running.runtime.store.wallets.findByAlias('w'))!.id);
     expect(spendable.utxos.find((u) => u.txid === coin.txid && u.vout === coin.vout)).toMatchObject({ frozen: true, label: 'savings' });
     expect(spendable.utxos.every((u) => typeof u.prevTxHex === 'string' && u.prevTxHex.length > 0)).toBe(true);
     expect((await walletDetails(world, 'w')).utxo.find((u: any) => u.txid === coin.txid && u.vout === coin.vout).label).toBe('savings');
@@ -69,12 +69,12 @@ describe('coins', () => {
     expect(missing.body.code).toBe('utxo_not_found');
   });
 
-  it('labels addresses through the reader seam; transactions show the label', async () => {
+  it('labels addresses through the spending seam; transactions show the label', async () => {
     const id = (await world.server.running.runtime.store.wallets.findByAlias('w'))!.id;
     const details = await walletDetails(world, 'w');
     const entry = details.txlist.find((e: any) => e.category === 'receive');
     const { runtime } = world.server.running;
-    await runtime.store.transaction(runtime.services.walletReader.prepareAddressLabels(id, [{ address: entry.address.toUpperCase(), label: 'from exchange' }]));
+    await runtime.store.transaction(runtime.services.wallets.coins.addressLabelsWrite(id, [{ address: entry.address.toUpperCase(), label: 'from exchange' }]));
     const after = await walletDetails(world, 'w');
     expect(after.txlist.find((e: any) => e.txid === entry.txid).label).toBe('from exchange');
   });

@@ -5,6 +5,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { ALWAYS_LEADER } from '../../src/services/sync/leadership.js';
 import { SyncService } from '../../src/services/sync/sync-service.js';
+import { PsbtChainReconciler } from '../../src/services/psbts/chain-reconciler.js';
+import { WalletScriptsCache } from '../../src/services/wallet-state.js';
 import { request, startTestServer, type TestServer } from '../support/server.js';
 import { expectWalletMatchesCore, nodeEnv, startWalletWorld, timeline, walletDetails, wallets, type WalletWorld } from './wallet-helpers.js';
 
@@ -54,7 +56,7 @@ describe('catching up', () => {
     world.node.setSnapshot(10);
 
     const services = world.server.running.runtime.services;
-    const sync = new SyncService({ store: world.server.running.runtime.store, chain: services.chain.source, scripts: services.wallets.scripts, leadership: ALWAYS_LEADER, batchBlocks: 10 });
+    const sync = new SyncService({ store: world.server.running.runtime.store, chain: services.chain.source, scripts: new WalletScriptsCache(), leadership: ALWAYS_LEADER, psbts: new PsbtChainReconciler(Date.now), batchBlocks: 10 });
     const firstCall = world.node.calls.length;
     const pass = await sync.runOnce();
     const newTip = timeline.snapshots[10].tip.height;

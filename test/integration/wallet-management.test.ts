@@ -155,7 +155,7 @@ describe('ownership and sharing', () => {
     const asBob = await request(`${world.server.api}/wallets/legacy`, { headers: bob });
     expect(asBob.status).toBe(200);
     expect((await request(`${world.server.api}/wallets`, { headers: bob })).body.wallets.map((w: any) => w.alias)).toEqual(['legacy']);
-    const reader = world.server.running.runtime.services.walletReader;
+    const reader = world.server.running.runtime.services.wallets.access;
     const principal = (name: string) => ({ userName: name, isAdmin: false });
     await expect(reader.resolve(principal('bob'), 'legacy', 'read')).resolves.toMatchObject({ alias: 'legacy', ownerName: 'admin' });
     await expect(reader.resolve(principal('bob'), 'legacy', 'spend')).rejects.toMatchObject({ code: 'wallet_not_found' });

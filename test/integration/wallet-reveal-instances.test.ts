@@ -24,7 +24,7 @@ afterAll(async () => {
 afterAll(() => killStartedInstances());
 
 describe('revealing addresses on two instances of one PostgreSQL database', () => {
-  it('hands out distinct consecutive indexes to concurrent callers of both instances', async () => {
+  it('hands out distinct consecutive indexes to concurrent callers of both instances, never past the gap limit', async () => {
     const token = await request(`${a.api}/token`, {
       method: 'POST',
       headers: { authorization: basicAuth('admin', TEST_ADMIN_PASSWORD) },
@@ -40,14 +40,15 @@ describe('revealing addresses on two instances of one PostgreSQL database', () =
     });
     expect(created.status, created.text).toBe(201);
 
-    const answers = await Promise.all(
-      Array.from({ length: 30 }, async (_, i) => {
-        const response = await request(`${(i % 2 === 0 ? a : b).api}/wallets/shop/addresses/next`, { method: 'POST', headers: auth });
-        expect(response.status, response.text).toBe(200);
-        return response.body as { address: string; index: number };
-      }),
+    const responses = await Promise.all(
+      Array.from({ length: 30 }, (_, i) => request(`${(i % 2 === 0 ? a : b).api}/wallets/shop/addresses/next`, { method: 'POST', headers: auth })),
     );
-    expect(answers.map((x) => x.index).sort((x, y) => x - y)).toEqual(Array.from({ length: 30 }, (_, i) => i));
+    // Nothing used yet and a gap limit of 20: indexes 0..19, each once; the ten other callers are refused.
+    const answers = responses.filter((r) => r.status === 200).map((r) => r.body as { address: string; index: number });
+    expect(answers.map((x) => x.index).sort((x, y) => x - y)).toEqual(Array.from({ length: 20 }, (_, i) => i));
+    const refused = responses.filter((r) => r.status !== 200);
+    expect(refused).toHaveLength(10);
+    for (const r of refused) expect({ status: r.status, code: r.body.code }).toEqual({ status: 409, code: 'gap_limit_reached' });
     const derived = await request(`${b.api}/wallets/shop/addresses?branch=receive&from=0&count=30`, { headers: auth });
     expect(derived.status).toBe(200);
     for (const answer of answers) expect(answer.address).toBe(derived.body.addresses[answer.index].address);

@@ -1,13 +1,16 @@
 /**
  * `POST /wallets/{alias}/addresses/next` over HTTP, on SQLite and on PostgreSQL, with two service instances
  * on one store: every call reveals a new receive address, concurrent callers on either instance never get the
- * same one, revealing continues after what the chain shows used, and an address revealed past the gap limit
- * is watched by the instance that syncs (w_wpkh is paid at receive index 19 and 30 in the fixture chain).
+ * same one nor one more than the gap limit past the last used, revealing continues after what the chain shows
+ * used, and the instance that syncs watches the gap limit past the last revealed address (w_wpkh is paid at
+ * receive index 19 and 30 in the fixture chain).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ChainSource } from '../../src/chain/types.js';
 import { ALWAYS_LEADER } from '../../src/services/sync/leadership.js';
 import { SyncService } from '../../src/services/sync/sync-service.js';
+import { PsbtChainReconciler } from '../../src/services/psbts/chain-reconciler.js';
+import { WalletScriptsCache } from '../../src/services/wallet-state.js';
 import { bearer, createToken, request, startTestServer, type TestServer } from '../support/server.js';
 import { expectWalletMatchesCore, nodeEnv, sats, startWalletWorld, timeline, walletDetails, wallets, type WalletWorld } from './wallet-helpers.js';
 
@@ -87,19 +90,40 @@ describe.each(['sqlite', 'postgres'] as const)('revealing receive addresses on %
     expect((await reveal(world.server, 'w')).index).toBe(4);
   });
 
-  it('gives concurrent callers on two instances distinct consecutive indexes', async () => {
-    const calls = Array.from({ length: 24 }, (_, i) => reveal(i % 2 === 0 ? world.server : other, 'w'));
-    const answers = await Promise.all(calls);
-    expect(answers.map((a) => a.index).sort((a, b) => a - b)).toEqual(Array.from({ length: 24 }, (_, i) => 5 + i));
-    expect(new Set(answers.map((a) => a.address)).size).toBe(24);
-    const derived = await receiveAddresses('w', 5, 24);
+  it('gives concurrent callers on two instances distinct consecutive indexes, up to the gap limit and no further', async () => {
+    const calls = Array.from({ length: 24 }, (_, i) => next(i % 2 === 0 ? world.server : other, 'w'));
+    const responses = await Promise.all(calls);
+    // 0..4 are out already and nothing is used: with a gap limit of 20, 5..19 go out once each.
+    const answers = responses.filter((r) => r.status === 200).map((r) => r.body as { address: string; index: number });
+    expect(answers.map((a) => a.index).sort((a, b) => a - b)).toEqual(Array.from({ length: 15 }, (_, i) => 5 + i));
+    expect(new Set(answers.map((a) => a.address)).size).toBe(15);
+    const derived = await receiveAddresses('w', 5, 15);
     for (const answer of answers) expect(answer.address).toBe(derived[answer.index - 5]);
+    const refused = responses.filter((r) => r.status !== 200);
+    expect(refused).toHaveLength(9);
+    for (const r of refused) {
+      expect(r.status).toBe(409);
+      expect(r.body).toEqual({
+        code: 'gap_limit_reached',
+        message:
+          "Every receive address up to the gap limit (20) past the last used one was handed out already: use one of those unused addresses, or have the wallet's owner raise its gap_limit",
+      });
+    }
   });
 
-  it('watches addresses revealed past the gap limit on another instance: the payment to the last one is found', async () => {
-    // Gap limit 5: on its own the wallet would watch indexes 0-5 and miss 19 and 30. Reveal 0..30 on the
-    // instance that does not sync; the syncing one has the wallet loaded already.
-    for (let i = 0; i <= 30; i++) expect((await reveal(other, 'narrow')).index).toBe(i);
+  it('reveals up to the gap limit, further once the owner raises it; the sync watches the gap limit past the last revealed', async () => {
+    // Gap limit 5: indexes 0-4 go out, then the wallet refuses, on either instance.
+    for (let i = 0; i < 5; i++) expect((await reveal(other, 'narrow')).index).toBe(i);
+    expect((await next(world.server, 'narrow')).body.code).toBe('gap_limit_reached');
+    // Only the owner raises the gap limit; a read user is refused like a stranger.
+    await request(`${world.server.api}/wallets/narrow`, { method: 'PATCH', headers: world.auth, json: { shared_with: [{ user: 'bob', access: 'read' }] } });
+    const byBob = await request(`${world.server.api}/wallets/narrow`, { method: 'PATCH', headers: bob, json: { gap_limit: 12 } });
+    expect(byBob.status).toBe(404);
+    const raised = await request(`${world.server.api}/wallets/narrow`, { method: 'PATCH', headers: world.auth, json: { gap_limit: 12 } });
+    expect(raised.status, raised.text).toBe(200);
+    for (let i = 5; i < 12; i++) expect((await reveal(other, 'narrow')).index).toBe(i);
+    expect((await next(other, 'narrow')).status).toBe(409);
+    // Revealed up to 11 with a gap limit of 12, the sync watches up to 23 and finds index 19, then 30.
     world.node.setSnapshot(PAID_SNAPSHOT);
     await sync();
     const expected = timeline.snapshots[PAID_SNAPSHOT].expected.w_wpkh;
@@ -109,7 +133,7 @@ describe.each(['sqlite', 'postgres'] as const)('revealing receive addresses on %
     const narrow = await walletDetails(world, 'narrow');
     const paid30 = await receiveAddresses('narrow', 30, 1);
     expect(narrow.utxo.some((u: any) => u.address === paid30[0])).toBe(true);
-    // The same chain without reveals: 19 and 30 stay beyond the gap, their coins unseen.
+    // The same chain with a gap limit of 5 and no reveals: 19 and 30 stay beyond the gap, their coins unseen.
     const control = await walletDetails(world, 'control');
     expect(control.balance.total_sat).toBeLessThan(sats(expected.balances.trusted) + sats(expected.balances.untrusted_pending));
     expect(control.utxo.some((u: any) => u.address === paid30[0])).toBe(false);
@@ -126,18 +150,19 @@ describe.each(['sqlite', 'postgres'] as const)('revealing receive addresses on %
   });
 
   it('a reveal that commits while the sync reads the node tip is watched for the blocks up to that tip', async () => {
-    await importWpkh('late', { gap_limit: 5 });
+    await importWpkh('late', { gap_limit: 12 });
     const runtime = world.server.running.runtime;
     const source = runtime.services.chain.source!;
-    // The node's tip answers only after 0..30 were revealed on the other instance: any block up to that tip
-    // may pay them, so the pass must watch them although it loaded the wallet before.
+    // The node's tip answers only after 0..11 were revealed on the other instance: any block up to that tip
+    // may pay the addresses up to 11 + 12, so the pass must watch them although it loaded the wallet before
+    // (without the reveals it would watch 0..11, find 3 and stop at 15, missing 19 and 30).
     const chain = new Proxy(source, {
       get(target, property) {
         if (property === 'getTip') {
           return async () => {
             const tip = await target.getTip();
             if ((await walletDetails({ server: other, auth: world.auth }, 'late')).address_index === 0) {
-              for (let i = 0; i <= 30; i++) await reveal(other, 'late');
+              for (let i = 0; i < 12; i++) await reveal(other, 'late');
             }
             return tip;
           };
@@ -146,7 +171,7 @@ describe.each(['sqlite', 'postgres'] as const)('revealing receive addresses on %
         return typeof value === 'function' ? value.bind(target) : value;
       },
     }) as ChainSource;
-    const pass = new SyncService({ store: runtime.store, chain, scripts: runtime.services.wallets.scripts, leadership: ALWAYS_LEADER });
+    const pass = new SyncService({ store: runtime.store, chain, scripts: new WalletScriptsCache(), leadership: ALWAYS_LEADER, psbts: new PsbtChainReconciler(Date.now) });
     await pass.runOnce();
     expectWalletMatchesCore(await walletDetails(world, 'late'), timeline.snapshots[PAID_SNAPSHOT].expected.w_wpkh, mempoolOf(PAID_SNAPSHOT));
   });

@@ -113,6 +113,7 @@ export const CreateWalletBody = Type.Object({
 export const UpdateWalletBody = Type.Object({
   name: Type.Optional(Type.String()),
   description: Type.Optional(Type.String()),
+  gap_limit: Type.Optional(Type.Integer({ description: 'Unused addresses watched past the last used one, per branch; also how far past it `addresses/next` may reveal.' })),
   labels: Type.Optional(Type.Array(KeyLabelSchema, { description: 'Key labels by master fingerprint.' })),
   shared_with: Type.Optional(Type.Array(ShareSchema, { description: 'Replaces the sharing list (owner only).' })),
 });

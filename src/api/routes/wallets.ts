@@ -26,7 +26,7 @@ export const walletRoutes: RouteModule = {
   name: 'wallets',
   register(app, { services }) {
     const tags = ['wallets'];
-    const wallets = services.wallets;
+    const { reads, admin, coins } = services.wallets;
 
     app.post<{ Body: Static<typeof CreateWalletBody> }>(
       '/wallets',
@@ -39,13 +39,13 @@ export const walletRoutes: RouteModule = {
           response: { 201: WalletDetailsSchema, ...errorResponses(400, 401, 409, 413, 422, 500, 503) },
         },
       },
-      async (request, reply) => reply.status(201).send(await wallets.create(principalOf(request), request.body)),
+      async (request, reply) => reply.status(201).send(await admin.create(principalOf(request), request.body)),
     );
 
     app.get(
       '/wallets',
       { config: { auth: 'bearer' }, schema: { tags, summary: 'Your wallets and the ones shared with you', response: { 200: WalletListSchema, ...errorResponses(401, 500) } } },
-      async (request) => ({ wallets: await wallets.list(principalOf(request)) }),
+      async (request) => ({ wallets: await reads.list(principalOf(request)) }),
     );
 
     app.get<{ Params: Params; Querystring: Static<typeof PageQuery> }>(
@@ -60,7 +60,7 @@ export const walletRoutes: RouteModule = {
           response: { 200: WalletDetailsSchema, ...errorResponses(400, 401, 404, 500) },
         },
       },
-      (request) => wallets.details(principalOf(request), request.params.wallet_alias, request.query),
+      (request) => reads.details(principalOf(request), request.params.wallet_alias, request.query),
     );
 
     app.patch<{ Params: Params; Body: Static<typeof UpdateWalletBody> }>(
@@ -75,7 +75,7 @@ export const walletRoutes: RouteModule = {
           response: { 200: WalletDetailsSchema, ...errorResponses(400, 401, 404, 413, 500) },
         },
       },
-      (request) => wallets.update(principalOf(request), request.params.wallet_alias, request.body),
+      (request) => admin.update(principalOf(request), request.params.wallet_alias, request.body),
     );
 
     app.delete<{ Params: Params }>(
@@ -85,7 +85,7 @@ export const walletRoutes: RouteModule = {
         schema: { tags, summary: 'Delete a wallet with its PSBTs (owner only)', params: WalletParams, response: { 200: Type.Object({ message: Type.Literal('Wallet deleted') }), ...errorResponses(401, 404, 500) } },
       },
       async (request) => {
-        await wallets.delete(principalOf(request), request.params.wallet_alias);
+        await admin.delete(principalOf(request), request.params.wallet_alias);
         return { message: 'Wallet deleted' as const };
       },
     );
@@ -102,7 +102,7 @@ export const walletRoutes: RouteModule = {
           response: { 202: Type.Object({ alias: Type.String(), from: Type.Integer() }), ...errorResponses(400, 401, 404, 422, 500, 503) },
         },
       },
-      async (request, reply) => reply.status(202).send(await wallets.rescan(principalOf(request), request.params.wallet_alias, request.body?.from)),
+      async (request, reply) => reply.status(202).send(await admin.rescan(principalOf(request), request.params.wallet_alias, request.body?.from)),
     );
 
     app.get<{ Params: Params; Querystring: Static<typeof AddressesQuery> }>(
@@ -113,7 +113,7 @@ export const walletRoutes: RouteModule = {
       },
       async (request) => {
         const { branch = 'receive', from = 0, count = 20 } = request.query;
-        return { addresses: await wallets.addresses(principalOf(request), request.params.wallet_alias, branch === 'change' ? 1 : 0, from, count) };
+        return { addresses: await reads.addresses(principalOf(request), request.params.wallet_alias, branch === 'change' ? 1 : 0, from, count) };
       },
     );
 
@@ -127,13 +127,14 @@ export const walletRoutes: RouteModule = {
           description:
             'Like Bitcoin Core\'s getnewaddress: the address after the last one revealed or used on chain, whichever is higher. ' +
             'Concurrent calls, on any instance of the service, get distinct addresses. The address is watched from the next ' +
-            'sync pass on, even past the gap limit. "read" access suffices: receiving risks no funds. ' +
+            'sync pass on. Never more than the wallet\'s gap limit past the last used address (409 `gap_limit_reached`: use one of the ' +
+            'unused addresses handed out, or have the owner raise `gap_limit`). "read" access suffices: receiving risks no funds. ' +
             'The wallet details\' `address` stays the first receive address not used on chain.',
           params: WalletParams,
-          response: { 200: RevealedAddressSchema, ...errorResponses(401, 404, 500) },
+          response: { 200: RevealedAddressSchema, ...errorResponses(401, 404, 409, 500) },
         },
       },
-      (request) => wallets.revealNextAddress(principalOf(request), request.params.wallet_alias),
+      (request) => coins.revealNextAddress(principalOf(request), request.params.wallet_alias),
     );
 
     app.get<{ Params: Params }>(
@@ -142,7 +143,7 @@ export const walletRoutes: RouteModule = {
         config: { auth: 'bearer' },
         schema: { tags, summary: 'Unspent outputs', params: WalletParams, response: { 200: Type.Object({ utxo: Type.Array(UtxoWithFlagsSchema) }), ...errorResponses(401, 404, 500) } },
       },
-      async (request) => ({ utxo: await wallets.utxos(principalOf(request), request.params.wallet_alias) }),
+      async (request) => ({ utxo: await reads.utxos(principalOf(request), request.params.wallet_alias) }),
     );
 
     app.patch<{ Params: Params; Body: Static<typeof UtxoPatchBody> }>(
@@ -160,11 +161,11 @@ export const walletRoutes: RouteModule = {
       async (request) => {
         const { txid, vout, frozen, label } = request.body;
         const principal = principalOf(request);
-        await wallets.updateUtxo(principal, request.params.wallet_alias, { txid: txid.toLowerCase(), vout }, {
+        await coins.updateUtxo(principal, request.params.wallet_alias, { txid: txid.toLowerCase(), vout }, {
           ...(frozen !== undefined ? { frozen } : {}),
           ...(label !== undefined ? { label } : {}),
         });
-        return { utxo: await wallets.utxos(principal, request.params.wallet_alias) };
+        return { utxo: await reads.utxos(principal, request.params.wallet_alias) };
       },
     );
 
@@ -179,7 +180,7 @@ export const walletRoutes: RouteModule = {
           response: { 200: Type.Array(TxEntrySchema), ...errorResponses(400, 401, 500) },
         },
       },
-      (request) => wallets.fullTxList(principalOf(request), request.query),
+      (request) => reads.fullTxList(principalOf(request), request.query),
     );
   },
 };

@@ -19,7 +19,7 @@ import { buildPsbt, type BuildInput, type BuildOutput, type KeyDerivation, type 
 import type { InputType } from '../../core/size.js';
 import { parseTransaction } from '../../core/tx.js';
 import { ServiceError } from '../errors.js';
-import type { SpendableUtxo, WalletForSpending } from '../wallet-access.js';
+import type { SpendableUtxo, WalletForSpending } from '../wallets/spending.js';
 import { SEQUENCE_FINAL_LOCKTIME, SEQUENCE_RBF, type ParsedCreateRequest } from './request.js';
 
 /** Coinbase outputs become spendable after 100 confirmations. */
@@ -205,15 +205,20 @@ export function planPsbt(request: ParsedCreateRequest, context: PlanContext): Ps
   const all = [...replacedCoins, ...candidates];
   const byId = new Map(all.map((c) => [c.coin.id, c]));
 
-  // Change: the given address, or the next unused change address of the wallet.
-  let changeScript: Uint8Array;
-  let changeDerived: DerivedOutput | undefined;
+  // Change: the given address, or the next unused change address of the wallet. Either way it is the wallet's
+  // own script, with the derivation data signers check it by: anything else pays someone, and is a recipient.
+  let changeDerived: DerivedOutput;
   if (request.changeAddress) {
-    changeScript = request.changeAddress.script;
+    const owner = spending.ownerOfScript(toHexString(request.changeAddress.script));
+    if (!owner) {
+      const message = 'change_address is not an address of this wallet; to pay it, list it as a recipient';
+      throw new ServiceError('unprocessable', 'change_address_not_owned', message, { errors: [{ path: '/change_address', message: 'is not an address of this wallet' }] });
+    }
+    changeDerived = (owner.branch === 0 ? keys.receive : keys.change).derive(owner.index);
   } else {
     changeDerived = keys.change.derive(spending.nextChangeIndex);
-    changeScript = changeDerived.scriptPubKey;
   }
+  const changeScript = changeDerived.scriptPubKey;
 
   const select = (coins: CandidateCoin[]) =>
     selectCoins({
@@ -265,7 +270,7 @@ export function planPsbt(request: ParsedCreateRequest, context: PlanContext): Ps
   const changeOutputs: number[] = [];
   if (selection.change !== null) {
     changeOutputs.push(outputs.length);
-    outputs.push({ script: changeScript, value: selection.change, ...(changeDerived ? { change: inputDetails(changeDerived, taprootWallet) } : {}) });
+    outputs.push({ script: changeScript, value: selection.change, change: inputDetails(changeDerived, taprootWallet) });
   }
   const info = describeDescriptor(keys.descriptor);
   const globalXpubs =

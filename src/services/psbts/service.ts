@@ -1,6 +1,8 @@
 /**
  * The PSBT use cases of a wallet: create (coins reserved in the same store transaction as the PSBT),
- * list, read, merge cosigners' signatures, delete, finalize and broadcast.
+ * list, read, merge cosigners' signatures, delete, finalize and broadcast. Every change of a stored PSBT
+ * is a compare-and-set on its version, redone on the current version when another writer came first.
+ * Reads never write: the sync moves PSBTs with the chain (chain-reconciler.ts).
  */
 import type { Broadcaster, FeeEstimator } from '../../chain/types.js';
 import { ChainError } from '../../chain/types.js';
@@ -19,28 +21,27 @@ import {
   type Psbt,
   type PsbtRecord,
 } from '../../core/psbt/index.js';
-import { parseTransaction, serializeTransaction, txid as transactionId } from '../../core/tx.js';
+import { serializeTransaction } from '../../core/tx.js';
 import { toHex } from '../../core/bytes.js';
-import type { Store, StoredPsbt } from '../../store/repositories.js';
+import type { Store, StoredPsbt, StoredWallet } from '../../store/repositories.js';
 import { StoreConflictError } from '../../store/repositories.js';
 import { ServiceError } from '../errors.js';
 import type { Principal } from '../principal.js';
-import type { PsbtReservations, WalletReader, WalletRecord } from '../wallet-access.js';
+import type { WalletAccess, WalletCoins, WalletForSpending } from '../wallets/index.js';
+import { settle } from './chain-reconciler.js';
 import { planPsbt, walletKeys, type WalletKeys } from './plan.js';
 import { checkFeeRate, parseCreateRequest, type CreatePsbtInput } from './request.js';
+import { unsignedTxid } from './unsigned-txid.js';
 
 /** What the PSBT use cases need of the chain backend. */
 export type PsbtChain = FeeEstimator & Broadcaster;
 
-/** The wallet part and the chain backend, which may be connected after construction (see `connect`). */
-export interface PsbtConnections {
-  wallets?: WalletReader;
-  /** The chain backend, or undefined when none is configured (fees and broadcast then answer 503). */
-  chain?: () => PsbtChain | null | undefined;
-}
-
-export interface PsbtServiceDeps extends PsbtConnections {
+export interface PsbtServiceDeps {
   store: Store;
+  access: Pick<WalletAccess, 'resolve'>;
+  coins: Pick<WalletCoins, 'forSpending' | 'addressLabelsWrite'>;
+  /** The chain backend, or null when none is configured (fees and broadcast then answer 503). */
+  chain: () => PsbtChain | null;
   /** Highest fee rate accepted, sat/vB. */
   maxFeeRate: number;
   now?: () => number;
@@ -48,20 +49,13 @@ export interface PsbtServiceDeps extends PsbtConnections {
 
 /** Fee estimate target for PSBTs created without a fee rate. */
 export const FEE_ESTIMATE_BLOCKS = 6;
-/** Selection retries when a concurrent creation took a chosen coin first. */
-const MAX_RESERVATION_ATTEMPTS = 8;
+/** Creation attempts when a concurrent creation took a chosen coin first, or the sync changed the wallet. */
+const MAX_CREATE_ATTEMPTS = 8;
+/** Compare-and-set attempts on one PSBT: each failed one means another writer's change went in. */
+const MAX_CHANGE_ATTEMPTS = 100;
 
 const TXID = /^[0-9a-f]{64}$/;
 const outpointKey = (txid: string, vout: number) => `${txid}:${vout}`;
-/**
- * The id of a transaction with its signatures removed: what the PSBT of it is keyed by. Legacy and
- * P2SH inputs put signatures in scriptSig, so the network txid differs from the PSBT's.
- */
-export function unsignedTxid(hex: string): string {
-  const tx = parseTransaction(hex);
-  return transactionId({ ...tx, inputs: tx.inputs.map((i) => ({ ...i, scriptSig: new Uint8Array(0), witness: [] })) });
-}
-
 const satPerKvb = (satPerVb: number): bigint => BigInt(Math.round(satPerVb * 1000));
 
 function chainUnavailable(error: unknown): ServiceError {
@@ -78,37 +72,21 @@ export interface BroadcastResult {
   hex: string;
 }
 
-export class PsbtService implements PsbtReservations {
+function psbtBusy(txid: string): ServiceError {
+  return new ServiceError('conflict', 'psbt_busy', `PSBT ${txid} is being changed by others; try again`);
+}
+
+export class PsbtService {
   private readonly now: () => number;
   private readonly keysCache = new Map<string, WalletKeys>();
-  /** Network txid -> unsigned txid (transactions never change under their txid). */
-  private readonly unsignedIds = new Map<string, string>();
   /** Decoded records by wallet and txid, valid while the stored PSBT text is the same. */
   private readonly records = new Map<string, { psbt: string; threshold: number; record: PsbtRecord }>();
-  /** What the wallet's chain state says about PSBTs, by wallet, for the wallet revision it was read at. */
-  private readonly chainViews = new Map<string, { revision: number; seen: Set<string>; spentConfirmed: Set<string> }>();
-
-  private walletReader: WalletReader | undefined;
-  private chainOf: () => PsbtChain | null | undefined;
 
   constructor(private readonly deps: PsbtServiceDeps) {
     this.now = deps.now ?? Date.now;
-    this.walletReader = deps.wallets;
-    this.chainOf = deps.chain ?? (() => undefined);
   }
 
-  /** Connects the wallet part (access checks, spendable coins, labels) and the chain backend. */
-  connect(connections: PsbtConnections): void {
-    if (connections.wallets) this.walletReader = connections.wallets;
-    if (connections.chain) this.chainOf = connections.chain;
-  }
-
-  private get wallets(): WalletReader {
-    if (!this.walletReader) throw new ServiceError('unavailable', 'wallets_unavailable', 'Wallets are not available on this instance');
-    return this.walletReader;
-  }
-
-  private keysOf(wallet: WalletRecord): WalletKeys {
+  private keysOf(wallet: StoredWallet): WalletKeys {
     const cacheKey = `${wallet.receiveDescriptor}|${wallet.changeDescriptor}`;
     let keys = this.keysCache.get(cacheKey);
     if (!keys) {
@@ -120,13 +98,13 @@ export class PsbtService implements PsbtReservations {
   }
 
   private requireChain(): PsbtChain {
-    const chain = this.chainOf();
+    const chain = this.deps.chain();
     if (!chain) throw new ServiceError('unavailable', 'chain_unavailable', 'No chain backend is configured');
     return chain;
   }
 
   /** The record of a stored PSBT (the contract's shape). Decoding is cached: previous transactions make it costly. */
-  recordOf(wallet: WalletRecord, stored: StoredPsbt): PsbtRecord {
+  recordOf(wallet: StoredWallet, stored: StoredPsbt): PsbtRecord {
     const key = `${stored.walletId}:${stored.txid}`;
     const cached = this.records.get(key);
     if (cached && cached.psbt === stored.psbt && cached.threshold === wallet.sigsRequired) return cached.record;
@@ -136,7 +114,7 @@ export class PsbtService implements PsbtReservations {
     return record;
   }
 
-  private decodeRecord(wallet: WalletRecord, stored: StoredPsbt): PsbtRecord {
+  private decodeRecord(wallet: StoredWallet, stored: StoredPsbt): PsbtRecord {
     return psbtRecord(parsePsbt(stored.psbt), {
       network: getNetwork(wallet.network),
       changeOutputs: stored.changeOutputs,
@@ -147,21 +125,21 @@ export class PsbtService implements PsbtReservations {
   }
 
   async create(principal: Principal, alias: string, body: unknown): Promise<{ txid: string; record: PsbtRecord }> {
-    const wallet = await this.wallets.resolve(principal, alias, 'spend');
+    const wallet = await this.deps.access.resolve(principal, alias, 'spend');
     const network = getNetwork(wallet.network);
     const request = parseCreateRequest(body as CreatePsbtInput, network);
     const { feeRate, incrementalRate } = await this.feeRates(request.feeRate);
     // Stored with the PSBT, in its transaction: a PSBT is never left without its labels.
-    const writeLabels = this.wallets.prepareAddressLabels(wallet.id, request.recipients.filter((r) => r.label !== undefined).map((r) => ({ address: r.address, label: r.label! })));
-    const spending = await this.wallets.loadForSpending(wallet.id);
+    const writeLabels = this.deps.coins.addressLabelsWrite(wallet.id, request.recipients.filter((r) => r.label !== undefined).map((r) => ({ address: r.address, label: r.label! })));
     const keys = this.keysOf(wallet);
 
     for (let attempt = 1; ; attempt++) {
-      const reserved = new Set((await this.deps.store.psbts.reservations(wallet.id)).map((r) => outpointKey(r.txid, r.vout)));
+      const spending = await this.deps.coins.forSpending(wallet.id);
+      const { reserved, takenOver } = await this.reservedCoins(wallet.id, spending, request.replaces);
       const plan = planPsbt(request, { spending, keys, network, reserved, feeRate, incrementalRate });
       const txid = psbtTxid(plan.psbt);
       const now = this.now();
-      const stored: StoredPsbt = {
+      const stored: Omit<StoredPsbt, 'version'> = {
         walletId: wallet.id,
         txid,
         psbt: psbtToBase64(plan.psbt),
@@ -172,24 +150,45 @@ export class PsbtService implements PsbtReservations {
         updatedAt: now,
         createdBy: principal.userName,
       };
+      let outcome: 'stored' | 'wallet_changed' | 'coins_taken';
       try {
-        await this.deps.store.transaction(async (repos) => {
+        outcome = await this.deps.store.transaction(async (repos) => {
+          // The coins were chosen from one revision of the wallet: a sync write since then (a coin spent,
+          // a PSBT settled) would have to see this PSBT, so it is stored only while that revision holds.
+          if (!(await repos.wallets.holdRevision(wallet.id, spending.revision))) return 'wallet_changed';
+          // A replacement of the transaction a pending PSBT produced takes over that PSBT's coins.
+          if (takenOver) await settle(repos, wallet.id, takenOver, 'broadcast', now);
           await repos.psbts.insert(stored, plan.inputs);
           await writeLabels(repos);
+          return 'stored';
         });
       } catch (error) {
         if (!(error instanceof StoreConflictError)) throw error;
         const nowReserved = new Set((await this.deps.store.psbts.reservations(wallet.id)).map((r) => outpointKey(r.txid, r.vout)));
-        const taken = plan.inputs.some((o) => nowReserved.has(outpointKey(o.txid, o.vout)));
-        if (!taken) throw new ServiceError('conflict', 'psbt_exists', `PSBT ${txid} already exists`);
+        if (!plan.inputs.some((o) => nowReserved.has(outpointKey(o.txid, o.vout)))) throw new ServiceError('conflict', 'psbt_exists', `PSBT ${txid} already exists`);
         // Another creation reserved one of these coins first: select again without it.
-        if (attempt >= MAX_RESERVATION_ATTEMPTS || request.inputs) {
-          throw new ServiceError('conflict', 'coins_reserved', 'The chosen coins were reserved by another PSBT; try again');
-        }
-        continue;
+        if (request.inputs) throw new ServiceError('conflict', 'coins_reserved', 'The chosen coins were reserved by another PSBT; try again');
+        outcome = 'coins_taken';
       }
-      return { txid, record: this.recordOf(wallet, stored) };
+      if (outcome === 'stored') return { txid, record: this.recordOf(wallet, { ...stored, version: 0 }) };
+      if (attempt >= MAX_CREATE_ATTEMPTS) {
+        throw outcome === 'coins_taken'
+          ? new ServiceError('conflict', 'coins_reserved', 'The chosen coins were reserved by another PSBT; try again')
+          : new ServiceError('conflict', 'wallet_changed', 'The wallet kept changing while the PSBT was built; try again');
+      }
     }
+  }
+
+  /**
+   * Coins held by pending PSBTs. When `replaces` names a transaction that one of them produced (broadcast,
+   * and seen by the wallet before the sync settled that PSBT), its coins are free for the replacement.
+   */
+  private async reservedCoins(walletId: string, spending: WalletForSpending, replaces: string | undefined): Promise<{ reserved: Set<string>; takenOver: string | undefined }> {
+    const reservations = await this.deps.store.psbts.reservations(walletId);
+    const original = replaces === undefined ? undefined : spending.transactions.find((t) => t.txid === replaces && t.status === 'mempool');
+    const producer = original && unsignedTxid(original.hex);
+    const takenOver = producer !== undefined && reservations.some((r) => r.psbtTxid === producer) ? producer : undefined;
+    return { reserved: new Set(reservations.filter((r) => r.psbtTxid !== takenOver).map((r) => outpointKey(r.txid, r.vout))), takenOver };
   }
 
   private async feeRates(requested: bigint | undefined): Promise<{ feeRate: bigint; incrementalRate: bigint }> {
@@ -213,89 +212,31 @@ export class PsbtService implements PsbtReservations {
     return { feeRate, incrementalRate: satPerKvb(relay.incrementalSatPerVb) };
   }
 
-  /**
-   * Brings pending PSBTs up to date with the wallet's transactions and returns those still pending: one
-   * whose transaction is seen leaves the pending list; one whose coins were spent elsewhere by a confirmed
-   * transaction becomes invalid, and its other coins are freed. A coin merely absent from the view (a wallet
-   * scanning again after a rescan, or a funding transaction reorged out that may be mined again) is no proof
-   * of a spend: such a PSBT stays pending, and its reservations with it. A pending PSBT's coins are its
-   * reservations (written with it), so no PSBT text is decoded here.
-   */
-  private async reconcile(walletId: string, pending: StoredPsbt[]): Promise<StoredPsbt[]> {
-    if (pending.length === 0) return pending;
-    const view = await this.chainView(walletId);
-    const only = pending.length === 1 ? pending[0]!.txid : undefined;
-    const spentCoins = new Set<string>();
-    for (const r of await this.deps.store.psbts.reservations(walletId, only)) {
-      if (view.spentConfirmed.has(outpointKey(r.txid, r.vout))) spentCoins.add(r.psbtTxid);
-    }
-    const still: StoredPsbt[] = [];
-    for (const stored of pending) {
-      const status = view.seen.has(stored.txid) ? 'broadcast' : spentCoins.has(stored.txid) ? 'invalid' : undefined;
-      if (status) await this.deps.store.psbts.setStatus(walletId, stored.txid, status, this.now());
-      else still.push(stored);
-    }
-    return still;
-  }
-
-  /**
-   * The unsigned txids of the wallet's live transactions, and the coins its confirmed transactions spend.
-   * A coin spent only in the mempool keeps its PSBT pending: a replacement may still win. Kept per wallet
-   * revision, so listing does not reload the wallet while its chain state is unchanged.
-   */
-  private async chainView(walletId: string): Promise<{ seen: Set<string>; spentConfirmed: Set<string> }> {
-    const revision = await this.deps.store.wallets.revision(walletId);
-    const cached = this.chainViews.get(walletId);
-    if (cached && revision !== undefined && cached.revision === revision) return cached;
-    const state = await this.wallets.loadForSpending(walletId);
-    const seen = new Set<string>();
-    const spentConfirmed = new Set<string>();
-    for (const t of state.transactions) {
-      if (t.status === 'dropped') continue;
-      let id = this.unsignedIds.get(t.txid);
-      if (id === undefined) {
-        id = unsignedTxid(t.hex);
-        if (this.unsignedIds.size >= 100_000) this.unsignedIds.clear();
-        this.unsignedIds.set(t.txid, id);
-      }
-      seen.add(id);
-      if (t.status === 'confirmed') for (const input of parseTransaction(t.hex).inputs) spentConfirmed.add(outpointKey(input.txid, input.vout));
-    }
-    const view = { revision: revision ?? -1, seen, spentConfirmed };
-    if (revision !== undefined) {
-      if (this.chainViews.size >= 256) this.chainViews.delete(this.chainViews.keys().next().value!);
-      this.chainViews.set(walletId, view);
-    }
-    return view;
-  }
-
   /** The wallet's pending PSBTs, newest first. */
   async list(principal: Principal, alias: string): Promise<{ txid: string; record: PsbtRecord }[]> {
-    const wallet = await this.wallets.resolve(principal, alias, 'read');
-    const pending = await this.reconcile(wallet.id, await this.deps.store.psbts.list(wallet.id, 'pending'));
+    const wallet = await this.deps.access.resolve(principal, alias, 'read');
+    const pending = await this.deps.store.psbts.list(wallet.id, 'pending');
     return pending.map((stored) => ({ txid: stored.txid, record: this.recordOf(wallet, stored) }));
   }
 
-  private async findPending(wallet: WalletRecord, txid: string): Promise<StoredPsbt> {
+  private async findPending(wallet: StoredWallet, txid: string): Promise<StoredPsbt> {
     const id = txid.toLowerCase();
     if (!TXID.test(id)) throw psbtNotFound(txid);
     const found = await this.deps.store.psbts.find(wallet.id, id);
-    const [stored] = found?.status === 'pending' ? await this.reconcile(wallet.id, [found]) : [];
-    if (!stored) throw psbtNotFound(txid);
-    return stored;
+    if (found?.status !== 'pending') throw psbtNotFound(txid);
+    return found;
   }
 
   async get(principal: Principal, alias: string, txid: string): Promise<{ record: PsbtRecord; psbt: Uint8Array; base64: string }> {
-    const wallet = await this.wallets.resolve(principal, alias, 'read');
+    const wallet = await this.deps.access.resolve(principal, alias, 'read');
     const stored = await this.findPending(wallet, txid);
     const psbt = parsePsbt(stored.psbt);
     return { record: this.recordOf(wallet, stored), psbt: serializePsbt(psbt), base64: stored.psbt };
   }
 
-  /** Merges a cosigner's copy (base64 or binary) into the stored PSBT. */
+  /** Merges a cosigner's copy (base64 or binary) into the stored PSBT, again on the current version when another merge came first. */
   async update(principal: Principal, alias: string, txid: string, copy: string | Uint8Array): Promise<PsbtRecord> {
-    const wallet = await this.wallets.resolve(principal, alias, 'spend');
-    const stored = await this.findPending(wallet, txid);
+    const wallet = await this.deps.access.resolve(principal, alias, 'spend');
     let incoming: Psbt;
     try {
       incoming = parsePsbt(typeof copy === 'string' ? copy.trim() : copy);
@@ -303,46 +244,49 @@ export class PsbtService implements PsbtReservations {
       if (error instanceof CoreError) throw new ServiceError('invalid_input', 'invalid_psbt', `psbt: ${error.message}`, { errors: [{ path: '/psbt', message: error.message }] });
       throw error;
     }
-    let merged: Psbt;
-    try {
-      merged = mergeCosignerPsbt(parsePsbt(stored.psbt), incoming);
-    } catch (error) {
-      if (error instanceof PsbtError && error.code === 'different_transaction') {
-        throw new ServiceError('conflict', 'different_transaction', 'The PSBT is not a copy of the same unsigned transaction');
-      }
-      if (error instanceof CoreError) throw new ServiceError('unprocessable', 'invalid_signature', error.message);
-      throw error;
+    for (let attempt = 0; attempt < MAX_CHANGE_ATTEMPTS; attempt++) {
+      const stored = await this.findPending(wallet, txid);
+      const base64 = psbtToBase64(mergeInto(stored, incoming));
+      if (base64 === stored.psbt) return this.recordOf(wallet, stored); // nothing new
+      const updatedAt = this.now();
+      const version = await this.deps.store.psbts.updatePsbt(wallet.id, stored.txid, base64, updatedAt, stored.version);
+      if (version !== undefined) return this.recordOf(wallet, { ...stored, psbt: base64, updatedAt, version });
     }
-    const base64 = psbtToBase64(merged);
-    const updatedAt = this.now();
-    await this.deps.store.psbts.updatePsbt(wallet.id, stored.txid, base64, updatedAt);
-    return this.recordOf(wallet, { ...stored, psbt: base64, updatedAt });
+    throw psbtBusy(txid);
   }
 
   async delete(principal: Principal, alias: string, txid: string): Promise<void> {
-    const wallet = await this.wallets.resolve(principal, alias, 'spend');
-    const stored = await this.findPending(wallet, txid);
-    await this.deps.store.psbts.delete(wallet.id, stored.txid);
+    const wallet = await this.deps.access.resolve(principal, alias, 'spend');
+    for (let attempt = 0; attempt < MAX_CHANGE_ATTEMPTS; attempt++) {
+      const stored = await this.findPending(wallet, txid);
+      if (await this.deps.store.psbts.delete(wallet.id, stored.txid, stored.version)) return;
+    }
+    throw psbtBusy(txid);
   }
 
-  /** Finalizes, verifies every signature and broadcasts. The PSBT stays pending until its transaction is seen. */
+  /** Finalizes, verifies every signature and broadcasts. The PSBT stays pending until the sync sees its transaction. */
   async broadcast(principal: Principal, alias: string, txid: string): Promise<BroadcastResult> {
-    const wallet = await this.wallets.resolve(principal, alias, 'spend');
-    const stored = await this.findPending(wallet, txid);
+    const wallet = await this.deps.access.resolve(principal, alias, 'spend');
     const chain = this.requireChain();
-    const finalized = finalizePsbt(parsePsbt(stored.psbt));
-    if (!finalized.complete) {
-      const reasons = finalized.pending.map((p) => `input ${p.input}: ${p.reason}`).join('; ');
-      throw new ServiceError('unprocessable', 'not_enough_signatures', `The PSBT cannot be finalized yet (${reasons})`);
+    let hex: string | undefined;
+    for (let attempt = 0; hex === undefined; attempt++) {
+      if (attempt >= MAX_CHANGE_ATTEMPTS) throw psbtBusy(txid);
+      const stored = await this.findPending(wallet, txid);
+      const finalized = finalizePsbt(parsePsbt(stored.psbt));
+      if (!finalized.complete) {
+        const reasons = finalized.pending.map((p) => `input ${p.input}: ${p.reason}`).join('; ');
+        throw new ServiceError('unprocessable', 'not_enough_signatures', `The PSBT cannot be finalized yet (${reasons})`);
+      }
+      let extracted: string;
+      try {
+        extracted = toHex(serializeTransaction(extractVerifiedTransaction(finalized.psbt)));
+      } catch (error) {
+        if (error instanceof CoreError) throw new ServiceError('unprocessable', 'invalid_signature', error.message);
+        throw error;
+      }
+      const base64 = psbtToBase64(finalized.psbt);
+      if (base64 === stored.psbt || (await this.deps.store.psbts.updatePsbt(wallet.id, stored.txid, base64, this.now(), stored.version)) !== undefined) hex = extracted;
     }
-    let hex: string;
-    try {
-      hex = toHex(serializeTransaction(extractVerifiedTransaction(finalized.psbt)));
-    } catch (error) {
-      if (error instanceof CoreError) throw new ServiceError('unprocessable', 'invalid_signature', error.message);
-      throw error;
-    }
-    await this.deps.store.psbts.updatePsbt(wallet.id, stored.txid, psbtToBase64(finalized.psbt), this.now());
     let broadcastTxid: string;
     try {
       broadcastTxid = await chain.broadcast(hex);
@@ -357,21 +301,17 @@ export class PsbtService implements PsbtReservations {
     }
     return { txid: broadcastTxid, hex };
   }
-
-  /** Map `txid:vout` -> txid of the pending PSBT holding it (wallet details' `reserved_by`). */
-  async reservedOutpoints(walletId: string): Promise<Map<string, string>> {
-    const rows = await this.deps.store.psbts.reservations(walletId);
-    return new Map(rows.map((r) => [outpointKey(r.txid, r.vout), r.psbtTxid]));
-  }
-
-  /** Number of pending PSBTs (wallet details' `pending_psbts`). */
-  async pendingCount(walletId: string): Promise<number> {
-    return (await this.deps.store.psbts.list(walletId, 'pending')).length;
-  }
-
-  /** Removes every PSBT and reservation of a wallet (call when the wallet is deleted). */
-  async forgetWallet(walletId: string): Promise<void> {
-    await this.deps.store.psbts.deleteWallet(walletId);
-  }
 }
 
+/** The stored PSBT with a cosigner's copy merged in: 409 for another transaction, 422 for a bad signature. */
+function mergeInto(stored: StoredPsbt, incoming: Psbt): Psbt {
+  try {
+    return mergeCosignerPsbt(parsePsbt(stored.psbt), incoming);
+  } catch (error) {
+    if (error instanceof PsbtError && error.code === 'different_transaction') {
+      throw new ServiceError('conflict', 'different_transaction', 'The PSBT is not a copy of the same unsigned transaction');
+    }
+    if (error instanceof CoreError) throw new ServiceError('unprocessable', 'invalid_signature', error.message);
+    throw error;
+  }
+}

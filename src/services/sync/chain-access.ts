@@ -2,7 +2,7 @@
 import type { ChainSource, ChainTip, HealthReport } from '../../chain/types.js';
 import type { ReadinessCheck } from '../health.js';
 import type { ChainStatus, ChainStatusSource } from '../service-details.js';
-import type { ChainAccess } from '../wallets.js';
+import type { ChainAccess } from '../wallets/index.js';
 
 export class CachedChainAccess implements ChainAccess, ChainStatusSource {
   private cached: { at: number; tip: ChainTip | null } | undefined;

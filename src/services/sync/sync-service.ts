@@ -3,12 +3,14 @@
  * and the mempool. Wallets are grouped by their tip; the group closest to the node tip goes first and
  * each group advances at most `batchBlocks` per round, so a wallet catching up never holds back the
  * others. Every changeset is written in one store transaction together with the applied block's header
- * link (for reorg detection) and the wallets' revisions grow, so other instances see the change.
+ * link (for reorg detection) and the PSBTs the change settles (chain-reconciler.ts), and the wallets'
+ * revisions grow, so other instances see the change.
  */
 import { basicFilterMatchesAny } from '../../core/bip158.js';
 import { ChainError, type ChainSource, type ChainTip } from '../../chain/types.js';
 import {
   applyUpdate,
+  coinHistory,
   createEngineState,
   removeWallet,
   walletSummary,
@@ -19,6 +21,7 @@ import {
   type WalletChangeset,
 } from '../../engine/index.js';
 import type { Store, StoredWallet, SyncBlockRow } from '../../store/repositories.js';
+import type { PsbtChainReconciler } from '../psbts/chain-reconciler.js';
 import { loadWalletInto, type WalletScriptsCache } from '../wallet-state.js';
 import type { SyncLeadership } from './leadership.js';
 
@@ -28,8 +31,9 @@ const TIP_ONLY_BLOCKS_PER_WRITE = 500;
 /** How often a long pass looks for a new node tip. */
 const TIP_REFRESH_MS = 10_000;
 
-const onlyTipMoved = (c: WalletChangeset): boolean =>
-  c.addressesAdded.length === 0 && c.transactionsAdded.length === 0 && c.transactionsUpdated.length === 0 && c.transactionsRemoved.length === 0;
+const touchesTransactions = (c: WalletChangeset): boolean =>
+  c.transactionsAdded.length > 0 || c.transactionsUpdated.length > 0 || c.transactionsRemoved.length > 0;
+const onlyTipMoved = (c: WalletChangeset): boolean => c.addressesAdded.length === 0 && !touchesTransactions(c);
 
 export interface SyncStats {
   blocksConnected: number;
@@ -50,6 +54,8 @@ export interface SyncServiceDeps {
   chain: ChainSource | null;
   scripts: WalletScriptsCache;
   leadership: SyncLeadership;
+  /** Settles the PSBTs of a wallet whose transactions changed, in the transaction that writes the change. */
+  psbts: PsbtChainReconciler;
   /** Blocks a group advances before the next group gets its turn. */
   batchBlocks?: number;
   onTip?: (tip: ChainTip) => void;
@@ -182,7 +188,8 @@ export class SyncService {
       if (!rows) continue;
       const changes = loadWalletInto(this.state, wallet, rows, this.deps.scripts.get(wallet));
       this.loaded.set(wallet.id, { wallet, revision: rows.revision });
-      await this.persist(changes, []);
+      // Loading settles what the chain already decided, should an earlier write have left a PSBT behind.
+      await this.persist(changes, [], [wallet.id]);
     }
   }
 
@@ -366,15 +373,22 @@ export class SyncService {
     await this.persist(changes, blocks);
   }
 
-  /** Writes a changeset in one transaction; on any failure the in-memory state is rebuilt from the store. */
-  private async persist(changes: EngineChangeset, blocks: SyncBlockRow[]): Promise<void> {
-    if (changes.wallets.length === 0 && blocks.length === 0) return;
+  /**
+   * Writes a changeset in one transaction with the PSBTs it settles (of the wallets whose transactions
+   * changed, and of `reconcile`); on any failure the in-memory state is rebuilt from the store.
+   */
+  private async persist(changes: EngineChangeset, blocks: SyncBlockRow[], reconcile: readonly string[] = []): Promise<void> {
+    if (changes.wallets.length === 0 && blocks.length === 0 && reconcile.length === 0) return;
+    const settle = new Set([...changes.wallets.filter(touchesTransactions).map((c) => c.walletId), ...reconcile]);
     try {
       const revisions = await this.deps.store.transaction(async (repos) => {
         if (blocks.length > 0) await repos.wallets.recordBlocks(blocks);
         const next = new Map<string, number>();
         for (const change of changes.wallets) {
           next.set(change.walletId, await repos.wallets.applyChange(change, this.loaded.get(change.walletId)!.revision));
+        }
+        for (const walletId of settle) {
+          await this.deps.psbts.reconcile(repos, walletId, (txid, vout) => coinHistory(this.state, walletId, txid, vout));
         }
         return next;
       });

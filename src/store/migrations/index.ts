@@ -3,8 +3,9 @@ import { usersAndTokens } from './0001-users-and-tokens.js';
 import { psbts } from './0002-psbts.js';
 import { wallets } from './0003-wallets.js';
 import { revealedReceive } from './0004-revealed-receive.js';
+import { psbtVersion } from './0005-psbt-version.js';
 import type { Migration } from './types.js';
 
 export type { Migration } from './types.js';
 
-export const MIGRATIONS: readonly Migration[] = [usersAndTokens, psbts, wallets, revealedReceive];
+export const MIGRATIONS: readonly Migration[] = [usersAndTokens, psbts, wallets, revealedReceive, psbtVersion];

@@ -11,7 +11,8 @@ import { parsePsbt } from '../../../src/core/psbt/index.js';
 import { listTransactions, listUnspent, type EngineState } from '../../../src/engine/index.js';
 import { ServiceError } from '../../../src/services/errors.js';
 import type { Principal } from '../../../src/services/principal.js';
-import type { WalletForSpending, WalletReader, WalletRecord } from '../../../src/services/wallet-access.js';
+import type { WalletForSpending } from '../../../src/services/wallets/index.js';
+import type { Store, StoredWallet } from '../../../src/store/repositories.js';
 import { loadFixture } from '../../support/fixtures.js';
 import { FIXTURE_WALLET_IDS } from '../engine/support/fixture-wallets.js';
 import { applyAndPersist, freshEngine, timeline, updatesTo, type MemoryRowStore } from '../engine/support/replay.js';
@@ -22,7 +23,7 @@ export const LAST_SNAPSHOT = timeline.snapshots.length - 1;
 const versions = { private: 0x04358394, public: 0x043587cf };
 
 /** The wallet record of a fixture wallet (alias = fixture name, owned by `owner`). */
-export function fixtureWalletRecord(name: string, owner = 'alice'): WalletRecord {
+export function fixtureWalletRecord(name: string, owner = 'alice'): StoredWallet {
   const w = wallets[name];
   return {
     id: `id-${name}`,
@@ -38,7 +39,20 @@ export function fixtureWalletRecord(name: string, owner = 'alice'): WalletRecord
     sigsTotal: w.keys.length,
     keys: w.keys.map((k: any) => ({ fingerprint: k.fingerprint, derivation: k.derivation, xpub: k.tpub, label: k.key })),
     gapLimit: 20,
+    birthday: 0,
+    createdAt: 0,
+    revision: 0,
+    tip: null,
   };
+}
+
+/**
+ * Stores the fixture wallets' records (no chain rows: the reader below serves their coins), so that a PSBT
+ * built from revision 0 of a wallet can be stored while that revision holds.
+ */
+export async function storeFixtureWallets(store: Store): Promise<void> {
+  if (!(await store.users.find('alice'))) await store.users.insert({ name: 'alice', passwordHash: 'unused', isAdmin: false, createdAt: 0 });
+  for (const name of FIXTURE_WALLET_IDS) await store.wallets.insert(fixtureWalletRecord(name), []);
 }
 
 /** Engine state of all fixture wallets at a snapshot of the timeline. */
@@ -61,17 +75,20 @@ export function spendingOf(state: EngineState, rows: MemoryRowStore, name: strin
     frozen: frozen.has(`${u.txid}:${u.vout}`),
     label: '',
   }));
+  const scripts = new Map(rows.rows(name).addresses.map((a) => [a.script, { branch: a.branch, index: a.index }]));
   return {
     wallet: fixtureWalletRecord(name),
+    revision: 0,
     utxos,
     tipHeight: timeline.snapshots[snapshot].tip.height,
     nextChangeIndex: rows.rows(name).sync.lastUsedChange + 1,
     transactions,
+    ownerOfScript: (script) => scripts.get(script),
   };
 }
 
-/** A WalletReader over the fixture wallets at one snapshot; `alice` owns them, `bob` has read access to w_wpkh. */
-export class FixtureWalletReader implements WalletReader {
+/** The wallet part as PSBTs use it, over the fixture wallets at one snapshot; `alice` owns them, `bob` has read access to w_wpkh. */
+export class FixtureWalletReader {
   readonly labels: { walletId: string; address: string; label: string }[] = [];
   readonly frozen = new Set<string>();
   constructor(
@@ -85,19 +102,19 @@ export class FixtureWalletReader implements WalletReader {
     return new FixtureWalletReader(state, rows, snapshot);
   }
 
-  async resolve(principal: Principal, alias: string, need: 'read' | 'spend' | 'owner'): Promise<WalletRecord> {
+  async resolve(principal: Principal, alias: string, need: 'read' | 'spend' | 'owner'): Promise<StoredWallet> {
     const known = (FIXTURE_WALLET_IDS as readonly string[]).includes(alias);
     const allowed = principal.userName === 'alice' || (principal.userName === 'bob' && alias === 'w_wpkh' && need === 'read');
     if (!known || !allowed) throw new ServiceError('not_found', 'wallet_not_found', `Wallet ${alias} not found`);
     return fixtureWalletRecord(alias);
   }
 
-  async loadForSpending(walletId: string): Promise<WalletForSpending> {
+  async forSpending(walletId: string): Promise<WalletForSpending> {
     const name = walletId.replace(/^id-/, '');
     return spendingOf(this.state, this.rows, name, this.snapshot, this.frozen);
   }
 
-  prepareAddressLabels(walletId: string, labels: { address: string; label: string }[]): () => Promise<void> {
+  addressLabelsWrite(walletId: string, labels: { address: string; label: string }[]): () => Promise<void> {
     return async () => {
       for (const l of labels) this.labels.push({ walletId, ...l });
     };

@@ -13,7 +13,7 @@ import type { FeeEstimate, RelayFees } from '../../../src/chain/types.js';
 import { ServiceError } from '../../../src/services/errors.js';
 import { PsbtService } from '../../../src/services/psbts/service.js';
 import { openTestSqlite, type OpenedStore } from '../../support/stores.js';
-import { FIXTURE_WALLET_IDS, FixtureWalletReader, LAST_SNAPSHOT, wallets } from './psbt-fixture-wallets.js';
+import { FIXTURE_WALLET_IDS, FixtureWalletReader, LAST_SNAPSHOT, storeFixtureWallets, wallets } from './psbt-fixture-wallets.js';
 
 const regtest = NETWORKS.regtest;
 /** One address of every output type: p2wpkh, p2sh, p2pkh, p2tr, p2wsh. */
@@ -56,7 +56,9 @@ let opened: OpenedStore;
 let service: PsbtService;
 beforeAll(async () => {
   opened = await openTestSqlite();
-  service = new PsbtService({ store: opened.store, wallets: FixtureWalletReader.at(LAST_SNAPSHOT), chain: () => fees, maxFeeRate: 1000 });
+  await storeFixtureWallets(opened.store);
+  const reader = FixtureWalletReader.at(LAST_SNAPSHOT);
+  service = new PsbtService({ store: opened.store, access: reader, coins: reader, chain: () => fees, maxFeeRate: 1000 });
 }, 60_000);
 afterAll(() => opened?.dispose());
 

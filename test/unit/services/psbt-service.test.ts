@@ -12,13 +12,16 @@ import { NETWORKS } from '../../../src/core/network.js';
 import { decodePsbt, parsePsbt, serializePsbt, spentOutputs } from '../../../src/core/psbt/index.js';
 import { verifyTransaction } from '../../../src/core/signing/verify.js';
 import { parseTransaction, txid as transactionId, vsize } from '../../../src/core/tx.js';
-import type { MempoolEntry } from '../../../src/engine/index.js';
+import { coinHistory, type MempoolEntry } from '../../../src/engine/index.js';
 import { applyAndPersist, timeline } from '../engine/support/replay.js';
+import { PsbtChainReconciler } from '../../../src/services/psbts/chain-reconciler.js';
 import { PsbtService } from '../../../src/services/psbts/service.js';
 import type { Principal } from '../../../src/services/principal.js';
 import { startRpcTestServer, type RpcTestServer } from '../../support/rpc-server.js';
 import { openTestSqlite, type OpenedStore } from '../../support/stores.js';
-import { FIXTURE_WALLET_IDS, FixtureWalletReader, LAST_SNAPSHOT, signAsCosigner, wallets } from './psbt-fixture-wallets.js';
+import { FIXTURE_WALLET_IDS, FixtureWalletReader, LAST_SNAPSHOT, signAsCosigner, storeFixtureWallets, wallets } from './psbt-fixture-wallets.js';
+
+const reconciler = new PsbtChainReconciler(Date.now);
 
 const regtest = NETWORKS.regtest;
 const alice: Principal = { userName: 'alice', isAdmin: false };
@@ -40,7 +43,8 @@ beforeAll(async () => {
   chain = new BitcoindChainSource({ url: node.url, ...node.credentials, network: 'regtest' });
   opened = await openTestSqlite();
   reader = FixtureWalletReader.at(LAST_SNAPSHOT);
-  service = new PsbtService({ store: opened.store, wallets: reader, chain: () => chain, maxFeeRate: 1000 });
+  await storeFixtureWallets(opened.store);
+  service = new PsbtService({ store: opened.store, access: reader, coins: reader, chain: () => chain, maxFeeRate: 1000 });
 }, 60_000);
 
 afterAll(async () => {
@@ -108,11 +112,14 @@ describe('PSBT from creation to the chain, for every fixture wallet', () => {
       const fee = prevouts.reduce((n, o) => n + o.value, 0n) - tx.outputs.reduce((n, o) => n + o.value, 0n);
       expect(Number(fee) / vsize(tx)).toBeGreaterThanOrEqual(5);
 
-      // It leaves the pending list once the wallet sees its transaction.
+      // It leaves the pending list once the wallet sees its transaction (what the sync does, with this state).
       mempool.push({ tx, txid: sent.txid, time: 1_800_000_000 });
       applyAndPersist(reader.state, reader.rows, { type: 'mempool', transactions: [...mempool] });
+      expect((await service.list(alice, name)).map((p) => p.txid)).toContain(txid); // reads never settle
+      const settled = await opened.store.transaction((repos) => reconciler.reconcile(repos, `id-${name}`, (t, v) => coinHistory(reader.state, name, t, v)));
+      expect(settled).toEqual([{ walletId: `id-${name}`, txid, status: 'broadcast' }]);
       expect((await service.list(alice, name)).map((p) => p.txid)).not.toContain(txid);
-      expect(await service.reservedOutpoints(`id-${name}`)).toEqual(new Map());
+      expect(await opened.store.psbts.reservations(`id-${name}`)).toEqual([]);
     });
   }
 });
@@ -193,21 +200,21 @@ describe('amounts, fee subtraction, coin reservation', () => {
     expect(made.length).toBeGreaterThan(1);
     const inputs = made.flatMap((m) => m.record.tx.vin.map((i: any) => `${i.txid}:${i.vout}`));
     expect(new Set(inputs).size).toBe(inputs.length);
-    const reserved = await service.reservedOutpoints('id-w_wpkh');
-    expect([...reserved.keys()].sort()).toEqual([...inputs].sort());
-    expect(await service.pendingCount('id-w_wpkh')).toBe(made.length);
+    const reserved = await opened.store.psbts.reservations('id-w_wpkh');
+    expect(reserved.map((r) => `${r.txid}:${r.vout}`).sort()).toEqual([...inputs].sort());
+    expect(await opened.store.psbts.countPending('id-w_wpkh')).toBe(made.length);
     // Coin control on a reserved coin is refused.
     const [txid, vout] = inputs[0]!.split(':');
     await expect(
       service.create(alice, 'w_wpkh', { recipients: [{ address: external[0], amount: '0.001' }], fee_rate: 2, inputs: [{ txid, vout: Number(vout) }] }),
     ).rejects.toMatchObject({ code: 'input_reserved' });
     for (const m of made) await service.delete(alice, 'w_wpkh', m.txid);
-    expect(await service.reservedOutpoints('id-w_wpkh')).toEqual(new Map());
+    expect(await opened.store.psbts.reservations('id-w_wpkh')).toEqual([]);
     await expect(service.delete(alice, 'w_wpkh', made[0]!.txid)).rejects.toMatchObject({ code: 'psbt_not_found' });
   });
 
   it('frozen coins are never spent', async () => {
-    const coins = (await reader.loadForSpending('id-w_tr')).utxos;
+    const coins = (await reader.forSpending('id-w_tr')).utxos;
     for (const u of coins) reader.frozen.add(`${u.txid}:${u.vout}`);
     try {
       await expect(service.create(alice, 'w_tr', { recipients: [{ address: external[0], amount: '0.001' }], fee_rate: 2 })).rejects.toMatchObject({ code: 'insufficient_funds' });

@@ -83,7 +83,7 @@ describe.each(['sqlite', 'postgres'] as const)('migration 0004 on %s', (kind) =>
     expect(await store.schemaVersion()).toBe(MIGRATIONS.length);
     expect(await store.wallets.revealedReceiveIndexes()).toEqual(new Map([['w-old', -1]]));
     expect(await store.wallets.chainRows('w-old')).toMatchObject({ revision: 4, lastRevealedReceive: -1, sync: { lastUsedReceive: 7 } });
-    expect(await store.wallets.revealNextReceive('w-old')).toBe(8);
+    expect(await store.wallets.revealNextReceive('w-old')).toEqual({ index: 8 });
     expect(await store.wallets.findByAlias('old')).toMatchObject({ id: 'w-old', revision: 4 });
   });
 });

@@ -1,0 +1,35 @@
+/**
+ * Who may touch a wallet: the owner, and users it is shared with (`read` or `spend`). A wallet the caller
+ * may not reach answers like one that does not exist.
+ */
+import type { Store, StoredWallet } from '../../store/repositories.js';
+import { ServiceError } from '../errors.js';
+import type { Principal } from '../principal.js';
+
+/** `read`: every GET; `spend`: also PSBT creation, update, broadcast; `owner`: manage the wallet itself. */
+export type WalletAccessNeed = 'read' | 'spend' | 'owner';
+
+export const WALLET_NOT_FOUND_MESSAGE = 'Wallet not found';
+export const walletNotFound = () => new ServiceError('not_found', 'wallet_not_found', WALLET_NOT_FOUND_MESSAGE);
+
+const ACCESS_RANK = { read: 1, spend: 2, owner: 3 } as const;
+
+export class WalletAccess {
+  constructor(private readonly store: Store) {}
+
+  /** The wallet, when the caller has at least `need`; otherwise 404 `wallet_not_found`. */
+  async resolve(principal: Principal, alias: string, need: WalletAccessNeed): Promise<StoredWallet> {
+    if (typeof alias !== 'string' || alias.length > 64) throw walletNotFound();
+    const wallet = await this.store.wallets.findByAlias(alias);
+    if (!wallet) throw walletNotFound();
+    const access = await this.accessOf(principal, wallet);
+    if (access === null || ACCESS_RANK[access] < ACCESS_RANK[need]) throw walletNotFound();
+    return wallet;
+  }
+
+  private async accessOf(principal: Principal, wallet: StoredWallet): Promise<'owner' | 'read' | 'spend' | null> {
+    if (wallet.ownerName === principal.userName) return 'owner';
+    const share = (await this.store.wallets.shares(wallet.id)).find((s) => s.userName === principal.userName);
+    return share?.access ?? null;
+  }
+}

@@ -1,0 +1,26 @@
+/**
+ * What PSBT creation needs of a wallet to spend from it, read from the store's truth at one revision.
+ */
+import type { WalletTxEntry, WalletUtxo } from '../../engine/index.js';
+import type { StoredWallet } from '../../store/wallet-records.js';
+
+export interface SpendableUtxo extends WalletUtxo {
+  /** The full transaction that created the output (non_witness_utxo), hex. */
+  prevTxHex: string;
+  frozen: boolean;
+  label: string;
+}
+
+export interface WalletForSpending {
+  wallet: StoredWallet;
+  /** The stored revision these coins were read at: a PSBT built from them is stored only while it holds. */
+  revision: number;
+  utxos: SpendableUtxo[];
+  tipHeight: number;
+  /** First change index not yet used on chain. */
+  nextChangeIndex: number;
+  /** Engine entries incl. hex (for BIP125 replacements). */
+  transactions: WalletTxEntry[];
+  /** Where a script (hex) sits among the wallet's derived addresses, if it is one of them. */
+  ownerOfScript(script: string): { branch: 0 | 1; index: number } | undefined;
+}
