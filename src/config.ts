@@ -27,6 +27,8 @@ export interface Config {
   bitcoind: { url: string | undefined; cookieFile: string | undefined; user: string | undefined; password: string | undefined };
   /** Highest fee rate a PSBT may use, sat/vB. */
   maxFeeRate: number;
+  /** Most pending PSBTs one wallet may hold (each reserves coins until it settles or is deleted). */
+  maxPendingPsbts: number;
   tokenMaxLifeSeconds: number;
   auth: { passwordMinChars: number; rateLimit: number; registrationLinkTimeoutHours: number };
   logLevel: LogLevel;
@@ -111,6 +113,8 @@ export const SETTINGS: readonly Setting[] = [
     apply: (d, t) => { d.bitcoind.password = t === '' ? undefined : t; } },
   { key: 'max_fee_rate', env: 'SERVICE_MAX_FEE_RATE', flag: '--max-fee-rate', defaultText: '1000', description: 'Highest fee rate a PSBT may use, in sat/vB.',
     apply: (d, t) => { d.maxFeeRate = integer(t, 1, 1_000_000); } },
+  { key: 'max_pending_psbts', env: 'SERVICE_MAX_PENDING_PSBTS', flag: '--max-pending-psbts', defaultText: '100', description: 'Most pending PSBTs a wallet may hold; one more is refused with 422 `too_many_pending_psbts` until one is deleted or settles.',
+    apply: (d, t) => { d.maxPendingPsbts = integer(t, 1, 100_000); } },
   { key: 'token_max_life', env: 'SERVICE_TOKEN_MAX_LIFE', flag: '--token-max-life', defaultText: '365 days', description: 'Longest `jwt_token_life` a token may ask for (duration text).',
     apply: (d, t) => {
       const parsed = parseDuration(t, 100 * 365 * 86_400);
@@ -168,6 +172,7 @@ function defaults(): Draft {
     network: 'mainnet',
     bitcoind: { url: undefined, cookieFile: undefined, user: undefined, password: undefined },
     maxFeeRate: 1000,
+    maxPendingPsbts: 100,
     tokenMaxLifeSeconds: 365 * 86_400,
     auth: { passwordMinChars: 8, rateLimit: 10, registrationLinkTimeoutHours: 1 },
     logLevel: 'info',

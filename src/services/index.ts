@@ -87,7 +87,7 @@ export function createServices(deps: ServiceDeps): Services {
   chain.syncState = () => sync.syncState;
   const health = new HealthService([{ name: 'store', check: () => store.ping() }, chain.readinessCheck()]);
   const serviceDetails = new ServiceDetailsService({ config, version: deps.version, now, wallets: reads, ...(chain.source ? { chain } : {}) });
-  const psbts = new PsbtService({ store, access, coins: wallets.coins, chain: () => chain.source, maxFeeRate: config.maxFeeRate, now });
+  const psbts = new PsbtService({ store, access, coins: wallets.coins, chain: () => chain.source, maxFeeRate: config.maxFeeRate, maxPending: config.maxPendingPsbts, now });
   return {
     authentication: new AuthenticationService({ store, hasher, jwt, limiter, now }),
     users: new UserService({ store, hasher, passwordMinChars: config.auth.passwordMinChars, now }),

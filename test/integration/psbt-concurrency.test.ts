@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DescriptorDeriver, parseDescriptor } from '../../src/core/descriptor/index.js';
 import { NETWORKS } from '../../src/core/network.js';
+import { parsePsbt, serializePsbt } from '../../src/core/psbt/index.js';
 import { signAsCosigner } from '../unit/services/psbt-fixture-wallets.js';
 import { request, startTestServer, type TestServer } from '../support/server.js';
 import { nodeEnv, startWalletWorld, timeline, walletDetails, wallets, type WalletWorld } from './wallet-helpers.js';
@@ -13,6 +14,7 @@ import { nodeEnv, startWalletWorld, timeline, walletDetails, wallets, type Walle
 const LAST = timeline.snapshots.length - 1;
 const external = new DescriptorDeriver(parseDescriptor(wallets.w_tr!.recv_descriptor, NETWORKS.regtest)).derive(77).address;
 const ALIAS = 'w_wsh2of3'; // 2-of-3: three cosigners may all sign
+const MAX_PENDING = 3;
 
 const setups = [
   { name: 'sqlite', database: 'sqlite' as const, twoInstances: false },
@@ -36,9 +38,10 @@ describe.each(setups)('PSBTs under concurrency: $name', ({ database, twoInstance
   const put = (i: number, txid: string, psbt: string) => request(psbtUrl(i, `/${txid}`), { method: 'PUT', headers: world.auth, json: { psbt } });
 
   beforeAll(async () => {
-    world = await startWalletWorld({ snapshot: LAST }, { database });
+    const env = { SERVICE_MAX_PENDING_PSBTS: String(MAX_PENDING) };
+    world = await startWalletWorld({ snapshot: LAST }, { database, env });
     other = twoInstances
-      ? await startTestServer({ dataFolder: world.server.dataFolder, env: nodeEnv(world.node), database, postgresSchema: world.server.postgresSchema! })
+      ? await startTestServer({ dataFolder: world.server.dataFolder, env: { ...nodeEnv(world.node), ...env }, database, postgresSchema: world.server.postgresSchema! })
       : world.server;
     const w = wallets[ALIAS]!;
     const imported = await request(`${world.server.api}/wallets`, {
@@ -102,6 +105,36 @@ describe.each(setups)('PSBTs under concurrency: $name', ({ database, twoInstance
     expect(Object.keys(list.body.result)).toEqual([replacement.tx.txid]);
     expect((await walletDetails(world, ALIAS)).pending_psbts).toBe(1);
     expect((await request(psbtUrl(0, `/${replacement.tx.txid}`), { method: 'DELETE', headers: world.auth })).status).toBe(200);
+  });
+
+  it('keeps only signatures from a copy: unknown fields a cosigner adds never grow the stored PSBT', async () => {
+    const record = await create({});
+    const copy = parsePsbt(signAsCosigner(record.base64, ALIAS, 0));
+    const padding = { key: Uint8Array.of(0xfc, 0x01), value: new Uint8Array(200_000).fill(7) };
+    copy.inputs[0]!.unknown.push(padding);
+    copy.unknown.push(padding);
+    const answer = await put(1, record.tx.txid, Buffer.from(serializePsbt(copy)).toString('base64'));
+    expect(answer.status, answer.text).toBe(200);
+    expect(answer.body.result.sigs_count).toBe(1);
+    const stored = await request(psbtUrl(0, `/${record.tx.txid}?format=base64`), { headers: world.auth });
+    expect(stored.text.length).toBeLessThan(record.base64.length + 200);
+    expect((await request(psbtUrl(0, `/${record.tx.txid}`), { method: 'DELETE', headers: world.auth })).status).toBe(200);
+  });
+
+  it(`holds at most ${MAX_PENDING} pending PSBTs per wallet, also when creations race`, async () => {
+    const attempts = await Promise.all(
+      Array.from({ length: 8 }, (_, i) =>
+        request(psbtUrl(i), { method: 'POST', headers: world.auth, json: { recipients: [{ address: external, amount: '0.0002' }], fee_rate: 2 } }),
+      ),
+    );
+    const made = attempts.filter((a) => a.status === 201);
+    expect(made).toHaveLength(MAX_PENDING);
+    for (const refused of attempts.filter((a) => a.status !== 201)) {
+      expect(refused.status, refused.text).toBe(422);
+      expect(refused.body.code).toBe('too_many_pending_psbts');
+    }
+    expect((await walletDetails(world, ALIAS)).pending_psbts).toBe(MAX_PENDING);
+    for (const m of made) expect((await request(psbtUrl(1, `/${m.body.result.tx.txid}`), { method: 'DELETE', headers: world.auth })).status).toBe(200);
   });
 
   it('change goes only to an address of the wallet, with its derivation; any other address is refused', async () => {

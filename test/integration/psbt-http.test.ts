@@ -48,7 +48,7 @@ async function setUp(snapshot: number): Promise<Setup> {
       await runtime.services.users.addUser('bob', 'bob-password', { admin: false });
       // The fixture wallets' coins come from the recorded timeline rather than a sync.
       await storeFixtureWallets(runtime.store);
-      runtime.services.psbts = new PsbtService({ store: runtime.store, access: reader, coins: reader, chain: () => chain, maxFeeRate: runtime.config.maxFeeRate });
+      runtime.services.psbts = new PsbtService({ store: runtime.store, access: reader, coins: reader, chain: () => chain, maxFeeRate: runtime.config.maxFeeRate, maxPending: runtime.config.maxPendingPsbts });
     },
   });
   const alice = (await createToken(server, 'alice', 'alice-password', 'psbt')).jwt_token;

@@ -11,12 +11,40 @@ import { checkPartialSignatures } from './signatures.js';
 import { PsbtError, isFinalized, type Psbt } from './types.js';
 
 /**
+ * What a cosigner's copy may add to the stored PSBT: its signatures and finalized inputs. Everything else
+ * the service wrote itself (coins, scripts, derivations); anything more a copy carries (unknown or
+ * proprietary fields, extra derivations) is left out, so that no cosigner can grow the stored PSBT that
+ * every other one downloads.
+ */
+function signaturesOf(copy: Psbt): Psbt {
+  return {
+    ...copy,
+    xpubs: [],
+    proprietary: [],
+    unknown: [],
+    inputs: copy.inputs.map((input) => ({
+      partialSigs: input.partialSigs,
+      bip32Derivations: [],
+      tapBip32Derivations: [],
+      other: [],
+      proprietary: [],
+      unknown: [],
+      ...(input.sighashType !== undefined ? { sighashType: input.sighashType } : {}),
+      ...(input.tapKeySig ? { tapKeySig: input.tapKeySig } : {}),
+      ...(input.finalScriptSig ? { finalScriptSig: input.finalScriptSig } : {}),
+      ...(input.finalScriptWitness ? { finalScriptWitness: input.finalScriptWitness } : {}),
+    })),
+    outputs: copy.outputs.map(() => ({ bip32Derivations: [], tapBip32Derivations: [], other: [], proprietary: [], unknown: [] })),
+  };
+}
+
+/**
  * Returns the stored PSBT with the copy's signatures added. Throws PsbtError
  * `different_transaction` (another transaction) or `invalid_signature` (a signature or a
  * finalized input that does not verify).
  */
 export function mergeCosignerPsbt(stored: Psbt, copy: Psbt): Psbt {
-  const merged = combinePsbts(stored, copy);
+  const merged = combinePsbts(stored, signaturesOf(copy));
   const bad = checkPartialSignatures(merged).find((c) => !c.valid);
   if (bad) {
     throw new PsbtError('invalid_signature', `Signature of ${bad.pubkey || 'the taproot key'} on input ${bad.input} is not valid: ${bad.reason}`);

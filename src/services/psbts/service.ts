@@ -44,6 +44,8 @@ export interface PsbtServiceDeps {
   chain: () => PsbtChain | null;
   /** Highest fee rate accepted, sat/vB. */
   maxFeeRate: number;
+  /** Most pending PSBTs one wallet may hold. */
+  maxPending: number;
   now?: () => number;
 }
 
@@ -150,12 +152,14 @@ export class PsbtService {
         updatedAt: now,
         createdBy: principal.userName,
       };
-      let outcome: 'stored' | 'wallet_changed' | 'coins_taken';
+      let outcome: 'stored' | 'wallet_changed' | 'coins_taken' | 'too_many';
       try {
         outcome = await this.deps.store.transaction(async (repos) => {
           // The coins were chosen from one revision of the wallet: a sync write since then (a coin spent,
           // a PSBT settled) would have to see this PSBT, so it is stored only while that revision holds.
           if (!(await repos.wallets.holdRevision(wallet.id, spending.revision))) return 'wallet_changed';
+          // Counted under that hold: creations on the wallet, of any instance, take turns here.
+          if ((await repos.psbts.countPending(wallet.id)) >= this.deps.maxPending) return 'too_many';
           // A replacement of the transaction a pending PSBT produced takes over that PSBT's coins.
           if (takenOver) await settle(repos, wallet.id, takenOver, 'broadcast', now);
           await repos.psbts.insert(stored, plan.inputs);
@@ -171,6 +175,13 @@ export class PsbtService {
         outcome = 'coins_taken';
       }
       if (outcome === 'stored') return { txid, record: this.recordOf(wallet, { ...stored, version: 0 }) };
+      if (outcome === 'too_many') {
+        throw new ServiceError(
+          'unprocessable',
+          'too_many_pending_psbts',
+          `The wallet holds ${this.deps.maxPending} pending PSBTs, the most allowed: delete one, or broadcast it, before creating another`,
+        );
+      }
       if (attempt >= MAX_CREATE_ATTEMPTS) {
         throw outcome === 'coins_taken'
           ? new ServiceError('conflict', 'coins_reserved', 'The chosen coins were reserved by another PSBT; try again')

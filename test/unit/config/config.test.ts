@@ -30,6 +30,7 @@ describe('loadConfig defaults', () => {
       apiActive: false,
       network: 'mainnet',
       maxFeeRate: 1000,
+      maxPendingPsbts: 100,
       tokenMaxLifeSeconds: 365 * 86_400,
       auth: { passwordMinChars: 8, rateLimit: 10, registrationLinkTimeoutHours: 1 },
       logLevel: 'info',

@@ -34,7 +34,7 @@ describe('reservations on PostgreSQL', () => {
     const reader = FixtureWalletReader.at(timeline.snapshots.length - 1);
     // Two instances (no shared memory) over one PostgreSQL schema.
     const services: PsbtService[] = [];
-    for (let i = 0; i < 2; i++) services.push(new PsbtService({ store: opened.store, access: reader, coins: reader, chain: () => fees, maxFeeRate: 1000 }));
+    for (let i = 0; i < 2; i++) services.push(new PsbtService({ store: opened.store, access: reader, coins: reader, chain: () => fees, maxFeeRate: 1000, maxPending: 100 }));
     const attempts = await Promise.allSettled(
       Array.from({ length: 10 }, (_, i) => services[i % 2]!.create(alice, 'w_wsh2of3', { recipients: [{ address: external, amount: '0.02' }] })),
     );

@@ -58,7 +58,7 @@ beforeAll(async () => {
   opened = await openTestSqlite();
   await storeFixtureWallets(opened.store);
   const reader = FixtureWalletReader.at(LAST_SNAPSHOT);
-  service = new PsbtService({ store: opened.store, access: reader, coins: reader, chain: () => fees, maxFeeRate: 1000 });
+  service = new PsbtService({ store: opened.store, access: reader, coins: reader, chain: () => fees, maxFeeRate: 1000, maxPending: 1000 });
 }, 60_000);
 afterAll(() => opened?.dispose());
 

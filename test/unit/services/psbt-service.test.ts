@@ -44,7 +44,7 @@ beforeAll(async () => {
   opened = await openTestSqlite();
   reader = FixtureWalletReader.at(LAST_SNAPSHOT);
   await storeFixtureWallets(opened.store);
-  service = new PsbtService({ store: opened.store, access: reader, coins: reader, chain: () => chain, maxFeeRate: 1000 });
+  service = new PsbtService({ store: opened.store, access: reader, coins: reader, chain: () => chain, maxFeeRate: 1000, maxPending: 100 });
 }, 60_000);
 
 afterAll(async () => {
