@@ -9,6 +9,7 @@ import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '../../dist/config.js';
 import { startService } from '../../dist/main.js';
+import { PsbtService } from '../../dist/services/psbts/service.js';
 import { DescriptorDeriver, parseDescriptor } from '../../dist/core/descriptor/index.js';
 import { NETWORKS } from '../../dist/core/network.js';
 import { serializeTransaction, txid as txidOf } from '../../dist/core/tx.js';
@@ -63,7 +64,12 @@ async function main() {
     env: { SERVICE_DATA_FOLDER: folder, SERVICE_PORT: '0', SERVICE_HOST: '127.0.0.1', SERVICE_API_ACTIVE: 'True', SERVICE_ADMIN_PASSWORD: PASSWORD, SERVICE_NETWORK: 'regtest', SERVICE_LOG_LEVEL: 'error' },
     flags: [],
   });
-  const running = await startService(config, { extend: (runtime) => runtime.services.psbts.connect({ chain: () => relayOnly }), announce: () => {} });
+  // The PSBT part with a chain backend that only answers fees (nothing is broadcast here).
+  const extend = (runtime) => {
+    const { store, config: c, services } = runtime;
+    services.psbts = new PsbtService({ store, access: services.wallets.access, coins: services.wallets.coins, chain: () => relayOnly, maxFeeRate: c.maxFeeRate, maxPending: c.maxPendingPsbts });
+  };
+  const running = await startService(config, { extend, announce: () => {} });
   const api = `${running.url}/api/v1alpha`;
   try {
     const basic = `Basic ${Buffer.from(`admin:${PASSWORD}`).toString('base64')}`;
@@ -112,10 +118,10 @@ async function main() {
       const load = [];
       for (let i = 0; i < 10; i++) {
         const started = performance.now();
-        await running.runtime.services.walletReader.loadForSpending(wallet.id);
+        await running.runtime.services.wallets.coins.forSpending(wallet.id);
         load.push(performance.now() - started);
       }
-      results[`  of which loadForSpending, ${count} UTXOs (in process)`] = stats(load);
+      results[`  of which forSpending, ${count} UTXOs (in process)`] = stats(load);
     }
 
     // List with 100 pending PSBTs (on the 10,000-UTXO wallet).

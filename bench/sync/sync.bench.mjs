@@ -104,12 +104,12 @@ async function syncTenWallets(blocks, filters) {
   const { runtime, principal, dispose } = await runtimeWith(inProcessChain(blocks, { filters }));
   try {
     for (const [w, descriptor] of singleKeyDescriptors.entries()) {
-      await runtime.services.wallets.create(principal, { name: `wallet ${w}`, descriptor, birthday: 0 });
+      await runtime.services.wallets.admin.create(principal, { name: `wallet ${w}`, descriptor, birthday: 0 });
     }
     const started = performance.now();
     const pass = await runtime.services.sync.runOnce();
     const seconds = (performance.now() - started) / 1000;
-    const balances = await runtime.services.wallets.list(principal);
+    const balances = await runtime.services.wallets.reads.list(principal);
     const received = balances.reduce((sum, w) => sum + w.balance.confirmed_sat, 0);
     return { seconds, pass, received };
   } finally {
@@ -121,11 +121,11 @@ async function importMultisig(blocks) {
   const { runtime, principal, dispose } = await runtimeWith(inProcessChain(blocks, { filters: true }));
   try {
     const started = performance.now();
-    await runtime.services.wallets.create(principal, { name: 'vault', descriptor: multisigDescriptor, birthday: 0 });
+    await runtime.services.wallets.admin.create(principal, { name: 'vault', descriptor: multisigDescriptor, birthday: 0 });
     const created = performance.now();
     const pass = await runtime.services.sync.runOnce();
     const synced = performance.now();
-    const details = await runtime.services.wallets.details(principal, 'vault', { limit: 0 });
+    const details = await runtime.services.wallets.reads.details(principal, 'vault', { limit: 0 });
     const read = performance.now();
     return { create: (created - started) / 1000, sync: (synced - created) / 1000, firstRead: (read - synced) / 1000, pass, utxos: details.utxo.length };
   } finally {
