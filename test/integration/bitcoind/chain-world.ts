@@ -71,7 +71,6 @@ export function serviceEnv(node: BitcoindNode, syncInterval = '0.2'): Record<str
     SERVICE_BITCOIND_URL: node.url,
     SERVICE_BITCOIND_COOKIE: node.cookieFile,
     SERVICE_SYNC_INTERVAL: syncInterval,
-    SERVICE_LOG_LEVEL: 'warn',
   };
 }
 
@@ -293,7 +292,7 @@ export async function startChainWorld(serverOptions: TestServerOptions = {}): Pr
   const chain = await Chain.start();
   let server: TestServer | undefined;
   try {
-    server = await startTestServer({ ...serverOptions, env: { ...serviceEnv(chain.node), ...serverOptions.env } });
+    server = await startTestServer({ ...serverOptions, env: { ...serviceEnv(chain.node), SERVICE_LOG_LEVEL: 'warn', ...serverOptions.env } });
     const client = await Client.forAdmin(server);
     const started = server;
     return {
