@@ -112,13 +112,23 @@ export class Chain {
   /** Mines `n` blocks to the miner; waits until the filter index has them. Returns the block hashes. */
   async mine(n = 1): Promise<string[]> {
     const hashes: string[] = await this.rpc.call('generatetoaddress', [n, this.minerAddress]);
-    const height = await this.height();
+    await this.filtersAt(await this.height());
+    return hashes;
+  }
+
+  /** Mines one block holding no transaction (the mempool stays as it is); returns its hash. */
+  async mineEmpty(): Promise<string> {
+    const { hash } = await this.rpc.call('generateblock', [this.minerAddress, []]);
+    await this.filtersAt(await this.height());
+    return hash;
+  }
+
+  private async filtersAt(height: number): Promise<void> {
     await waitFor(async () => {
       const info = await this.rpc.call('getindexinfo', ['basic block filter index']);
       const index = info['basic block filter index'];
       return index?.synced === true && index.best_block_height === height;
     }, `the block filter index at height ${height}`);
-    return hashes;
   }
 
   /** Pays each address its amount in one miner transaction (not yet mined); returns its txid. */
