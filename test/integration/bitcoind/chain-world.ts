@@ -46,7 +46,7 @@ export const btc = (sat: number): number => Number((sat / 1e8).toFixed(8));
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Polls `condition` until it returns a truthy value; fails naming `what` (and the last value seen) after `timeoutMs`. */
-export async function waitFor<T>(condition: () => Promise<T | undefined | false | null>, what: string, timeoutMs = 20_000): Promise<T> {
+export async function waitFor<T>(condition: () => Promise<T | undefined | false | null>, what: string, timeoutMs = 30_000): Promise<T> {
   const started = Date.now();
   let lastError: unknown;
   for (;;) {
@@ -272,7 +272,7 @@ export class Client {
   }
 
   /** Waits until the service reports exactly this balance (satoshis) for the wallet. */
-  async waitForBalance(alias: string, expected: { total: number; confirmed?: number }, timeoutMs = 20_000): Promise<any> {
+  async waitForBalance(alias: string, expected: { total: number; confirmed?: number }, timeoutMs = 30_000): Promise<any> {
     let last: any;
     try {
       return await waitFor(async () => {
