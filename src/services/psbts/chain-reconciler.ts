@@ -5,7 +5,8 @@
  * - a pending PSBT whose transaction the wallet now holds (mempool or block) becomes `broadcast`;
  * - one with a coin spent by another, confirmed, transaction becomes `invalid`;
  * - one with a coin whose own transaction left the mempool unconfirmed (replaced or double-spent, so the
- *   coin no longer exists) becomes `invalid`.
+ *   coin no longer exists) becomes `invalid`: the wallet keeps such a transaction as `dropped` when it spent
+ *   the wallet's coins, and forgets it (the change being written removes it) when it only paid the wallet.
  * Either way its reservations are freed. A coin merely spent in the mempool by another transaction keeps
  * the PSBT pending (a replacement may still win), and so does a coin absent from the wallet's view (a
  * wallet scanning again after a rescan).
@@ -33,8 +34,11 @@ export class PsbtChainReconciler {
 
   constructor(private readonly now: () => number) {}
 
-  /** Settles the wallet's pending PSBTs that the chain decided; returns what changed. */
-  async reconcile(repos: Repositories, walletId: string, coins: CoinLookup): Promise<PsbtSettlement[]> {
+  /**
+   * Settles the wallet's pending PSBTs that the chain decided; returns what changed. `removed`: the txids
+   * the change being written removes from the wallet.
+   */
+  async reconcile(repos: Repositories, walletId: string, coins: CoinLookup, removed: ReadonlySet<string> = new Set()): Promise<PsbtSettlement[]> {
     const byPsbt = new Map<string, Reservation[]>();
     for (const r of await repos.psbts.reservations(walletId)) {
       const held = byPsbt.get(r.psbtTxid);
@@ -43,18 +47,18 @@ export class PsbtChainReconciler {
     }
     const settled: PsbtSettlement[] = [];
     for (const [txid, reserved] of byPsbt) {
-      const status = this.verdict(txid, reserved.map((r) => coins(r.txid, r.vout)));
+      const status = this.verdict(txid, reserved.map((r) => ({ ...coins(r.txid, r.vout), fundingRemoved: removed.has(r.txid) })));
       if (status && (await settle(repos, walletId, txid, status, this.now()))) settled.push({ walletId, txid, status });
     }
     return settled;
   }
 
   /** What the chain says of the PSBT `psbtTxid` holding these coins: settled, or still pending (undefined). */
-  verdict(psbtTxid: string, coins: readonly CoinHistory[]): SettledStatus | undefined {
+  verdict(psbtTxid: string, coins: readonly (CoinHistory & { fundingRemoved: boolean })[]): SettledStatus | undefined {
     const live = (t: CoinTx) => t.status !== 'dropped';
     if (coins.some((c) => c.spenders.some((s) => live(s) && this.unsignedIdOf(s) === psbtTxid))) return 'broadcast';
     if (coins.some((c) => c.spenders.some((s) => s.status === 'confirmed'))) return 'invalid';
-    if (coins.some((c) => c.funding?.status === 'dropped')) return 'invalid';
+    if (coins.some((c) => c.funding?.status === 'dropped' || (c.funding === undefined && c.fundingRemoved))) return 'invalid';
     return undefined;
   }
 

@@ -379,7 +379,9 @@ export class SyncService {
    */
   private async persist(changes: EngineChangeset, blocks: SyncBlockRow[], reconcile: readonly string[] = []): Promise<void> {
     if (changes.wallets.length === 0 && blocks.length === 0 && reconcile.length === 0) return;
-    const settle = new Set([...changes.wallets.filter(touchesTransactions).map((c) => c.walletId), ...reconcile]);
+    // Per wallet to settle: the transactions its change removes (a coin whose funding transaction is removed is gone).
+    const settle = new Map<string, ReadonlySet<string>>(reconcile.map((id) => [id, new Set()]));
+    for (const change of changes.wallets.filter(touchesTransactions)) settle.set(change.walletId, new Set(change.transactionsRemoved));
     try {
       const revisions = await this.deps.store.transaction(async (repos) => {
         if (blocks.length > 0) await repos.wallets.recordBlocks(blocks);
@@ -387,8 +389,8 @@ export class SyncService {
         for (const change of changes.wallets) {
           next.set(change.walletId, await repos.wallets.applyChange(change, this.loaded.get(change.walletId)!.revision));
         }
-        for (const walletId of settle) {
-          await this.deps.psbts.reconcile(repos, walletId, (txid, vout) => coinHistory(this.state, walletId, txid, vout));
+        for (const [walletId, removed] of settle) {
+          await this.deps.psbts.reconcile(repos, walletId, (txid, vout) => coinHistory(this.state, walletId, txid, vout), removed);
         }
         return next;
       });
