@@ -111,24 +111,14 @@ export interface ServiceDetailsDeps {
 }
 
 export class ServiceDetailsService {
-  private wallets: WalletDirectory;
-  private chain: ChainStatusSource | undefined;
+  private readonly wallets: WalletDirectory;
+  private readonly chain: ChainStatusSource | undefined;
   private readonly shownConfig: PublicConfig;
 
   constructor(private readonly deps: ServiceDetailsDeps) {
     this.wallets = deps.wallets ?? NO_WALLETS;
     this.chain = deps.chain;
     this.shownConfig = publicConfig(deps.config);
-  }
-
-  /** Hook for the wallet part: where the wallet lists come from. */
-  setWalletDirectory(wallets: WalletDirectory): void {
-    this.wallets = wallets;
-  }
-
-  /** Hook for the chain part: where the `chain` member comes from. */
-  setChainStatusSource(chain: ChainStatusSource): void {
-    this.chain = chain;
   }
 
   async details(principal: Principal): Promise<ServiceDetails> {

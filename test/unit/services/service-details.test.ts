@@ -40,14 +40,19 @@ describe('ServiceDetailsService', () => {
     await expect(service.details({ userName: 'bob', isAdmin: false })).rejects.toBeInstanceOf(ServiceError);
   });
 
-  it('takes wallet lists and chain status from the hooks, for the caller', async () => {
+  it('takes wallet lists and chain status from its sources, for the caller', async () => {
     const empty = await service.details({ userName: 'admin', isAdmin: true });
     expect(empty).toMatchObject({ chain: null, wallets_names: [], alias_name: {}, name_alias: {}, wallets_alias: [], last_update: '05/06/2025, 07:08:09' });
-    service.setWalletDirectory({
-      listFor: async (p) => ({ wallets_names: [`${p.userName}'s wallet`], alias_name: { w1: `${p.userName}'s wallet` }, name_alias: { [`${p.userName}'s wallet`]: 'w1' }, wallets_alias: ['w1'] }),
+    const withSources = new ServiceDetailsService({
+      config,
+      version: '9.9.9',
+      now: () => Date.UTC(2025, 4, 6, 7, 8, 9),
+      wallets: {
+        listFor: async (p) => ({ wallets_names: [`${p.userName}'s wallet`], alias_name: { w1: `${p.userName}'s wallet` }, name_alias: { [`${p.userName}'s wallet`]: 'w1' }, wallets_alias: ['w1'] }),
+      },
+      chain: { status: async () => ({ backend: 'bitcoind', tip_height: 101, tip_hash: '00'.repeat(32), sync_state: 'synced' }) },
     });
-    service.setChainStatusSource({ status: async () => ({ backend: 'bitcoind', tip_height: 101, tip_hash: '00'.repeat(32), sync_state: 'synced' }) });
-    const filled = await service.details({ userName: 'admin', isAdmin: true });
+    const filled = await withSources.details({ userName: 'admin', isAdmin: true });
     expect(Object.keys(filled)).toEqual(['data_folder', 'config', 'version', 'network', 'chain', 'wallets_names', 'last_update', 'alias_name', 'name_alias', 'wallets_alias']);
     expect(filled).toMatchObject({ data_folder: '/srv/wcs', version: '9.9.9', network: 'mainnet', wallets_names: ["admin's wallet"], wallets_alias: ['w1'], chain: { tip_height: 101 } });
   });
