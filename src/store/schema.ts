@@ -51,6 +51,12 @@ export interface PsbtReservationsTable {
   psbt_txid: string;
 }
 
+export interface ServiceSettingsTable {
+  name: string;
+  value: string;
+  updated_at: number;
+}
+
 export interface Database {
   schema_version: SchemaVersionTable;
   users: UsersTable;
@@ -58,4 +64,5 @@ export interface Database {
   auth_failures: AuthFailuresTable;
   psbts: PsbtsTable;
   psbt_reservations: PsbtReservationsTable;
+  service_settings: ServiceSettingsTable;
 }
