@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../support/cli.js';
+import { startTestServer } from '../support/server.js';
 import { startRpcTestServer, type RpcTestServer } from '../support/rpc-server.js';
 import { nodeEnv, timeline, wallets } from './wallet-helpers.js';
 
@@ -15,10 +16,11 @@ beforeAll(async () => {
   node = await startRpcTestServer({ snapshot: 4 });
   folder = mkdtempSync(join(tmpdir(), 'wcs-wallet-cli-'));
   env = { ...nodeEnv(node), SERVICE_DATA_FOLDER: folder, SERVICE_ADMIN_PASSWORD: 'cli admin password' };
-  for (const args of [['user', 'add', 'admin', '--admin'], ['user', 'add', 'erin']]) {
-    const added = await runCli(args, env, 'a-password-123\na-password-123\n');
-    expect(added.code, added.stderr).toBe(0);
-  }
+  // The service creates the store and its first admin; wallet commands then work on that store.
+  const first = await startTestServer({ dataFolder: folder, env });
+  await first.stop();
+  const added = await runCli(['user', 'add', 'erin'], env, 'a-password-123\n');
+  expect(added.code, added.stderr).toBe(0);
 }, 60_000);
 afterAll(async () => {
   await node?.close();
@@ -40,6 +42,9 @@ describe('wcs wallet', () => {
     expect(rescanned.code, rescanned.stderr).toBe(0);
     expect(rescanned.stdout).toContain('Rescanned wallet erin-hot from height 0');
     expect(rescanned.stderr).toMatch(/\[#{30}\] 100\.0% done/);
+    // Not a terminal (a pipe): plain lines, no carriage-return animation.
+    expect(rescanned.stderr).not.toContain('\r');
+    expect(rescanned.stderr.endsWith('done\n')).toBe(true);
 
     const shown = await runCli(['wallet', 'show', 'erin-hot', '--user', 'erin'], env);
     const details = JSON.parse(shown.stdout);
