@@ -184,7 +184,7 @@ async function wallet(argv: readonly string[]): Promise<void> {
 
 main(process.argv.slice(2)).catch((error: unknown) => {
   if (error instanceof UsageError || error instanceof BackupUsageError || error instanceof PsbtUsageError || error instanceof WalletUsageError) {
-    process.stderr.write(`wcs: ${error.message}\nRun "wcs help" (or "wcs <command> --help") for usage.\n`);
+    process.stderr.write(`wcs: ${error.message}\nRun "npx wcs --help" (or "npx wcs <command> --help") for usage.\n`);
     process.exit(2);
   }
   if (error instanceof ConfigError || error instanceof ServiceError || error instanceof BackupError || error instanceof NoStoreError || error instanceof SigningKeyMismatchError) {

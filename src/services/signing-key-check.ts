@@ -26,7 +26,7 @@ export const SIGNING_KEY_MISMATCH_MESSAGE =
   'The JWT signing key (SERVICE_JWT_KEY, or the key file in the data folder) differs from the key of the other instances ' +
   'on this database, so tokens they issued would be refused here: give every instance the same SERVICE_JWT_KEY. ' +
   'To replace the key on purpose (every token issued so far stops working), stop every instance and start one with ' +
-  '"wcs serve --replace-jwt-key"';
+  '"npx wcs serve --replace-jwt-key" (or "npm start -- --replace-jwt-key")';
 
 /** Records the key's fingerprint on first use; refuses another key unless `replace`. Returns whether it was replaced. */
 export async function checkSigningKey(store: Store, fingerprint: string, options: { replace?: boolean; now?: number } = {}): Promise<{ replaced: boolean }> {

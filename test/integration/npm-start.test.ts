@@ -3,7 +3,7 @@
  * builds once through the `prepare` script). It starts without compiling, and SIGTERM sent to the npm
  * process stops the service cleanly: the port closes and no process of it remains.
  */
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,6 +18,12 @@ beforeEach(() => {
   folder = mkdtempSync(join(tmpdir(), 'wcs-npm-start-'));
 });
 afterEach(() => rmSync(folder, { recursive: true, force: true }));
+
+/** Shell lines of the fenced code blocks of a Markdown file. */
+function codeLines(file: string): string[] {
+  const blocks = readFileSync(join(ROOT, file), 'utf8').split('```').filter((_, i) => i % 2 === 1);
+  return blocks.flatMap((b) => b.split('\n').slice(1));
+}
 
 /** Every descendant of `pid` (from /proc: Linux). */
 function descendants(pid: number): number[] {
@@ -52,6 +58,24 @@ function alive(pid: number): boolean {
     return false;
   }
 }
+
+describe('wcs after the README\'s commands', () => {
+  it('runs as npx wcs from the project folder (the package bin), without a global install', () => {
+    assertBuilt();
+    const version = execFileSync('npx', ['--offline', 'wcs', 'version'], { cwd: join(ROOT, 'src'), env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? folder }, encoding: 'utf8' });
+    expect(version.trim()).toBe('0.1.0');
+  });
+
+  it('the README and the operations guide show only forms that work there (npx wcs, npm start)', () => {
+    for (const file of ['README.md', 'docs/operations.md']) {
+      for (const line of codeLines(file)) {
+        // A bare `wcs` command (not on the PATH), or the built file run by hand.
+        expect(line, `${file}: ${line}`).not.toMatch(/(^|[;&|(]\s*|\s)wcs\s+(serve|user|wallet|psbt|backup|restore|help|version)\b(?<!npx wcs\s+\w+)/);
+        expect(line, `${file}: ${line}`).not.toContain('node dist/cli/main.js');
+      }
+    }
+  });
+});
 
 describe('npm start (the README start command)', () => {
   it('builds at install, not at start', () => {
