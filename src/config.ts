@@ -76,7 +76,9 @@ function oneOf<T extends string>(text: string, allowed: readonly T[]): T {
   return found;
 }
 
-const HOST_NAME = /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*\.?$/i;
+// Labels of letters, digits, '-' and '_' (container service names use '_'); whether the name resolves to an
+// address of this machine is found out when the service binds it.
+const HOST_NAME = /^(?=.{1,253}$)[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?(?:\.[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?)*\.?$/i;
 
 /** An IPv4 or IPv6 address (brackets allowed) or a host name; not a URL, not a port. */
 function hostAddress(text: string): string {
