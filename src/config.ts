@@ -5,6 +5,7 @@
  * naming the setting.
  */
 import { existsSync, readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseDuration } from './auth/duration.js';
@@ -77,13 +78,27 @@ function oneOf<T extends string>(text: string, allowed: readonly T[]): T {
   return found;
 }
 
+// Labels of letters, digits, '-' and '_' (container service names use '_'); whether the name resolves to an
+// address of this machine is found out when the service binds it.
+const HOST_NAME = /^(?=.{1,253}$)[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?(?:\.[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?)*\.?$/i;
+
+/** An IPv4 or IPv6 address (brackets allowed) or a host name; not a URL, not a port. */
+function hostAddress(text: string): string {
+  const trimmed = text.trim();
+  if (trimmed === '') throw new Error('must not be empty');
+  const unbracketed = /^\[.*\]$/.test(trimmed) ? trimmed.slice(1, -1) : trimmed;
+  if (isIP(unbracketed) !== 0) return unbracketed;
+  if (HOST_NAME.test(trimmed) && !/^[0-9.]+$/.test(trimmed)) return trimmed;
+  throw new Error('must be an IP address (e.g. 127.0.0.1, 0.0.0.0, ::1) or a host name, without scheme or port');
+}
+
 function optionalText(text: string): string | undefined {
   return text.trim() === '' ? undefined : text.trim();
 }
 
 export const SETTINGS: readonly Setting[] = [
   { key: 'host', env: 'SERVICE_HOST', flag: '--host', defaultText: '127.0.0.1', description: 'Address the HTTP server listens on.',
-    apply: (d, t) => { if (t.trim() === '') throw new Error('must not be empty'); d.host = t.trim(); } },
+    apply: (d, t) => { d.host = hostAddress(t); } },
   { key: 'port', env: 'SERVICE_PORT', flag: '--port', defaultText: '25441', description: 'TCP port of the HTTP server (0: any free port).',
     apply: (d, t) => { d.port = integer(t, 0, 65535); } },
   { key: 'database_url', env: 'SERVICE_DATABASE_URL', flag: '--database', defaultText: '`<data_folder>/service.sqlite`', description: 'A SQLite file path (or `sqlite:<path>`), or `postgres://user:password@host:port/database`.', secret: true,
@@ -252,7 +267,9 @@ export function loadConfig(sources: ConfigSources = {}): Config {
   if (dataFolderText.trim() === '') {
     throw new ConfigError(`Invalid setting ${DATA_FOLDER_SETTING.env} (${DATA_FOLDER_SETTING.flag}): must not be empty`);
   }
-  const dataFolder = resolve(expandHome(dataFolderText.trim()));
+  // A relative folder is relative to where the operator typed the command: npm runs scripts (npm start)
+  // in the package folder but says in INIT_CWD where it was started, so `npm start` and `npx wcs` agree.
+  const dataFolder = resolve(env.INIT_CWD ?? process.cwd(), expandHome(dataFolderText.trim()));
   const file = readConfigFile(dataFolder);
 
   const draft = defaults();

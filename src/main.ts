@@ -2,8 +2,10 @@
  * Wiring: config -> store -> services -> HTTP server, built explicitly (no module singletons).
  * The CLI calls these; tests call them with their own config.
  */
-import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer as createNetServer } from 'node:net';
+import { homedir } from 'node:os';
+import { join, resolve } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { DestinationStream, Logger } from 'pino';
 import { createLogger } from './api/logging.js';
@@ -12,13 +14,17 @@ import { buildServer } from './api/server.js';
 import { loadSigningKey } from './auth/signing-key.js';
 import { BitcoindChainSource } from './chain/bitcoind/index.js';
 import type { ChainSource } from './chain/types.js';
-import type { Config } from './config.js';
+import { ConfigError, type Config } from './config.js';
 import { createServices, type Services } from './services/index.js';
+import { SigningKeyMismatchError, checkSigningKey, signingKeyFingerprint } from './services/signing-key-check.js';
 import type { BootstrapResult } from './services/users.js';
 import { openPostgresStore } from './store/postgres.js';
 import type { Store } from './store/repositories.js';
+import { PRIVATE_FILE_MODE, ensurePrivateFolder } from './store/private-files.js';
 import { openSqliteStore } from './store/sqlite.js';
 import { PostgresSyncLeadership } from './store/sync-leadership.js';
+
+export { SigningKeyMismatchError };
 
 export const INITIAL_ADMIN_PASSWORD_FILE = 'initial-admin-password';
 
@@ -39,6 +45,8 @@ export interface Runtime {
   store: Store;
   services: Services;
   version: string;
+  /** Identifies the JWT signing key without revealing it (see services/signing-key-check.ts). */
+  signingKeyFingerprint: string;
   close(): Promise<void>;
 }
 
@@ -63,7 +71,7 @@ export function openChainSource(config: Config): ChainSource | null {
 
 /** Opens the store and builds every service; no HTTP. */
 export async function createRuntime(config: Config, options: RuntimeOptions = {}): Promise<Runtime> {
-  mkdirSync(config.dataFolder, { recursive: true, mode: 0o700 });
+  ensurePrivateFolder(config.dataFolder);
   const signingKey = loadSigningKey(config.dataFolder, config.jwtKey);
   const store = options.store ?? (await openStore(config));
   const version = readVersion();
@@ -83,6 +91,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     store,
     services,
     version,
+    signingKeyFingerprint: signingKeyFingerprint(signingKey),
     close: async () => {
       await services.sync.stop();
       await chain?.close();
@@ -98,6 +107,8 @@ export interface StartOptions extends RuntimeOptions {
   /** Tells the operator something once, outside the log (the generated admin password). */
   announce?: (text: string) => void;
   routeModules?: readonly RouteModule[];
+  /** The configured JWT signing key replaces the one the database knows (`wcs serve --replace-jwt-key`). */
+  replaceSigningKey?: boolean;
   /** Called with the runtime before the server is built: add readiness checks, hooks, routes. */
   extend?: (runtime: Runtime) => void | Promise<void>;
 }
@@ -118,24 +129,71 @@ export async function bootstrapAdmin(runtime: Runtime, announce: (text: string) 
   const result = await runtime.services.users.bootstrapAdmin(runtime.config.adminPassword);
   if (result.created && result.generatedPassword !== undefined) {
     const path = join(runtime.config.dataFolder, INITIAL_ADMIN_PASSWORD_FILE);
-    writeFileSync(path, `${result.generatedPassword}\n`, { mode: 0o600 });
+    writeFileSync(path, `${result.generatedPassword}\n`, { mode: PRIVATE_FILE_MODE });
+    // A file left from an earlier store keeps its old mode through writeFileSync.
+    chmodSync(path, PRIVATE_FILE_MODE);
     announce(
       `Created user "${result.userName}" with a generated password (shown once): ${result.generatedPassword}\n` +
-        `It is also in ${path}; change it with: wcs user passwd ${result.userName}`,
+        `It is also in ${path}; change it with: npx wcs user passwd ${result.userName}${dataFolderOption(runtime.config)}`,
     );
   }
   return result;
 }
 
+/** ` --data-folder DIR` when the data folder is not the default one: what a `wcs` command needs to find the store. */
+export function dataFolderOption(config: Config): string {
+  if (config.dataFolder === resolve(homedir(), '.wcs')) return '';
+  return ` --data-folder ${/^[\w./~:@%+=,-]+$/.test(config.dataFolder) ? config.dataFolder : `'${config.dataFolder.replaceAll("'", "'\\''")}'`}`;
+}
+
+/** Listening failures caused by the host or port setting, reported like every other bad setting. */
+function listenError(error: unknown, config: Config): unknown {
+  const code = (error as NodeJS.ErrnoException | null)?.code;
+  const host = `SERVICE_HOST (--host, "host" in config.json)`;
+  const port = `SERVICE_PORT (--port, "port" in config.json)`;
+  switch (code) {
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+    case 'EAI_NONAME':
+      return new ConfigError(`Invalid setting ${host}: "${config.host}" does not resolve to an address`);
+    case 'EADDRNOTAVAIL':
+      return new ConfigError(`Invalid setting ${host}: "${config.host}" is not an address of this machine`);
+    case 'EAFNOSUPPORT':
+      return new ConfigError(`Invalid setting ${host}: "${config.host}" is of an address family this machine does not support`);
+    case 'EADDRINUSE':
+      return new ConfigError(`Invalid setting ${port}: port ${config.port} on ${config.host} is already in use`);
+    case 'EACCES':
+      return new ConfigError(`Invalid setting ${port}: port ${config.port} on ${config.host} needs privileges this process lacks`);
+    default:
+      return error;
+  }
+}
+
+/** Binds host:port once and lets go: a host or port that cannot work is refused before anything is created. */
+async function probeListen(config: Config): Promise<void> {
+  await new Promise<void>((resolve, reject) => {
+    const probe = createNetServer();
+    probe.once('error', (error) => reject(listenError(error, config)));
+    probe.listen({ host: config.host, port: config.port }, () => probe.close(() => resolve()));
+  });
+}
+
 export async function startService(config: Config, options: StartOptions = {}): Promise<RunningService> {
   const logger = options.logger ?? createLogger(config.logLevel, options.logDestination);
+  await probeListen(config);
   const runtime = await createRuntime(config, options);
   let server: FastifyInstance | undefined;
   try {
+    const { replaced } = await checkSigningKey(runtime.store, runtime.signingKeyFingerprint, { replace: options.replaceSigningKey === true });
+    if (replaced) logger.warn('the JWT signing key replaced the one this database knew: tokens issued before stop working');
     const bootstrap = await bootstrapAdmin(runtime, options.announce ?? ((text) => process.stderr.write(`${text}\n`)));
     await options.extend?.(runtime);
     server = await buildServer({ config, services: runtime.services, logger, version: runtime.version, routeModules: options.routeModules ?? [] });
-    await server.listen({ host: config.host, port: config.port });
+    try {
+      await server.listen({ host: config.host, port: config.port });
+    } catch (error) {
+      throw listenError(error, config);
+    }
     if (config.syncIntervalMs > 0) runtime.services.sync.start(config.syncIntervalMs, (level, message, details) => logger[level](details ?? {}, message));
     const address = server.server.address();
     const port = typeof address === 'object' && address ? address.port : config.port;

@@ -3,10 +3,6 @@ import { resolve } from 'node:path';
 import type { Config } from '../config.js';
 import { BackupError, backupSqliteStore, restoreSqliteStore, type SnapshotInfo } from '../store/backup.js';
 
-export const BACKUP_USAGE = `  backup FILE [--force]      Write a consistent snapshot of the SQLite store to FILE (safe while serving).
-  restore FILE [--force]     Replace the SQLite store with the snapshot FILE (service stopped;
-                             --force replaces a store that holds data).`;
-
 /** A command-line mistake (exit code 2). */
 export class BackupUsageError extends Error {}
 

@@ -1,23 +1,12 @@
 /**
  * `wcs psbt create|list|show|sign-import|broadcast`: the PSBT use cases from the command line,
- * acting as a named user (`--user`), against the configured store and Bitcoin Core.
+ * acting as a named user (`--user`, default `admin`), against the configured store and Bitcoin Core.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { loadConfig } from '../config.js';
 import { createRuntime } from '../main.js';
 import type { Principal } from '../services/principal.js';
-
-export const PSBT_USAGE = `  psbt list WALLET --user NAME
-                             List the wallet's pending PSBTs (txid, recipients, fee rate, signatures).
-  psbt create WALLET --user NAME --to ADDRESS=AMOUNT[btc|sat] [--to ...] [--fee-rate SAT_PER_VB]
-              [--subtract-from INDEX] [--no-rbf] [--rbf-tx-id TXID] [--label TEXT]
-                             Create a PSBT; prints its txid and base64.
-  psbt show WALLET TXID --user NAME [--format json|base64|binary] [--out FILE]
-                             Print one PSBT (binary needs --out: the file signers import).
-  psbt sign-import WALLET TXID FILE --user NAME
-                             Merge a cosigner's signed copy (binary or base64 file).
-  psbt broadcast WALLET TXID --user NAME
-                             Finalize, verify and broadcast; prints the txid.`;
+import { requireExistingStore } from './store-check.js';
 
 /** A command-line mistake (exit code 2). */
 export class PsbtUsageError extends Error {}
@@ -81,9 +70,9 @@ function positional(words: readonly string[], count: number, shape: string): str
 export async function runPsbtCommand(words: readonly string[], configFlags: readonly string[], env: NodeJS.ProcessEnv): Promise<string> {
   const [action, ...args] = words;
   const flags = splitPsbtFlags(configFlags);
-  const userName = one(flags, '--user');
+  // Acting as --user, by default admin, as wallet commands do.
+  const userName = one(flags, '--user') ?? 'admin';
   if (!action) throw new PsbtUsageError('wcs psbt needs a command: create, list, show, sign-import or broadcast');
-  if (!userName) throw new PsbtUsageError('wcs psbt needs --user NAME (the user whose wallet access applies)');
 
   let run: (principal: Principal, services: Awaited<ReturnType<typeof createRuntime>>['services']) => Promise<string>;
   switch (action) {
@@ -157,6 +146,7 @@ export async function runPsbtCommand(words: readonly string[], configFlags: read
   }
 
   const config = loadConfig({ flags: flags.rest, env });
+  await requireExistingStore(config);
   const runtime = await createRuntime(config);
   try {
     const user = await runtime.store.users.find(userName);

@@ -7,15 +7,6 @@ import { createRuntime } from '../main.js';
 import type { Principal } from '../services/principal.js';
 import { ServiceError } from '../services/errors.js';
 
-export const WALLET_USAGE = `  wallet import --name NAME (--descriptor D | --recv-descriptor D --change-descriptor D)
-         [--alias A] [--description T] [--birthday HEIGHT|YYYY-MM-DD] [--gap-limit N]
-                             Import a wallet (owned by --user, default admin).
-  wallet list                List the wallets --user can access.
-  wallet show ALIAS          Show a wallet's details (JSON).
-  wallet delete ALIAS        Delete a wallet.
-  wallet rescan ALIAS [--from HEIGHT]
-                             Forget the wallet's chain data and scan again, with a progress bar.`;
-
 const VALUE_OPTIONS = ['--user', '--name', '--alias', '--description', '--descriptor', '--recv-descriptor', '--change-descriptor', '--birthday', '--gap-limit', '--from'];
 
 export class WalletUsageError extends Error {}
@@ -49,6 +40,10 @@ export async function runWalletCommand(
   words: readonly string[],
   options: Map<string, string>,
   progress: (line: string) => void = (line) => process.stderr.write(line),
+  /** Runs before the store is opened (the CLI refuses a missing store there). */
+  beforeOpen: (config: Config) => Promise<void> = async () => {},
+  /** A terminal gets a redrawn bar (`\r`); anything else (a pipe, a file) plain lines, one per change. */
+  terminal: boolean = process.stderr.isTTY === true,
 ): Promise<string> {
   const [action, alias, ...extra] = words;
   if (extra.length > 0) throw new WalletUsageError(`Unexpected argument ${extra[0]}`);
@@ -57,6 +52,7 @@ export async function runWalletCommand(
   if (!needsAlias && action !== 'import' && action !== 'list') throw new WalletUsageError(`Unknown wallet command ${action ?? '(none)'}`);
   if (!needsAlias && alias) throw new WalletUsageError(`Unexpected argument ${alias}`);
 
+  await beforeOpen(config);
   const runtime = await createRuntime(config);
   try {
     const userName = options.get('--user') ?? 'admin';
@@ -94,14 +90,20 @@ export async function runWalletCommand(
         if (!runtime.services.chain.source) return `Wallet ${alias} will be scanned again from height ${from} once a node is configured`;
         const done = runtime.services.sync.runOnce();
         let finished = false;
+        let last = '';
         void done.finally(() => (finished = true)).catch(() => undefined);
         while (!finished) {
           const scan = await reads.scan(principal, alias!);
-          if (scan) progress(`\r${progressBar(scan.progress)} height ${scan.height}`);
+          if (scan) {
+            const line = `${progressBar(scan.progress)} height ${scan.height}`;
+            if (terminal) progress(`\r${line}`);
+            else if (line !== last) progress(`${line}\n`);
+            last = line;
+          }
           await Promise.race([done.catch(() => undefined), new Promise((resolve) => setTimeout(resolve, 250))]);
         }
         await done;
-        progress(`\r${progressBar(1)} done\n`);
+        progress(terminal ? `\r${progressBar(1)} done\n` : `${progressBar(1)} done\n`);
         return `Rescanned wallet ${alias} from height ${from}`;
       }
     }

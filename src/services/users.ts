@@ -4,6 +4,8 @@ import { StoreConflictError, type Store } from '../store/repositories.js';
 import { ServiceError, invalidField } from './errors.js';
 
 export const ADMIN_USER = 'admin';
+/** The end of the refusal to delete a user who owns wallets (the CLI names its own options instead). */
+export const OWNS_WALLETS_HINT = 'transfer them to another user or delete them with the user';
 const USER_NAME = /^[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}$/;
 const PASSWORD_MAX_CHARS = 1024;
 
@@ -16,6 +18,27 @@ export interface UserSummary {
 export type BootstrapResult =
   | { created: false }
   | { created: true; userName: string; generatedPassword: string | undefined };
+
+/** What happens to the wallets a deleted user owns. */
+export type DeleteUserWallets = { action: 'refuse' } | { action: 'transfer'; to: string } | { action: 'delete' };
+
+export interface DeleteUserOptions {
+  /** Default: refuse when the user owns wallets. */
+  wallets?: DeleteUserWallets;
+}
+
+/** What a user deletion removed or moved. */
+export interface DeletedUser {
+  name: string;
+  tokens: number;
+  /** Shares of other owners' wallets the user had. */
+  sharesRemoved: number;
+  walletsDeleted: string[];
+  /** PSBTs (with their collected signatures) of the deleted wallets. */
+  psbtsDeleted: number;
+  walletsTransferred: string[];
+  transferredTo?: string;
+}
 
 export interface UserServiceDeps {
   store: Store;
@@ -70,16 +93,59 @@ export class UserService {
     });
   }
 
-  /** Deletes a user with their tokens. The last admin cannot be deleted. */
-  async deleteUser(name: string): Promise<void> {
-    await this.deps.store.transaction(async (repos) => {
+  /**
+   * Deletes a user with their tokens and the shares other owners gave them, in one transaction.
+   * A user who owns wallets is refused unless `wallets` says what happens to those wallets:
+   * `transfer` hands them to another user (shares kept; a share that user had on one is dropped,
+   * since they now own it), `delete` removes them with their PSBTs and collected signatures.
+   * The last admin cannot be deleted. Any caller (CLI, API) gets the same rule.
+   */
+  async deleteUser(name: string, options: DeleteUserOptions = {}): Promise<DeletedUser> {
+    const wallets = options.wallets ?? { action: 'refuse' };
+    return this.deps.store.transaction(async (repos) => {
       const user = await repos.users.find(name);
       if (!user) throw userNotFound(name);
       if (user.isAdmin && (await repos.users.list()).filter((u) => u.isAdmin).length === 1) {
         throw new ServiceError('conflict', 'last_admin', `User ${name} is the last admin and cannot be deleted`);
       }
-      await repos.tokens.deleteAllForUser(name);
+      const accessible = await repos.wallets.listAccessible(name);
+      const owned = accessible.filter((a) => a.access === 'owner').map((a) => a.wallet).sort((x, y) => x.alias.localeCompare(y.alias));
+      const shared = accessible.filter((a) => a.access !== 'owner').map((a) => a.wallet);
+      const aliases = owned.map((w) => w.alias);
+      const result: DeletedUser = { name, tokens: 0, sharesRemoved: shared.length, walletsDeleted: [], psbtsDeleted: 0, walletsTransferred: [] };
+      if (owned.length > 0 && wallets.action === 'refuse') {
+        throw new ServiceError(
+          'conflict',
+          'user_owns_wallets',
+          `User ${name} owns ${owned.length === 1 ? 'the wallet' : `${owned.length} wallets`} ${aliases.join(', ')}: ${OWNS_WALLETS_HINT}`,
+        );
+      }
+      if (wallets.action === 'transfer') {
+        const to = wallets.to;
+        if (to === name) throw new ServiceError('invalid_input', 'invalid_transfer', `The wallets of ${name} cannot be transferred to ${name}, who is being deleted`);
+        if (!(await repos.users.find(to))) throw userNotFound(to);
+        for (const wallet of owned) {
+          const shares = await repos.wallets.shares(wallet.id);
+          await repos.wallets.setOwner(wallet.id, to);
+          if (shares.some((s) => s.userName === to)) await repos.wallets.replaceShares(wallet.id, shares.filter((s) => s.userName !== to));
+          result.walletsTransferred.push(wallet.alias);
+        }
+        result.transferredTo = to;
+      } else if (wallets.action === 'delete') {
+        for (const wallet of owned) {
+          result.psbtsDeleted += (await repos.psbts.list(wallet.id)).length;
+          await repos.psbts.deleteWallet(wallet.id);
+          await repos.wallets.delete(wallet.id);
+          result.walletsDeleted.push(wallet.alias);
+        }
+      }
+      for (const wallet of shared) {
+        const shares = await repos.wallets.shares(wallet.id);
+        await repos.wallets.replaceShares(wallet.id, shares.filter((s) => s.userName !== name));
+      }
+      result.tokens = await repos.tokens.deleteAllForUser(name);
       await repos.users.delete(name);
+      return result;
     });
   }
 

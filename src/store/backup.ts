@@ -15,6 +15,9 @@ import { randomBytes } from 'node:crypto';
 import BetterSqlite3 from 'better-sqlite3';
 import { MIGRATIONS } from './migrations/index.js';
 
+const NEWEST_SCHEMA_VERSION = MIGRATIONS.at(-1)?.version ?? 0;
+import { ensurePrivateDatabaseFile } from './private-files.js';
+
 export type BackupErrorCode =
   | 'source_missing'
   | 'destination_exists'
@@ -96,12 +99,12 @@ export function inspectSnapshot(path: string): SnapshotInfo {
     if (brokenKeys.length > 0) throw new BackupError('snapshot_corrupt', `Snapshot ${path} has ${brokenKeys.length} broken foreign key reference(s)`);
     const hasVersionTable = db.prepare("select 1 from sqlite_master where type = 'table' and name = 'schema_version'").get() !== undefined;
     const version = hasVersionTable ? (db.prepare<[], { v: number | null }>('select max(version) as v from schema_version').get()?.v ?? 0) : 0;
-    if (version < 1 || version > MIGRATIONS.length) {
+    if (version < 1 || version > NEWEST_SCHEMA_VERSION) {
       throw new BackupError(
         'snapshot_unknown_schema',
         version < 1
           ? `Snapshot ${path} is not a store of this service (no schema version)`
-          : `Snapshot ${path} has schema version ${version}, newer than this program knows (${MIGRATIONS.length}); upgrade the program`,
+          : `Snapshot ${path} has schema version ${version}, newer than this program knows (${NEWEST_SCHEMA_VERSION}); upgrade the program`,
       );
     }
     return { path, schemaVersion: version, bytes: statSync(path).size, rows: rowCounts(db) };
@@ -125,8 +128,11 @@ export async function backupSqliteStore(sourcePath: string, destinationPath: str
   const source = new BetterSqlite3(sourcePath, { readonly: true, fileMustExist: true });
   try {
     source.pragma('busy_timeout = 5000');
+    // Created 0600 first: the snapshot holds password and token hashes like the store.
+    ensurePrivateDatabaseFile(temporary);
     // The backup API restarts by itself when another connection writes meanwhile: the copy is one snapshot.
     await source.backup(temporary);
+    ensurePrivateDatabaseFile(temporary);
   } catch (error) {
     removeDatabaseFiles(temporary);
     throw error;
@@ -201,7 +207,9 @@ export async function restoreSqliteStore(snapshotPath: string, targetPath: strin
   const temporary = temporarySibling(targetPath, 'restore');
   const source = new BetterSqlite3(snapshotPath, { readonly: true, fileMustExist: true });
   try {
+    ensurePrivateDatabaseFile(temporary);
     await source.backup(temporary);
+    ensurePrivateDatabaseFile(temporary);
     inspectSnapshot(temporary);
     fsyncPath(temporary);
     // Checked again right before the swap: a service started meanwhile keeps the old file.

@@ -5,6 +5,7 @@ import {
   StoreConflictError,
   type AuthFailureRepository,
   type Repositories,
+  type ServiceSettingRepository,
   type TokenRecord,
   type TokenRepository,
   type UserRecord,
@@ -166,6 +167,38 @@ class KyselyAuthFailures implements AuthFailureRepository {
   }
 }
 
+class KyselyServiceSettings implements ServiceSettingRepository {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  async get(name: string): Promise<string | undefined> {
+    return (await this.db.selectFrom('service_settings').select('value').where('name', '=', name).executeTakeFirst())?.value;
+  }
+
+  async setIfAbsent(name: string, value: string, at: number): Promise<string> {
+    await this.db
+      .insertInto('service_settings')
+      .values({ name, value, updated_at: at })
+      .onConflict((oc) => oc.column('name').doNothing())
+      .execute();
+    return (await this.get(name)) ?? value;
+  }
+
+  async set(name: string, value: string, at: number): Promise<void> {
+    await this.db
+      .insertInto('service_settings')
+      .values({ name, value, updated_at: at })
+      .onConflict((oc) => oc.column('name').doUpdateSet({ value, updated_at: at }))
+      .execute();
+  }
+}
+
 export function kyselyRepositories(db: Kysely<Database>): Repositories {
-  return { users: new KyselyUsers(db), tokens: new KyselyTokens(db), authFailures: new KyselyAuthFailures(db), psbts: new KyselyPsbts(db), wallets: new KyselyWallets(db) };
+  return {
+    users: new KyselyUsers(db),
+    tokens: new KyselyTokens(db),
+    authFailures: new KyselyAuthFailures(db),
+    psbts: new KyselyPsbts(db),
+    wallets: new KyselyWallets(db),
+    settings: new KyselyServiceSettings(db),
+  };
 }

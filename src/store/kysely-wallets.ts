@@ -193,6 +193,10 @@ export class KyselyWallets implements WalletRepository {
     return rows.map((r) => ({ userName: r.user_name, access: r.access as WalletShareAccess }));
   }
 
+  async setOwner(walletId: string, ownerName: string): Promise<void> {
+    await this.db.updateTable('wallets').set({ owner_name: ownerName }).where('id', '=', walletId).execute();
+  }
+
   async replaceShares(walletId: string, shares: readonly WalletShare[]): Promise<void> {
     await this.db.deleteFrom('wallet_shares').where('wallet_id', '=', walletId).execute();
     if (shares.length === 0) return;

@@ -18,9 +18,14 @@ export async function currentSchemaVersion(db: Kysely<Database>): Promise<number
 }
 
 export async function migrate(db: Kysely<Database>, migrations: readonly Migration[], options: MigratorOptions = {}): Promise<number> {
+  // Versions increase; a number may be left free for a migration another line of work adds (each is
+  // applied when absent from schema_version, so one merged later still runs).
   migrations.forEach((m, i) => {
-    if (m.version !== i + 1) throw new Error(`Migration ${m.name} has version ${m.version}; expected ${i + 1}`);
+    if (i === 0 && m.version !== 1) throw new Error(`Migration ${m.name} has version ${m.version}; expected 1`);
+    const previous = i === 0 ? 0 : migrations[i - 1]!.version;
+    if (!Number.isInteger(m.version) || m.version <= previous) throw new Error(`Migration ${m.name} has version ${m.version}; expected more than ${previous}`);
   });
+  const newest = migrations.at(-1)?.version ?? 0;
   // Under the lock too: two PostgreSQL instances creating it at once collide on the catalog
   // ("type schema_version already exists") even with IF NOT EXISTS.
   await db.transaction().execute(async (trx) => {
@@ -38,14 +43,15 @@ export async function migrate(db: Kysely<Database>, migrations: readonly Migrati
     await db.transaction().execute(async (trx) => {
       await options.lock?.(trx);
       // Re-read inside the transaction: another instance may have applied it meanwhile.
-      if ((await currentSchemaVersion(trx)) >= migration.version) return;
+      const applied = await trx.selectFrom('schema_version').select('version').where('version', '=', migration.version).executeTakeFirst();
+      if (applied) return;
       await migration.up(trx);
       await trx.insertInto('schema_version').values({ version: migration.version, name: migration.name, applied_at: now() }).execute();
     });
   }
   const version = await currentSchemaVersion(db);
-  if (version > migrations.length) {
-    throw new Error(`The database has schema version ${version}, newer than this program knows (${migrations.length}); upgrade the program`);
+  if (version > newest) {
+    throw new Error(`The database has schema version ${version}, newer than this program knows (${newest}); upgrade the program`);
   }
   return version;
 }

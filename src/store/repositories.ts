@@ -60,6 +60,15 @@ export interface AuthFailureRepository {
   pruneBefore(before: number): Promise<void>;
 }
 
+/** Name/value facts the instances sharing the database agree on (e.g. the signing key's fingerprint). */
+export interface ServiceSettingRepository {
+  get(name: string): Promise<string | undefined>;
+  /** Writes the value unless the name has one; returns the value now stored (another instance may have been first). */
+  setIfAbsent(name: string, value: string, at: number): Promise<string>;
+  /** Writes the value, replacing any. */
+  set(name: string, value: string, at: number): Promise<void>;
+}
+
 import type { PsbtRepository } from './psbt-records.js';
 import type { WalletRepository } from './wallet-records.js';
 
@@ -72,6 +81,7 @@ export interface Repositories {
   authFailures: AuthFailureRepository;
   psbts: PsbtRepository;
   wallets: WalletRepository;
+  settings: ServiceSettingRepository;
 }
 
 export interface Store extends Repositories {

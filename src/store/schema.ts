@@ -53,6 +53,12 @@ export interface PsbtReservationsTable {
   psbt_txid: string;
 }
 
+export interface ServiceSettingsTable {
+  name: string;
+  value: string;
+  updated_at: number;
+}
+
 export interface Database {
   schema_version: SchemaVersionTable;
   users: UsersTable;
@@ -60,4 +66,5 @@ export interface Database {
   auth_failures: AuthFailuresTable;
   psbts: PsbtsTable;
   psbt_reservations: PsbtReservationsTable;
+  service_settings: ServiceSettingsTable;
 }

@@ -1,5 +1,4 @@
 /** SQLite store (the embedded default): better-sqlite3 in WAL mode with foreign keys on. */
-import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, SqliteDialect } from 'kysely';
@@ -7,11 +6,13 @@ import { kyselyStore } from './kysely-store.js';
 import { MIGRATIONS } from './migrations/index.js';
 import { migrate } from './migrator.js';
 import { toTokenRecord } from './kysely-repositories.js';
+import { ensurePrivateDatabaseFile, ensurePrivateFolder } from './private-files.js';
 import type { Store, TokenRepository } from './repositories.js';
 import type { Database, TokensTable } from './schema.js';
 
 export async function openSqliteStore(path: string): Promise<Store> {
-  mkdirSync(dirname(path), { recursive: true });
+  ensurePrivateFolder(dirname(path));
+  ensurePrivateDatabaseFile(path);
   const database = new BetterSqlite3(path);
   database.pragma('journal_mode = WAL');
   // An acknowledged write must survive a power cut too, not only a killed process: sync the WAL at

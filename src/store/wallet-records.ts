@@ -117,6 +117,8 @@ export interface WalletRepository {
   /** Wallets the user owns or that are shared with them, oldest first, with the user's access. */
   listAccessible(userName: string): Promise<Array<{ wallet: StoredWallet; access: 'owner' | WalletShareAccess }>>;
   shares(walletId: string): Promise<WalletShare[]>;
+  /** Hands the wallet to another owner (a user deletion); shares stay as they are. */
+  setOwner(walletId: string, ownerName: string): Promise<void>;
   replaceShares(walletId: string, shares: readonly WalletShare[]): Promise<void>;
   updateDetails(walletId: string, details: { name: string; description: string; keys: WalletKeyRow[] }): Promise<void>;
   /** Changes the gap limit and raises the revision (every reader and the sync derive again). False when absent. */

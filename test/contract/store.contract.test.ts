@@ -36,7 +36,7 @@ describe.each(STORE_KINDS)('store conformance: $kind', ({ kind, open }) => {
   it('reports its kind, answers a ping and is migrated to the newest schema version', async () => {
     expect(store.kind).toBe(kind);
     await expect(store.ping()).resolves.toBeUndefined();
-    expect(await store.schemaVersion()).toBe(MIGRATIONS.length);
+    expect(await store.schemaVersion()).toBe(MIGRATIONS.at(-1)!.version);
   });
 
   it('inserts, finds, lists and counts users', async () => {

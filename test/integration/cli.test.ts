@@ -1,11 +1,12 @@
 /** The `wcs` command as a subprocess: user management (password from stdin), config errors, serve + SIGTERM. */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runCli, startCliServer } from '../support/cli.js';
 import { TEST_ADMIN_PASSWORD, basicAuth, bearer, createToken, request, startTestServer } from '../support/server.js';
+import { wallets } from './wallet-helpers.js';
 
 let folder: string;
 let env: Record<string, string>;
@@ -15,22 +16,103 @@ beforeEach(() => {
 });
 afterEach(() => rmSync(folder, { recursive: true, force: true }));
 
+/** The service creates the store (with the first-start admin) on its first start; stopped again at once. */
+async function createStore(extra: Record<string, string> = { SERVICE_ADMIN_PASSWORD: TEST_ADMIN_PASSWORD }): Promise<string> {
+  const server = await startCliServer({ ...env, SERVICE_PORT: '0', ...extra });
+  server.child.kill('SIGTERM');
+  expect(await server.exited).toBe(0);
+  return server.output();
+}
+
+const mode = (path: string) => (statSync(path).mode & 0o777).toString(8);
+
 describe('wcs user', () => {
   it('adds, lists, changes the password of and deletes users', async () => {
+    await createStore();
     expect(await runCli(['user', 'add', 'alice'], env, 'alice-password\n')).toMatchObject({ code: 0, stdout: 'Added user alice\n' });
     expect(await runCli(['user', 'add', 'root', '--admin'], env, 'root-password\n')).toMatchObject({ code: 0, stdout: 'Added user root (admin)\n' });
     const list = await runCli(['user', 'list'], env);
     expect(list.code).toBe(0);
-    expect(list.stdout.trim().split('\n').map((l) => l.split('\t').slice(0, 2))).toEqual([['alice', 'user'], ['root', 'admin']]);
+    expect(list.stdout.trim().split('\n').map((l) => l.split('\t').slice(0, 2))).toEqual([['admin', 'admin'], ['alice', 'user'], ['root', 'admin']]);
 
     expect(await runCli(['user', 'add', 'alice'], env, 'another-password\n')).toMatchObject({ code: 1, stderr: 'wcs: User alice already exists\n' });
     expect(await runCli(['user', 'add', 'shorty'], env, 'short\n')).toMatchObject({ code: 1, stderr: 'wcs: password must be at least 8 characters\n' });
     expect(await runCli(['user', 'add', 'bad name'], env, 'long-enough-password\n')).toMatchObject({ code: 1 });
     expect(await runCli(['user', 'add', 'nopass'], env, '')).toMatchObject({ code: 1, stderr: expect.stringContaining('No password on stdin') });
 
-    expect(await runCli(['user', 'delete', 'alice'], env)).toMatchObject({ code: 0, stdout: 'Deleted user alice and their tokens\n' });
+    expect(await runCli(['user', 'delete', 'alice'], env)).toMatchObject({ code: 0, stdout: "Deleted user alice, 0 token(s), 0 share(s) of other users' wallets\n" });
     expect(await runCli(['user', 'delete', 'alice'], env)).toMatchObject({ code: 1, stderr: 'wcs: User alice does not exist\n' });
-    expect(await runCli(['user', 'delete', 'root'], env)).toMatchObject({ code: 1, stderr: expect.stringContaining('last admin') });
+    expect(await runCli(['user', 'delete', 'root'], env)).toMatchObject({ code: 0 });
+    expect(await runCli(['user', 'delete', 'admin'], env)).toMatchObject({ code: 1, stderr: expect.stringContaining('last admin') });
+  });
+
+  it('refuses to delete a user who owns wallets unless they are transferred or deleted, saying what was done', async () => {
+    await createStore({ SERVICE_ADMIN_PASSWORD: TEST_ADMIN_PASSWORD, SERVICE_NETWORK: 'regtest' });
+    const regtest = { ...env, SERVICE_NETWORK: 'regtest' };
+    for (const name of ['alice', 'bob']) expect((await runCli(['user', 'add', name], regtest, 'a-password-123\n')).code).toBe(0);
+    const w = wallets.w_wpkh!;
+    const importFor = (user: string, name: string) =>
+      runCli(['wallet', 'import', '--user', user, '--name', name, '--recv-descriptor', w.recv_descriptor, '--change-descriptor', w.change_descriptor, '--birthday', '0'], regtest);
+    expect((await importFor('alice', 'Alice hot')).code).toBe(0);
+
+    const refused = await runCli(['user', 'delete', 'alice'], regtest);
+    expect(refused).toEqual({ code: 1, stdout: '', stderr: 'wcs: User alice owns the wallet alice-hot: give --transfer-wallets-to USER or --delete-wallets; nothing was deleted\n' });
+    expect((await runCli(['wallet', 'list', '--user', 'alice'], regtest)).stdout).toContain('alice-hot');
+    expect(await runCli(['user', 'delete', 'alice', '--transfer-wallets-to', 'nobody'], regtest)).toMatchObject({ code: 1, stderr: 'wcs: User nobody does not exist\n' });
+    expect(await runCli(['user', 'delete', 'alice', '--delete-wallets', '--transfer-wallets-to', 'bob'], regtest)).toMatchObject({ code: 2, stderr: expect.stringContaining('not both') });
+    expect(await runCli(['user', 'list', '--delete-wallets'], regtest)).toMatchObject({ code: 2 });
+    expect((await runCli(['user', 'list'], regtest)).stdout).toContain('alice');
+
+    const moved = await runCli(['user', 'delete', 'alice', '--transfer-wallets-to', 'bob'], regtest);
+    expect(moved).toMatchObject({ code: 0, stdout: "Deleted user alice, 0 token(s), 0 share(s) of other users' wallets; wallet(s) alice-hot now owned by bob\n" });
+    expect((await runCli(['wallet', 'list', '--user', 'bob'], regtest)).stdout).toMatch(/^alice-hot\tAlice hot\t/);
+
+    const deleted = await runCli(['user', 'delete', 'bob', '--delete-wallets'], regtest);
+    expect(deleted).toMatchObject({ code: 0, stdout: "Deleted user bob, 0 token(s), 0 share(s) of other users' wallets, wallet(s) alice-hot with 0 PSBT(s) and their signatures\n" });
+    expect((await runCli(['wallet', 'list', '--user', 'admin'], regtest)).stdout.trim()).toBe('No wallets');
+  }, 60_000);
+
+  it('refuses to work on a missing store: names the folder and how to point at another, and creates nothing', async () => {
+    const missing = join(folder, 'missing');
+    const elsewhere = { ...env, SERVICE_DATA_FOLDER: missing };
+    for (const args of [['user', 'list'], ['user', 'add', 'alice'], ['wallet', 'list'], ['psbt', 'list', 'w']]) {
+      const result = await runCli(args, elsewhere, 'a-password-123\n');
+      expect(result.code, args.join(' ')).toBe(1);
+      expect(result.stderr).toBe(
+        `wcs: No store in the data folder ${missing}: start the service once to create it (npm start, or npx wcs serve), or point at another data folder ` +
+          'with --data-folder DIR (or SERVICE_DATA_FOLDER), or at another database with --database (or SERVICE_DATABASE_URL)\n',
+      );
+    }
+    expect(existsSync(missing)).toBe(false);
+  });
+
+  it('keeps the store, its WAL and SHM, backups and the first-start password file readable by the service user only', async () => {
+    const data = join(folder, 'data');
+    const inData = { ...env, SERVICE_DATA_FOLDER: data };
+    const server = await startCliServer({ ...inData, SERVICE_PORT: '0' });
+    try {
+      expect(mode(data)).toBe('700');
+      for (const file of ['service.sqlite', 'service.sqlite-wal', 'service.sqlite-shm', 'initial-admin-password', 'jwt-signing-key']) expect(mode(join(data, file)), file).toBe('600');
+      expect(server.output()).toContain(`change it with: npx wcs user passwd admin --data-folder ${data}`);
+      expect((await runCli(['backup', join(folder, 'snap.sqlite')], inData)).code).toBe(0);
+      expect(mode(join(folder, 'snap.sqlite'))).toBe('600');
+    } finally {
+      server.child.kill('SIGTERM');
+      expect(await server.exited).toBe(0);
+    }
+    // A store of an older version (0644) is narrowed on its next open.
+    chmodSync(join(data, 'service.sqlite'), 0o644);
+    expect((await runCli(['user', 'list'], inData)).code).toBe(0);
+    expect(mode(join(data, 'service.sqlite'))).toBe('600');
+    // A restore brings the snapshot in 0600.
+    expect((await runCli(['restore', join(folder, 'snap.sqlite'), '--force'], inData)).code).toBe(0);
+    expect(mode(join(data, 'service.sqlite'))).toBe('600');
+
+    // The first-start password file is stale once the admin's password changes: removed.
+    expect(readFileSync(join(data, 'initial-admin-password'), 'utf8').trim()).toMatch(/^\S{16,}$/);
+    const changed = await runCli(['user', 'passwd', 'admin'], inData, 'brand-new-password\n');
+    expect(changed).toMatchObject({ code: 0, stdout: 'Changed the password of admin; revoked 0 token(s)\nRemoved the first-start password file initial-admin-password\n' });
+    expect(existsSync(join(data, 'initial-admin-password'))).toBe(false);
   });
 
   it('passwd revokes the user\'s tokens on the running server, and the new password works', async () => {
@@ -55,6 +137,46 @@ describe('wcs user', () => {
     expect((await runCli(['help'], env)).stdout).toContain('user passwd NAME');
     expect((await runCli(['--version'], env)).stdout).toBe('0.1.0\n');
   });
+
+  it('answers --help for every command and subcommand with its own usage', async () => {
+    const global = (await runCli(['--help'], env)).stdout;
+    expect(global).toContain('Usage: wcs <command>');
+    const cases: Array<[string[], string]> = [
+      [['serve'], 'Usage: wcs serve [--replace-jwt-key]'],
+      [['user'], 'Usage: wcs user <subcommand>'],
+      [['user', 'add'], 'Usage: wcs user add NAME [--admin]'],
+      [['user', 'passwd'], 'Usage: wcs user passwd NAME'],
+      [['user', 'list'], 'Usage: wcs user list'],
+      [['user', 'delete'], 'Usage: wcs user delete NAME [--transfer-wallets-to USER | --delete-wallets]'],
+      [['backup'], 'Usage: wcs backup FILE [--force]'],
+      [['restore'], 'Usage: wcs restore FILE [--force]'],
+      [['wallet'], 'Usage: wcs wallet <subcommand>'],
+      [['wallet', 'import'], 'Usage: wcs wallet import --name NAME'],
+      [['wallet', 'list'], 'Usage: wcs wallet list [--user NAME]'],
+      [['wallet', 'show'], 'Usage: wcs wallet show ALIAS'],
+      [['wallet', 'delete'], 'Usage: wcs wallet delete ALIAS'],
+      [['wallet', 'rescan'], 'Usage: wcs wallet rescan ALIAS'],
+      [['psbt'], 'Usage: wcs psbt <subcommand>'],
+      [['psbt', 'list'], 'Usage: wcs psbt list WALLET [--user NAME]'],
+      [['psbt', 'create'], 'Usage: wcs psbt create WALLET --to ADDRESS=AMOUNT'],
+      [['psbt', 'show'], 'Usage: wcs psbt show WALLET TXID'],
+      [['psbt', 'sign-import'], 'Usage: wcs psbt sign-import WALLET TXID FILE'],
+      [['psbt', 'broadcast'], 'Usage: wcs psbt broadcast WALLET TXID'],
+      [['version'], 'Usage: wcs version'],
+    ];
+    for (const [words, usage] of cases) {
+      for (const args of [[...words, '--help'], [...words, '-h'], ['help', ...words]]) {
+        const result = await runCli(args, env);
+        expect(result.code, args.join(' ')).toBe(0);
+        expect(result.stdout.startsWith(usage), `${args.join(' ')}: ${result.stdout.slice(0, 80)}`).toBe(true);
+        expect(result.stderr).toBe('');
+      }
+    }
+    // Arguments before --help do not matter; an unknown command is a usage error.
+    expect((await runCli(['user', 'delete', 'alice', '--help'], env)).stdout).toMatch(/^Usage: wcs user delete/);
+    expect(await runCli(['frobnicate', '--help'], env)).toMatchObject({ code: 2, stderr: expect.stringContaining('Unknown command frobnicate') });
+    expect(existsSync(join(folder, 'service.sqlite'))).toBe(false);
+  }, 120_000);
 });
 
 describe('wcs serve', () => {
@@ -64,6 +186,30 @@ describe('wcs serve', () => {
     expect(result.stderr).toBe('wcs: Invalid setting SERVICE_PORT (from SERVICE_PORT): must be a whole number from 0 to 65535, got "eighty"\n');
     const flag = await runCli(['serve', '--network', 'dogecoin'], env);
     expect(flag.stderr).toMatch(/^wcs: Invalid setting SERVICE_NETWORK \(from --network\)/);
+  });
+
+  it('refuses a bad host naming the setting: malformed, not resolving, or not an address of this machine', async () => {
+    const malformed = await runCli(['serve'], { ...env, SERVICE_HOST: 'http://example.com:80' });
+    expect(malformed).toMatchObject({ code: 2, stderr: 'wcs: Invalid setting SERVICE_HOST (from SERVICE_HOST): must be an IP address (e.g. 127.0.0.1, 0.0.0.0, ::1) or a host name, without scheme or port, got "http://example.com:80"\n' });
+    const unknown = await runCli(['serve', '--host', 'no-such-host.invalid', '--port', '0'], env);
+    expect(unknown).toMatchObject({ code: 2, stderr: 'wcs: Invalid setting SERVICE_HOST (--host, "host" in config.json): "no-such-host.invalid" does not resolve to an address\n' });
+    const foreign = await runCli(['serve', '--host', '192.0.2.1', '--port', '0'], env);
+    expect(foreign).toMatchObject({ code: 2, stderr: 'wcs: Invalid setting SERVICE_HOST (--host, "host" in config.json): "192.0.2.1" is not an address of this machine\n' });
+    // Refused before anything was created: no store, no first-start admin.
+    expect(existsSync(join(folder, 'service.sqlite'))).toBe(false);
+    expect(existsSync(join(folder, 'initial-admin-password'))).toBe(false);
+  });
+
+  it('says in one plain line where it listens and whether the REST API and docs are on', async () => {
+    const off = await createStore({ SERVICE_ADMIN_PASSWORD: TEST_ADMIN_PASSWORD });
+    const offLine = off.split('\n').find((l) => l.startsWith('wcs: listening on '));
+    expect(offLine).toMatch(
+      new RegExp(`^wcs: listening on http://127\\.0\\.0\\.1:\\d+ \\(data folder ${folder}\\); REST API and docs off \\(every /api path answers 404\\); turn them on with SERVICE_API_ACTIVE=True or --api-active$`),
+    );
+    const on = await createStore({ SERVICE_API_ACTIVE: 'True' });
+    const onLine = on.split('\n').find((l) => l.startsWith('wcs: listening on '));
+    const port = /:(\d+) /.exec(onLine ?? '')?.[1];
+    expect(onLine).toBe(`wcs: listening on http://127.0.0.1:${port} (data folder ${folder}); REST API on at http://127.0.0.1:${port}/api/v1alpha, docs at http://127.0.0.1:${port}/docs/api`);
   });
 
   it('finishes an in-flight request on SIGTERM, then closes the store and exits 0', async () => {
@@ -113,13 +259,18 @@ describe('wcs with SERVICE_DATABASE_URL=postgres://...', () => {
     try {
       const url = `${TEST_DATABASE_URL}?options=${encodeURIComponent(`-c search_path=${schema}`)}`;
       const pgEnv = { ...env, SERVICE_DATABASE_URL: url };
+      // An empty schema is no store: refused, the URL (a secret) not repeated, no table created.
+      const refused = await runCli(['user', 'add', 'pguser', '--admin'], pgEnv, 'pg-user-password\n');
+      expect(refused).toMatchObject({ code: 1, stderr: expect.stringMatching(/^wcs: No store in the PostgreSQL database of SERVICE_DATABASE_URL \(--database\), which has no service tables yet: start the service once/) });
+      expect(refused.stderr).not.toContain('wcs_test@');
+      await createStore({ SERVICE_DATABASE_URL: url, SERVICE_ADMIN_PASSWORD: TEST_ADMIN_PASSWORD });
       expect(await runCli(['user', 'add', 'pguser', '--admin'], pgEnv, 'pg-user-password\n')).toMatchObject({ code: 0 });
-      expect((await runCli(['user', 'list'], pgEnv)).stdout).toMatch(/^pguser\tadmin\t/);
+      expect((await runCli(['user', 'list'], pgEnv)).stdout).toMatch(/^admin\tadmin\t.*\npguser\tadmin\t/);
       const check = new pg.Client({ connectionString: TEST_DATABASE_URL });
       await check.connect();
-      const rows = await check.query(`select name, is_admin from "${schema}".users`);
+      const rows = await check.query(`select name, is_admin from "${schema}".users order by name`);
       await check.end();
-      expect(rows.rows).toEqual([{ name: 'pguser', is_admin: 1 }]);
+      expect(rows.rows).toEqual([{ name: 'admin', is_admin: 1 }, { name: 'pguser', is_admin: 1 }]);
     } finally {
       await dropPostgresSchema(schema);
     }

@@ -83,7 +83,8 @@ describe('wcs psbt', () => {
   }, 60_000);
 
   it('reports mistakes with a usage exit code, and refusals with their message', async () => {
-    expect(await runCli(['psbt', 'list', 'w_wsh2of2'], env)).toMatchObject({ code: 2, stderr: expect.stringContaining('--user NAME') });
+    // --user defaults to admin, as for wallet commands.
+    expect(await runCli(['psbt', 'list', 'w_wsh2of2'], env)).toEqual(await runCli(['psbt', 'list', 'w_wsh2of2', '--user', 'admin'], env));
     expect(await runCli(['psbt', 'create', 'w_wsh2of2', '--user', 'admin', '--to', 'nonsense'], env)).toMatchObject({ code: 2, stderr: expect.stringContaining('ADDRESS=AMOUNT') });
     expect(await runCli(['psbt', 'frobnicate', '--user', 'admin'], env)).toMatchObject({ code: 2 });
     expect(await runCli(['psbt', 'list', 'w_wsh2of2', '--user', 'nobody'], env)).toMatchObject({ code: 1, stderr: 'wcs: Wallet not found\n' });

@@ -3,7 +3,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from '../support/cli.js';
+import { spawn } from 'node:child_process';
+import { CLI_PATH, runCli } from '../support/cli.js';
+import { startTestServer } from '../support/server.js';
 import { startRpcTestServer, type RpcTestServer } from '../support/rpc-server.js';
 import { nodeEnv, timeline, wallets } from './wallet-helpers.js';
 
@@ -15,15 +17,28 @@ beforeAll(async () => {
   node = await startRpcTestServer({ snapshot: 4 });
   folder = mkdtempSync(join(tmpdir(), 'wcs-wallet-cli-'));
   env = { ...nodeEnv(node), SERVICE_DATA_FOLDER: folder, SERVICE_ADMIN_PASSWORD: 'cli admin password' };
-  for (const args of [['user', 'add', 'admin', '--admin'], ['user', 'add', 'erin']]) {
-    const added = await runCli(args, env, 'a-password-123\na-password-123\n');
-    expect(added.code, added.stderr).toBe(0);
-  }
+  // The service creates the store and its first admin; wallet commands then work on that store.
+  const first = await startTestServer({ dataFolder: folder, env });
+  await first.stop();
+  const added = await runCli(['user', 'add', 'erin'], env, 'a-password-123\n');
+  expect(added.code, added.stderr).toBe(0);
 }, 60_000);
 afterAll(async () => {
   await node?.close();
   rmSync(folder, { recursive: true, force: true });
 });
+
+/** Runs the CLI with a pseudo-terminal as stdin/stdout/stderr; resolves with everything it wrote. */
+function runOnTerminal(args: string[], env: Record<string, string>): Promise<string> {
+  const command = [process.execPath, CLI_PATH, ...args].map((a) => `'${a.replaceAll("'", "'\\''")}'`).join(' ');
+  return new Promise((resolve, reject) => {
+    const child = spawn('script', ['-qec', command, '/dev/null'], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (d: Buffer) => (output += d.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => (code === 0 ? resolve(output) : reject(new Error(`exit ${code}: ${output}`))));
+  });
+}
 
 describe('wcs wallet', () => {
   it('imports, lists, shows, rescans with a progress bar and deletes', async () => {
@@ -40,6 +55,13 @@ describe('wcs wallet', () => {
     expect(rescanned.code, rescanned.stderr).toBe(0);
     expect(rescanned.stdout).toContain('Rescanned wallet erin-hot from height 0');
     expect(rescanned.stderr).toMatch(/\[#{30}\] 100\.0% done/);
+    // Not a terminal (a pipe): plain lines, no carriage-return animation.
+    expect(rescanned.stderr).not.toContain('\r');
+    expect(rescanned.stderr.endsWith('done\n')).toBe(true);
+
+    // On a terminal (util-linux `script` gives the command one): the bar is redrawn in place with \r.
+    const onTerminal = await runOnTerminal(['wallet', 'rescan', 'erin-hot', '--user', 'erin', '--from', '0'], env);
+    expect(onTerminal).toMatch(/\r\[#{30}\] 100\.0% done/);
 
     const shown = await runCli(['wallet', 'show', 'erin-hot', '--user', 'erin'], env);
     const details = JSON.parse(shown.stdout);

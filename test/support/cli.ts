@@ -30,10 +30,10 @@ export function runCli(args: string[], env: Record<string, string>, stdin = ''):
   });
 }
 
-/** Starts `wcs serve` and resolves once it logs "service started", with its URL. */
-export function startCliServer(env: Record<string, string>): Promise<{ child: ChildProcess; url: string; output: () => string; exited: Promise<number | null> }> {
+/** Starts `wcs serve [...args]` and resolves once it logs "service started", with its URL. */
+export function startCliServer(env: Record<string, string>, args: string[] = []): Promise<{ child: ChildProcess; url: string; output: () => string; exited: Promise<number | null> }> {
   assertBuilt();
-  const child = spawn(process.execPath, [CLI_PATH, 'serve'], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [CLI_PATH, 'serve', ...args], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   return new Promise((resolve, reject) => {

@@ -1,11 +1,12 @@
-/** Every schema migration, in order. Add a new file `NNNN-name.ts` and append it here. */
+/** Every schema migration, in order. Add a new file `NNNN-name.ts` and insert it here by version. */
 import { usersAndTokens } from './0001-users-and-tokens.js';
 import { psbts } from './0002-psbts.js';
 import { wallets } from './0003-wallets.js';
 import { revealedReceive } from './0004-revealed-receive.js';
 import { psbtVersion } from './0005-psbt-version.js';
+import { serviceSettings } from './0006-service-settings.js';
 import type { Migration } from './types.js';
 
 export type { Migration } from './types.js';
 
-export const MIGRATIONS: readonly Migration[] = [usersAndTokens, psbts, wallets, revealedReceive, psbtVersion];
+export const MIGRATIONS: readonly Migration[] = [usersAndTokens, psbts, wallets, revealedReceive, psbtVersion, serviceSettings];

@@ -140,6 +140,24 @@ describe('loadConfig refuses bad settings with one line naming the setting', () 
   });
 });
 
+describe('host and data folder', () => {
+  it('takes IP addresses and host names as host, and refuses anything else naming SERVICE_HOST', () => {
+    for (const [text, host] of [['0.0.0.0', '0.0.0.0'], ['::', '::'], ['[::1]', '::1'], ['localhost', 'localhost'], [' wcs.example.org ', 'wcs.example.org'], ['wcs_api', 'wcs_api']]) {
+      expect(loadConfig({ env: { SERVICE_DATA_FOLDER: folder, SERVICE_HOST: text! } }).host).toBe(host);
+    }
+    for (const bad of ['http://wcs.example', '127.0.0.1:25441', 'not a host', '999.1.1.1', '-lead.example', 'a..b']) {
+      expect(errorOf(() => loadConfig({ env: { SERVICE_DATA_FOLDER: folder, SERVICE_HOST: bad } })).message).toMatch(/^Invalid setting SERVICE_HOST \(from SERVICE_HOST\): must be an IP address/);
+    }
+    expect(errorOf(() => loadConfig({ env: { SERVICE_DATA_FOLDER: folder }, flags: ['--host', 'a b'] })).message).toMatch(/^Invalid setting SERVICE_HOST \(from --host\)/);
+  });
+
+  it('takes a relative data folder from where npm was started (INIT_CWD), so npm start and npx wcs agree', () => {
+    expect(loadConfig({ env: { SERVICE_DATA_FOLDER: 'data', INIT_CWD: folder } }).dataFolder).toBe(join(folder, 'data'));
+    expect(loadConfig({ env: { SERVICE_DATA_FOLDER: 'data' } }).dataFolder).toBe(join(process.cwd(), 'data'));
+    expect(loadConfig({ env: { SERVICE_DATA_FOLDER: '/srv/wcs', INIT_CWD: folder } }).dataFolder).toBe('/srv/wcs');
+  });
+});
+
 describe('README configuration table', () => {
   it('names every setting with its config key, variable and flag', async () => {
     const { readFileSync } = await import('node:fs');
