@@ -26,6 +26,7 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   405: 'Known path, other method (`Allow` lists the methods).',
   409: 'Conflict with existing data.',
   413: 'Request body over 1 MiB.',
+  415: 'A request body without `Content-Type: application/json`.',
   422: 'Well-formed but impossible.',
   429: 'Too many failed login attempts (`Retry-After` in seconds).',
   500: 'Internal error; the body says nothing internal.',

@@ -9,6 +9,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { Services } from '../services/index.js';
 import { enforceAuthentication } from './auth.js';
+import { installBodyParsing } from './body-parsing.js';
 import { installCors } from './cors.js';
 import { frameworkErrorHandler, installErrorHandling } from './errors.js';
 import { RouteTable } from './route-table.js';
@@ -44,8 +45,7 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
     clientErrorHandler,
   });
   app.setValidatorCompiler(typeboxValidatorCompiler);
-  // Bodies are JSON only: plain text is refused instead of reaching a route as a string.
-  app.removeContentTypeParser('text/plain');
+  installBodyParsing(app);
   const routes = new RouteTable();
   routes.attach(app);
   installErrorHandling(app, routes);

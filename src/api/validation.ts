@@ -14,7 +14,11 @@ export interface ValidationIssue {
 
 export const typeboxValidatorCompiler: FastifySchemaCompiler<TSchema> = ({ schema, httpPart }) => {
   const checker = TypeCompiler.Compile(schema);
+  // A request without a body is an empty object where every member of the body is optional.
+  const emptyBodyValid = httpPart === 'body' && checker.Check({});
   return (input: unknown) => {
+    // Fastify hands a missing body over as null.
+    if ((input === undefined || input === null) && emptyBodyValid) return { value: {} };
     const value = httpPart === 'body' ? input : Value.Convert(schema, input);
     if (checker.Check(value)) return { value };
     // One issue per field, the first TypeBox reports (the most specific).

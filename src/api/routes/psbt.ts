@@ -64,7 +64,7 @@ export const psbtRoutes: RouteModule = {
             'Selects coins (never frozen ones or ones held by another pending PSBT; confirmed ones first), adds change to the next unused change address and stores the PSBT as pending, its coins reserved. Needs spend access.',
           params: WalletParams,
           body: CreatePsbtBody,
-          response: { 201: PsbtResult, ...errorResponses(400, 401, 404, 409, 413, 422, 500, 503) },
+          response: { 201: PsbtResult, ...errorResponses(400, 401, 404, 409, 413, 415, 422, 500, 503) },
         },
       },
       async (request, reply) => {
@@ -111,7 +111,7 @@ export const psbtRoutes: RouteModule = {
             'A copy of the same unsigned transaction carrying one or more signatures: they are checked and merged. Another transaction: 409; an invalid signature: 422. Needs spend access.',
           params: PsbtParams,
           body: UpdatePsbtBody,
-          response: { 200: PsbtResult, ...errorResponses(400, 401, 404, 409, 413, 422, 500, 503) },
+          response: { 200: PsbtResult, ...errorResponses(400, 401, 404, 409, 413, 415, 422, 500, 503) },
         },
       },
       async (request) => {

@@ -58,7 +58,7 @@ export const tokenRoutes: RouteModule = {
           tags,
           summary: 'Create a token',
           body: CreateTokenBody,
-          response: { 201: CreatedTokenBody, ...errorResponses(400, 401, 409, 413, 429, 500) },
+          response: { 201: CreatedTokenBody, ...errorResponses(400, 401, 409, 413, 415, 429, 500) },
         },
       },
       async (request, reply) => {
