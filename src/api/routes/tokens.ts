@@ -6,9 +6,10 @@ import type { RouteModule } from './types.js';
 
 const CreateTokenBody = Type.Object({
   jwt_token_description: Type.String({ description: 'What the token is for; 1 to 256 characters after trimming, unique among your tokens.' }),
-  jwt_token_life: Type.String({
-    description: 'Lifetime: `<n> <unit>` (seconds, minutes, hours, days, weeks; short forms s, sec, m, min, h, hr, d, w; decimals allowed) or a whole number of seconds.',
-    examples: ['30 days', '12 hours'],
+  jwt_token_life: Type.Union([Type.String(), Type.Number()], {
+    description:
+      'Lifetime: `<n> <unit>` (seconds, minutes, hours, days, weeks; short forms s, sec, m, min, h, hr, d, w; decimals allowed), or a whole number of seconds as text or as a JSON number.',
+    examples: ['30 days', '12 hours', 3600],
   }),
 });
 
