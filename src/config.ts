@@ -38,10 +38,15 @@ export interface Config {
   syncIntervalMs: number;
 }
 
-/** A setting that cannot be used; `message` is one line naming the setting. */
+/** `scheme://user:password@host` -> `scheme://[redacted]@host`, wherever an address appears in `text`. */
+export function redactCredentials(text: string): string {
+  return text.replace(/([a-z][a-z0-9+.-]*:\/\/)[^/\s"']*@/gi, '$1[redacted]@');
+}
+
+/** A setting that cannot be used; `message` is one line naming the setting, with no credentials in it. */
 export class ConfigError extends Error {
   constructor(message: string) {
-    super(message);
+    super(redactCredentials(message));
     this.name = 'ConfigError';
   }
 }
@@ -207,7 +212,9 @@ function readConfigFile(dataFolder: string): Map<string, string> {
   try {
     parsed = JSON.parse(readFileSync(path, 'utf8'));
   } catch (error) {
-    throw new ConfigError(`Config file ${path} is not valid JSON: ${(error as Error).message}`);
+    // The parser's message may quote part of the file, which may hold a secret: say where, not what.
+    const position = /position (\d+)/.exec((error as Error).message)?.[1];
+    throw new ConfigError(`Config file ${path} is not valid JSON${position === undefined ? '' : ` (at character ${position})`}`);
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
     throw new ConfigError(`Config file ${path} must hold a JSON object`);

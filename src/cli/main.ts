@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /** The `wcs` command: `wcs serve` runs the service, `wcs user ...` manages users. Thin over services. */
-import { ConfigError, DATA_FOLDER_SETTING, SETTINGS, loadConfig, type Config } from '../config.js';
+import { ConfigError, DATA_FOLDER_SETTING, SETTINGS, loadConfig, redactCredentials, type Config } from '../config.js';
 import { createRuntime, readVersion, startService, type RunningService } from '../main.js';
 import { ServiceError } from '../services/errors.js';
 import { flushLogger } from '../api/logging.js';
@@ -130,6 +130,6 @@ main(process.argv.slice(2)).catch((error: unknown) => {
     process.stderr.write(`wcs: ${error.message}\n`);
     process.exit(error instanceof ConfigError ? 2 : 1);
   }
-  process.stderr.write(`wcs: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.stderr.write(`wcs: ${redactCredentials(error instanceof Error ? error.message : String(error))}\n`);
   process.exit(1);
 });

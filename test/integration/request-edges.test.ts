@@ -41,3 +41,52 @@ describe('Content-Type: application/json with an empty body', () => {
     expect(empty.body.code).toBe('invalid_request');
   });
 });
+
+describe('integers in query strings', () => {
+  it.each(['1e3', '0x10', '1.0', '+5', ' 7', '', '1_000', '0b1', 'Infinity'])('from=%j is 400 naming the parameter', async (value) => {
+    const response = await request(`${server.api}/wallets/edges/addresses?from=${encodeURIComponent(value)}&count=2`, { headers: { authorization: bearer(token) } });
+    expect(response.status, response.text).toBe(400);
+    expect(response.body.code).toBe('invalid_request');
+    expect(response.body.errors).toEqual([{ path: '/querystring/from', message: expect.any(String) }]);
+    expect(response.body.message).toContain('from');
+  });
+
+  it('plain digits work, on every integer query parameter', async () => {
+    const page = await request(`${server.api}/wallets/edges/addresses?from=10&count=2`, { headers: { authorization: bearer(token) } });
+    expect(page.status, page.text).toBe(200);
+    expect(page.body.addresses.map((a: { index: number }) => a.index)).toEqual([10, 11]);
+    expect((await request(`${server.api}/wallets/edges?limit=0x1`, { headers: { authorization: bearer(token) } })).body.errors).toEqual([
+      { path: '/querystring/limit', message: expect.any(String) },
+    ]);
+    expect((await request(`${server.api}/service/full_txlist?offset=1e1`, { headers: { authorization: bearer(token) } })).status).toBe(400);
+    expect((await request(`${server.api}/service/full_txlist?offset=10&limit=5`, { headers: { authorization: bearer(token) } })).status).toBe(200);
+  });
+});
+
+describe('what errors reveal', () => {
+  it('chain_unavailable names neither the address nor the port of the node', async () => {
+    const down = await startTestServer({
+      env: { SERVICE_NETWORK: 'regtest', SERVICE_BITCOIND_URL: 'http://127.0.0.1:9', SERVICE_BITCOIND_USER: 'rpc', SERVICE_BITCOIND_PASSWORD: 'rpc-secret', SERVICE_SYNC_INTERVAL: '0' },
+    });
+    try {
+      const t = (await createToken(down, 'admin', TEST_ADMIN_PASSWORD, 'down')).jwt_token;
+      const response = await request(`${down.api}/wallets`, {
+        method: 'POST',
+        headers: { authorization: bearer(t) },
+        json: { name: 'At tip', recv_descriptor: wallets.w_wpkh!.recv_descriptor, change_descriptor: wallets.w_wpkh!.change_descriptor },
+      });
+      expect(response.status, response.text).toBe(503);
+      expect(response.body.code).toBe('chain_unavailable');
+      expect(response.text).not.toMatch(/127\.0\.0\.1|:9\b|rpc-secret/);
+    } finally {
+      await down.dispose();
+    }
+  });
+
+  it('a start refused for a bad bitcoind_url does not echo its password', async () => {
+    await expect(startTestServer({ env: { SERVICE_BITCOIND_URL: 'http://rpcuser:hunter2-secret@127.0.0.1:8332 extra' } })).rejects.toThrow(
+      /^Invalid setting SERVICE_BITCOIND_URL .*\[redacted\]@127\.0\.0\.1:8332/,
+    );
+    await expect(startTestServer({ env: { SERVICE_BITCOIND_URL: 'ftp://rpcuser:hunter2-secret@node' } })).rejects.not.toThrow(/hunter2/);
+  });
+});
