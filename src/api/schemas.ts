@@ -37,3 +37,11 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
 export function errorResponses(...statuses: number[]): Record<number, TSchema> {
   return Object.fromEntries(statuses.map((s) => [s, errorBody(ERROR_DESCRIPTIONS[s] ?? 'Error.')]));
 }
+
+/**
+ * A success response's schema with the text the API description shows for it (without one the
+ * OpenAPI generator writes "Default Response").
+ */
+export function success<T extends TSchema>(description: string, schema: T): T {
+  return { ...schema, description };
+}

@@ -2,8 +2,6 @@
  * Builds the HTTP server: error mapping, probes, and, only while the API is active, the /api
  * routes (each behind its declared authentication) and the documentation under /docs.
  */
-import fastifySwagger from '@fastify/swagger';
-import fastifySwaggerUi from '@fastify/swagger-ui';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
@@ -11,6 +9,7 @@ import type { Services } from '../services/index.js';
 import { enforceAuthentication } from './auth.js';
 import { installBodyParsing } from './body-parsing.js';
 import { installCors } from './cors.js';
+import { installDocsPage, installOpenApi } from './docs.js';
 import { frameworkErrorHandler, installErrorHandling } from './errors.js';
 import { RouteTable } from './route-table.js';
 import { clientErrorHandler, installSecurityHeaders, withSecurityHeaders } from './security-headers.js';
@@ -61,18 +60,7 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
 
   if (config.apiActive) {
     enforceAuthentication(app, '/api/', services);
-    await app.register(fastifySwagger, {
-      openapi: {
-        openapi: '3.1.0',
-        info: { title: 'Wallet coordination service REST API', version: options.version, description: 'All paths below /api; the version segment is v1alpha.' },
-        components: {
-          securitySchemes: {
-            basicAuth: { type: 'http', scheme: 'basic', description: 'User name and password; token endpoints only.' },
-            bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'A jwt_token from POST /api/v1alpha/token.' },
-          },
-        },
-      },
-    });
+    await installOpenApi(app, options.version);
     const context = { services, config };
     const modules = [...API_ROUTE_MODULES, ...(options.routeModules ?? [])];
     await app.register(
@@ -81,8 +69,7 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
       },
       { prefix: API_PREFIX },
     );
-    await app.register(fastifySwaggerUi, { routePrefix: '/docs/api' });
-    app.get('/docs/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+    await installDocsPage(app);
   }
   registerHealthz(app, services);
   return app;

@@ -1,7 +1,7 @@
 /** `GET /v1alpha/service`: the service details object (admin only). */
 import { Type } from '@sinclair/typebox';
 import { principalOf } from '../auth.js';
-import { errorResponses } from '../schemas.js';
+import { errorResponses, success } from '../schemas.js';
 import type { RouteModule } from './types.js';
 
 // Property order is the member order of the response (the serialiser follows the schema).
@@ -54,7 +54,7 @@ export const serviceRoutes: RouteModule = {
       '/service',
       {
         config: { auth: 'bearer' },
-        schema: { tags: ['service'], summary: 'Service details (admin only)', response: { 200: ServiceDetailsBody, ...errorResponses(401, 403, 500) } },
+        schema: { tags: ['service'], summary: 'Service details (admin only)', operationId: 'getServiceDetails', response: { 200: success('The service details object.', ServiceDetailsBody), ...errorResponses(401, 403, 500) } },
       },
       (request) => services.serviceDetails.details(principalOf(request)),
     );
