@@ -124,7 +124,7 @@ export const SETTINGS: readonly Setting[] = [
     } },
   { key: 'password_min_chars', env: 'SERVICE_PASSWORD_MIN_CHARS', flag: '--password-min-chars', defaultText: '8', description: 'Minimum length of user passwords.',
     apply: (d, t) => { d.auth.passwordMinChars = integer(t, 1, 1024); } },
-  { key: 'rate_limit', env: 'SERVICE_RATE_LIMIT', flag: '--rate-limit', defaultText: '10', description: 'Failed BasicAuth attempts allowed per minute, per client address and per user name; more give 429.',
+  { key: 'rate_limit', env: 'SERVICE_RATE_LIMIT', flag: '--rate-limit', defaultText: '10', description: 'Failed BasicAuth attempts allowed per minute for one user name from one client address (five times as many per address over all names); more give 429.',
     apply: (d, t) => { d.auth.rateLimit = integer(t, 1, 1_000_000); } },
   { key: 'registration_link_timeout', env: 'SERVICE_REGISTRATION_LINK_TIMEOUT', flag: '--registration-link-timeout', defaultText: '1', description: 'Hours a user-invitation link stays valid.',
     apply: (d, t) => { d.auth.registrationLinkTimeoutHours = integer(t, 1, 8760); } },

@@ -57,7 +57,7 @@ export function createServices(deps: ServiceDeps): Services {
   const now = deps.now ?? Date.now;
   const hasher = deps.hasher ?? new PasswordHasher();
   const jwt = new JwtCodec(deps.signingKey);
-  const limiter = new FailedLoginLimiter(store.authFailures, config.auth.rateLimit);
+  const limiter = new FailedLoginLimiter(store.authFailures);
   const chain = new CachedChainAccess(deps.chain ?? null, now);
   const scripts = new WalletScriptsCache();
   const wallets = new WalletService({ store, network: config.network, chain, now, scripts });
@@ -75,7 +75,7 @@ export function createServices(deps: ServiceDeps): Services {
   const psbts = new PsbtService({ store, wallets, chain: () => chain.source, maxFeeRate: config.maxFeeRate, now });
   wallets.setPsbtReservations(psbts);
   return {
-    authentication: new AuthenticationService({ store, hasher, jwt, limiter, now }),
+    authentication: new AuthenticationService({ store, hasher, jwt, limiter, rateLimit: config.auth.rateLimit, now }),
     users: new UserService({ store, hasher, passwordMinChars: config.auth.passwordMinChars, now }),
     tokens: new TokenService({ store, jwt, maxLifeSeconds: config.tokenMaxLifeSeconds, now }),
     serviceDetails,
