@@ -27,8 +27,8 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   409: 'Conflict with existing data.',
   413: 'Request body over 1 MiB.',
   415: 'A request body without `Content-Type: application/json`.',
-  422: 'Well-formed but impossible.',
-  429: 'Too many failed login attempts (`Retry-After` in seconds).',
+  422: 'Well-formed but impossible, or over a configured limit (`too_many_wallets`, `gap_limit_too_high`).',
+  429: 'Too many failed login attempts (`rate_limited`), or too many requests of one user (`too_many_requests`); `Retry-After` in seconds.',
   500: 'Internal error; the body says nothing internal.',
   503: 'A dependency is down.',
 };

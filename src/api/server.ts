@@ -14,6 +14,7 @@ import { frameworkErrorHandler, installErrorHandling } from './errors.js';
 import { RouteTable } from './route-table.js';
 import { clientErrorHandler, installSecurityHeaders, withSecurityHeaders } from './security-headers.js';
 import { installTextGuard } from './text-guard.js';
+import { UserRequestLimiter, installUserRateLimit } from './user-rate-limit.js';
 import { API_ROUTE_MODULES, type RouteModule } from './routes/index.js';
 import { registerHealthz } from './routes/probes.js';
 import { typeboxValidatorCompiler } from './validation.js';
@@ -40,6 +41,13 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
     bodyLimit: BODY_LIMIT_BYTES,
     routerOptions: { ignoreTrailingSlash: true },
     return503OnClosing: true,
+    // A request (headers and body) that takes longer to arrive is answered 408 and its connection closed.
+    requestTimeout: config.limits.requestTimeoutMs,
+    http: {
+      headersTimeout: Math.min(60_000, config.limits.requestTimeoutMs),
+      // How often Node looks for requests past their time: a fraction of it, so the cut is timely.
+      connectionsCheckingInterval: Math.min(30_000, Math.max(250, Math.floor(config.limits.requestTimeoutMs / 4))),
+    },
     frameworkErrors: withSecurityHeaders(frameworkErrorHandler),
     clientErrorHandler,
   });
@@ -60,6 +68,7 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
 
   if (config.apiActive) {
     enforceAuthentication(app, '/api/', services);
+    installUserRateLimit(app, new UserRequestLimiter(config.limits.userRequestRate, config.limits.userRequestBurst));
     await installOpenApi(app, options.version);
     const context = { services, config };
     const modules = [...API_ROUTE_MODULES, ...(options.routeModules ?? [])];

@@ -19,6 +19,7 @@ import { ALWAYS_LEADER, type SyncLeadership } from './sync/leadership.js';
 import { SyncService } from './sync/sync-service.js';
 import type { WalletReader } from './wallet-access.js';
 import { WalletScriptsCache } from './wallet-state.js';
+import { WalletLimits } from './wallet-limits.js';
 import { WalletService } from './wallets.js';
 
 export interface Services {
@@ -35,6 +36,8 @@ export interface Services {
   sync: SyncService;
   /** PSBTs of wallets: creation, reservations, signatures, broadcast. */
   psbts: PsbtService;
+  /** How many wallets a user may own, and how large their gap limits may be. */
+  walletLimits: WalletLimits;
 }
 
 export interface ServiceDeps {
@@ -85,6 +88,7 @@ export function createServices(deps: ServiceDeps): Services {
     walletReader: wallets,
     sync,
     psbts,
+    walletLimits: new WalletLimits({ store, maxWalletsPerUser: config.limits.maxWalletsPerUser, maxGapLimit: config.limits.maxGapLimit }),
   };
 }
 

@@ -4,7 +4,7 @@
  * REDOCLY_CLI may point at another copy of its bin/cli.js.
  */
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
@@ -34,6 +34,7 @@ interface Problem {
 
 describe('the API description', () => {
   it('passes the Redocly linter with its recommended rules', async () => {
+    if (!existsSync(REDOCLY)) throw new Error(`${REDOCLY} is missing: install the devDependencies (npm ci)`);
     const document = await request(`${server.url}/docs/openapi.json`);
     expect(document.status).toBe(200);
     const file = join(folder, 'openapi.json');
@@ -43,6 +44,7 @@ describe('the API description', () => {
       env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true', NO_COLOR: '1' },
       maxBuffer: 16 * 1024 * 1024,
     }).catch((error: { stdout?: string; stderr?: string }) => ({ stdout: error.stdout ?? '', stderr: error.stderr ?? '' }));
+    expect(run.stdout, run.stderr).toMatch(/^\s*\{/);
     const report = JSON.parse(run.stdout) as { problems: Problem[] };
     const problems = report.problems.map((p) => `${p.severity} ${p.ruleId} ${p.location[0]?.pointer ?? ''}: ${p.message}`);
     expect(problems).toEqual([]);

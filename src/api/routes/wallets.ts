@@ -6,7 +6,7 @@ import { errorResponses, success } from '../schemas.js';
 import type { RouteModule } from './types.js';
 import {
   AddressListSchema,
-  AddressesQuery,
+  addressesQuery,
   CreateWalletBody,
   PageQuery,
   RescanBody,
@@ -24,7 +24,7 @@ type Params = Static<typeof WalletParams>;
 
 export const walletRoutes: RouteModule = {
   name: 'wallets',
-  register(app, { services }) {
+  register(app, { services, config }) {
     const tags = ['wallets'];
     const wallets = services.wallets;
 
@@ -37,10 +37,13 @@ export const walletRoutes: RouteModule = {
           summary: 'Create (import) a wallet from descriptors or a policy',
           operationId: 'createWallet',
           body: CreateWalletBody,
-          response: { 201: success('The created wallet.', WalletDetailsSchema), ...errorResponses(400, 401, 409, 413, 415, 422, 500, 503) },
+          response: { 201: success('The created wallet.', WalletDetailsSchema), ...errorResponses(400, 401, 409, 413, 415, 422, 429, 500, 503) },
         },
       },
-      async (request, reply) => reply.status(201).send(await wallets.create(principalOf(request), request.body)),
+      async (request, reply) => {
+        await services.walletLimits.checkCreate(principalOf(request), request.body);
+        return reply.status(201).send(await wallets.create(principalOf(request), request.body));
+      },
     );
 
     app.get(
@@ -109,11 +112,11 @@ export const walletRoutes: RouteModule = {
       async (request, reply) => reply.status(202).send(await wallets.rescan(principalOf(request), request.params.wallet_alias, request.body?.from)),
     );
 
-    app.get<{ Params: Params; Querystring: Static<typeof AddressesQuery> }>(
+    app.get<{ Params: Params; Querystring: Static<ReturnType<typeof addressesQuery>> }>(
       '/wallets/:wallet_alias/addresses',
       {
         config: { auth: 'bearer' },
-        schema: { tags, summary: 'Derived addresses with label and use', operationId: 'listAddresses', params: WalletParams, querystring: AddressesQuery, response: { 200: success('One page of derived addresses.', AddressListSchema), ...errorResponses(400, 401, 404, 500) } },
+        schema: { tags, summary: 'Derived addresses with label and use', operationId: 'listAddresses', params: WalletParams, querystring: addressesQuery(config.limits.addressPageMax), response: { 200: success('One page of derived addresses.', AddressListSchema), ...errorResponses(400, 401, 404, 500) } },
       },
       async (request) => {
         const { branch = 'receive', from = 0, count = 20 } = request.query;

@@ -1,0 +1,28 @@
+/**
+ * What one user may make the service hold: at most `max_wallets_per_user` wallets of their own,
+ * each with a gap limit of at most `max_gap_limit`. Checked before a wallet is created; a refusal
+ * changes nothing.
+ */
+import type { Store } from '../store/repositories.js';
+import { ServiceError } from './errors.js';
+import type { Principal } from './principal.js';
+import { checkGapLimitWithin } from './wallet-input.js';
+
+export interface WalletLimitsDeps {
+  store: Store;
+  maxWalletsPerUser: number;
+  maxGapLimit: number;
+}
+
+export class WalletLimits {
+  constructor(private readonly deps: WalletLimitsDeps) {}
+
+  async checkCreate(principal: Principal, input: { gap_limit?: unknown }): Promise<void> {
+    checkGapLimitWithin(input.gap_limit, this.deps.maxGapLimit);
+    const max = this.deps.maxWalletsPerUser;
+    const owned = (await this.deps.store.wallets.listAccessible(principal.userName)).filter((w) => w.access === 'owner').length;
+    if (owned >= max) {
+      throw new ServiceError('unprocessable', 'too_many_wallets', `A user may own at most ${max} wallets on this service; delete one to create another`);
+    }
+  }
+}
