@@ -14,6 +14,7 @@ import { BitcoindChainSource } from './chain/bitcoind/index.js';
 import type { ChainSource } from './chain/types.js';
 import type { Config } from './config.js';
 import { createServices, type Services } from './services/index.js';
+import { checkStoreNetwork } from './services/store-network.js';
 import type { BootstrapResult } from './services/users.js';
 import { openPostgresStore } from './store/postgres.js';
 import type { Store } from './store/repositories.js';
@@ -66,6 +67,12 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
   mkdirSync(config.dataFolder, { recursive: true, mode: 0o700 });
   const signingKey = loadSigningKey(config.dataFolder, config.jwtKey);
   const store = options.store ?? (await openStore(config));
+  try {
+    await checkStoreNetwork(store, config.network);
+  } catch (error) {
+    if (!options.store) await store.close();
+    throw error;
+  }
   const version = readVersion();
   const chain = options.chain !== undefined ? options.chain : openChainSource(config);
   const syncLeadership = config.database.kind === 'postgres' && options.store === undefined ? new PostgresSyncLeadership(config.database.url) : undefined;

@@ -20,6 +20,8 @@ export interface WalletDirectory {
 
 export interface ChainStatus {
   backend: string;
+  /** The network the node follows; null while unknown (no node, or it does not answer). */
+  network: string | null;
   tip_height: number | null;
   tip_hash: string | null;
   sync_state: string;

@@ -9,7 +9,16 @@ const Checks = Type.Record(Type.String(), Type.Union([Type.Literal('ok'), Type.L
   description: 'Each readiness check by name (`store`, and `chain` once a chain backend is configured).',
 });
 const Ready = Type.Object({ message: Type.Literal('ready'), checks: Checks });
-const NotReady = Type.Object({ message: Type.Literal('not ready'), code: Type.Literal('not_ready'), checks: Checks });
+const NotReady = Type.Object({
+  message: Type.Literal('not ready'),
+  code: Type.Literal('not_ready'),
+  checks: Checks,
+  reasons: Type.Optional(
+    Type.Record(Type.String(), Type.String(), {
+      description: 'Why a failing check fails, where that says nothing internal (the `chain` check: e.g. the node follows another network than the service).',
+    }),
+  ),
+});
 
 export const probeRoutes: RouteModule = {
   name: 'probes',
@@ -26,7 +35,8 @@ export const probeRoutes: RouteModule = {
     const readiness = async (_request: unknown, reply: import('fastify').FastifyReply) => {
       const result = await services.health.readiness();
       if (result.ready) return reply.send({ message: 'ready', checks: result.checks });
-      return reply.status(503).send({ message: 'not ready', code: 'not_ready', checks: result.checks });
+      const reasons = Object.keys(result.reasons).length > 0 ? { reasons: result.reasons } : {};
+      return reply.status(503).send({ message: 'not ready', code: 'not_ready', checks: result.checks, ...reasons });
     };
     const readinessSchema = { tags, summary: 'Readiness', operationId: 'getReadiness', response: { 200: success('Ready: the store and the chain backend answer.', Ready), 503: success('Not ready: the failing check is named.', NotReady), ...errorResponses(401, 500) } };
     app.get('/readiness', { config: { auth: 'bearer' }, schema: readinessSchema }, readiness);

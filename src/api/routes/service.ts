@@ -34,6 +34,9 @@ export const ServiceDetailsBody = Type.Object({
   chain: Type.Union([
     Type.Object({
       backend: Type.String(),
+      network: Type.Union([Type.String(), Type.Null()], {
+        description: 'The network the node follows; when it is not the service\'s `network`, `sync_state` is `unavailable: wrong_network` and no block is applied.',
+      }),
       tip_height: Type.Union([Type.Integer(), Type.Null()]),
       tip_hash: Type.Union([Type.String(), Type.Null()]),
       sync_state: Type.String(),

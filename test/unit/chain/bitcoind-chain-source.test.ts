@@ -214,10 +214,28 @@ describe('health of the node', () => {
     });
   });
 
+  it('a node restarted on another network is refused from the next check on', async () => {
+    const { source, node } = await nodeAndSource({});
+    await source.verifyNetwork();
+    expect(await source.getTip()).toEqual(snapshots[0]!.tip);
+    node.behaviour.chain = 'signet';
+    expect((await failure(source.verifyNetwork())).message).toBe('Bitcoin Core follows signet but the service is configured for regtest');
+    expect((await failure(source.getTip())).code).toBe('wrong_network');
+    node.behaviour.chain = 'regtest';
+    await source.verifyNetwork();
+    expect(await source.getTip()).toEqual(snapshots[0]!.tip);
+  });
+
   it('a node on another network', async () => {
     const { source } = await nodeAndSource({ chain: 'main' });
-    expect(await source.checkHealth()).toEqual({ ok: false, code: 'wrong_network', reason: 'Bitcoin Core follows mainnet but the service is configured for regtest' });
+    expect(await source.checkHealth()).toEqual({
+      ok: false,
+      code: 'wrong_network',
+      reason: 'Bitcoin Core follows mainnet but the service is configured for regtest',
+      nodeNetwork: 'mainnet',
+    });
     expect((await failure(source.getBlockHash(0))).code).toBe('wrong_network');
+    expect((await failure(source.verifyNetwork())).code).toBe('wrong_network');
     const { source: testnet4 } = await nodeAndSource({ chain: 'testnet4' }, { network: 'testnet' });
     expect((await failure(testnet4.getTip())).message).toBe('Bitcoin Core follows testnet4 but the service is configured for testnet');
   });

@@ -46,7 +46,7 @@ describe('ServiceDetailsService', () => {
     service.setWalletDirectory({
       listFor: async (p) => ({ wallets_names: [`${p.userName}'s wallet`], alias_name: { w1: `${p.userName}'s wallet` }, name_alias: { [`${p.userName}'s wallet`]: 'w1' }, wallets_alias: ['w1'] }),
     });
-    service.setChainStatusSource({ status: async () => ({ backend: 'bitcoind', tip_height: 101, tip_hash: '00'.repeat(32), sync_state: 'synced' }) });
+    service.setChainStatusSource({ status: async () => ({ backend: 'bitcoind', network: 'mainnet', tip_height: 101, tip_hash: '00'.repeat(32), sync_state: 'synced' }) });
     const filled = await service.details({ userName: 'admin', isAdmin: true });
     expect(Object.keys(filled)).toEqual(['data_folder', 'config', 'version', 'network', 'chain', 'wallets_names', 'last_update', 'alias_name', 'name_alias', 'wallets_alias']);
     expect(filled).toMatchObject({ data_folder: '/srv/wcs', version: '9.9.9', network: 'mainnet', wallets_names: ["admin's wallet"], wallets_alias: ['w1'], chain: { tip_height: 101 } });
@@ -56,10 +56,16 @@ describe('ServiceDetailsService', () => {
 describe('HealthService', () => {
   it('is ready when every check answers, names failing and timed-out checks otherwise', async () => {
     const health = new HealthService([{ name: 'store', check: async () => {} }], 50);
-    expect(await health.readiness()).toEqual({ ready: true, checks: { store: 'ok' } });
-    health.addCheck({ name: 'chain', check: () => Promise.reject(new Error('connection refused')) });
+    expect(await health.readiness()).toEqual({ ready: true, checks: { store: 'ok' }, reasons: {} });
+    health.addCheck({ name: 'chain', check: () => Promise.reject(new Error('connection refused')), publicReason: true });
     health.addCheck({ name: 'slow', check: () => new Promise((resolve) => setTimeout(resolve, 500)) });
-    expect(await health.readiness()).toEqual({ ready: false, checks: { store: 'ok', chain: 'failing', slow: 'failing' } });
+    health.addCheck({ name: 'db', check: () => Promise.reject(new Error('connect ECONNREFUSED 10.0.0.5:5432')) });
+    // Only reasons marked public are shown.
+    expect(await health.readiness()).toEqual({
+      ready: false,
+      checks: { store: 'ok', chain: 'failing', slow: 'failing', db: 'failing' },
+      reasons: { chain: 'connection refused' },
+    });
     expect(() => health.addCheck({ name: 'store', check: async () => {} })).toThrow(/already registered/);
   });
 });
