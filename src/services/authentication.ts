@@ -1,7 +1,7 @@
 /**
  * Turns credentials into a Principal: BasicAuth (user name and password, rate limited per client
- * address and per client address and user name) and Bearer tokens (HS256 JWT, checked against the store on every
- * request so a deleted token is refused at once, on every instance).
+ * address and per client address and user name) and Bearer tokens (HS256 JWT, checked against the
+ * store on every request so a deleted token is refused at once, on every instance).
  */
 import { createHash } from 'node:crypto';
 import { sameHash, tokenHash, type JwtCodec } from '../auth/jwt.js';

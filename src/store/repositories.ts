@@ -53,7 +53,7 @@ export interface TokenRepository {
 
 /** Login attempts, counted per scope key (a client address, or an address and a user name). */
 export interface AuthFailureRepository {
-  /** One row per key, each written (and committed) on its own; the ids of the rows, in key order. */
+  /** One row per key, written (and committed) in one statement; the ids of the rows, in key order. */
   record(scopeKeys: readonly string[], at: number): Promise<string[]>;
   /** Forgets the rows with these ids (an attempt that succeeded, or one refused before it was checked). */
   remove(ids: readonly string[]): Promise<void>;
