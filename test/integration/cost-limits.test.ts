@@ -72,6 +72,20 @@ describe('wallets per user and gap limit', () => {
   });
 });
 
+describe('the limits in the service details', () => {
+  it('shows every limit in config.limits', async () => {
+    const details = await request(`${server.api}/service`, { headers: { authorization: admin } });
+    expect(details.body.config.limits).toEqual({
+      user_request_rate: 0,
+      user_request_burst: 20,
+      max_wallets_per_user: 2,
+      max_gap_limit: 50,
+      address_page_max: 30,
+      request_timeout: 30,
+    });
+  });
+});
+
 describe('requests per user per second', () => {
   it('answers 429 too_many_requests with Retry-After past the burst, to that user only', async () => {
     const limited = await startTestServer({ env: { SERVICE_NETWORK: 'regtest', SERVICE_USER_REQUEST_RATE: '1', SERVICE_USER_REQUEST_BURST: '5' } });

@@ -26,6 +26,17 @@ export const ServiceDetailsBody = Type.Object({
       token_max_life: Type.Integer({ description: 'Seconds.' }),
       log_level: Type.String(),
       cors_origins: Type.Array(Type.String()),
+      limits: Type.Object(
+        {
+          user_request_rate: Type.Integer({ description: 'Requests per second per user and instance; 0: no limit.' }),
+          user_request_burst: Type.Integer(),
+          max_wallets_per_user: Type.Integer(),
+          max_gap_limit: Type.Integer(),
+          address_page_max: Type.Integer(),
+          request_timeout: Type.Integer({ description: 'Seconds.' }),
+        },
+        { description: 'What one user may cost the service (docs/operations.md, "Cost limits").' },
+      ),
     },
     { description: 'Configuration without secrets.' },
   ),
