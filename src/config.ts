@@ -39,12 +39,34 @@ export interface Config {
   corsOrigins: string[];
   /** Milliseconds between chain sync passes; 0: no background sync (passes run only on demand). */
   syncIntervalMs: number;
+  /** What one user may cost the service (docs/operations.md, "Cost limits"). */
+  limits: CostLimits;
 }
 
-/** A setting that cannot be used; `message` is one line naming the setting. */
+export interface CostLimits {
+  /** Requests per second each authenticated user may make, on each instance (token bucket refill); 0: no limit. */
+  userRequestRate: number;
+  /** Requests a user may make at once before the rate applies (bucket size). */
+  userRequestBurst: number;
+  /** Wallets one user may own. */
+  maxWalletsPerUser: number;
+  /** Highest `gap_limit` of a new wallet. */
+  maxGapLimit: number;
+  /** Highest `count` of one page of `GET /wallets/{alias}/addresses`. */
+  addressPageMax: number;
+  /** Milliseconds a request (headers and body) may take to arrive; the connection is closed after it. */
+  requestTimeoutMs: number;
+}
+
+/** `scheme://user:password@host` -> `scheme://[redacted]@host`, wherever an address appears in `text`. */
+export function redactCredentials(text: string): string {
+  return text.replace(/([a-z][a-z0-9+.-]*:\/\/)[^/\s"']*@/gi, '$1[redacted]@');
+}
+
+/** A setting that cannot be used; `message` is one line naming the setting, with no credentials in it. */
 export class ConfigError extends Error {
   constructor(message: string) {
-    super(message);
+    super(redactCredentials(message));
     this.name = 'ConfigError';
   }
 }
@@ -138,7 +160,7 @@ export const SETTINGS: readonly Setting[] = [
     } },
   { key: 'password_min_chars', env: 'SERVICE_PASSWORD_MIN_CHARS', flag: '--password-min-chars', defaultText: '8', description: 'Minimum length of user passwords.',
     apply: (d, t) => { d.auth.passwordMinChars = integer(t, 1, 1024); } },
-  { key: 'rate_limit', env: 'SERVICE_RATE_LIMIT', flag: '--rate-limit', defaultText: '10', description: 'Failed BasicAuth attempts allowed per minute, per client address and per user name; more give 429.',
+  { key: 'rate_limit', env: 'SERVICE_RATE_LIMIT', flag: '--rate-limit', defaultText: '10', description: 'Failed BasicAuth attempts allowed per minute for one user name from one client address (five times as many per address over all names); more give 429.',
     apply: (d, t) => { d.auth.rateLimit = integer(t, 1, 1_000_000); } },
   { key: 'registration_link_timeout', env: 'SERVICE_REGISTRATION_LINK_TIMEOUT', flag: '--registration-link-timeout', defaultText: '1', description: 'Hours a user-invitation link stays valid.',
     apply: (d, t) => { d.auth.registrationLinkTimeoutHours = integer(t, 1, 8760); } },
@@ -164,12 +186,33 @@ export const SETTINGS: readonly Setting[] = [
       if (t.trim() === '' || !Number.isFinite(seconds) || seconds < 0 || seconds > 86_400) throw new Error('must be a number of seconds from 0 to 86400');
       d.syncIntervalMs = Math.round(seconds * 1000);
     } },
+  { key: 'user_request_rate', env: 'SERVICE_USER_REQUEST_RATE', flag: '--user-request-rate', defaultText: '10', description: 'Requests per second each authenticated user may make, per instance (a token bucket; more answer 429 `too_many_requests` with `Retry-After`); 0: no limit.',
+    apply: (d, t) => { d.limits.userRequestRate = integer(t, 0, 1_000_000); } },
+  { key: 'user_request_burst', env: 'SERVICE_USER_REQUEST_BURST', flag: '--user-request-burst', defaultText: '20', description: 'Requests a user may make at once before `user_request_rate` applies (the bucket size).',
+    apply: (d, t) => { d.limits.userRequestBurst = integer(t, 1, 1_000_000); } },
+  { key: 'max_wallets_per_user', env: 'SERVICE_MAX_WALLETS_PER_USER', flag: '--max-wallets-per-user', defaultText: '50', description: 'Wallets one user may own; one more answers 422 `too_many_wallets`.',
+    apply: (d, t) => { d.limits.maxWalletsPerUser = integer(t, 1, 1_000_000); } },
+  { key: 'max_gap_limit', env: 'SERVICE_MAX_GAP_LIMIT', flag: '--max-gap-limit', defaultText: '200', description: 'Highest `gap_limit` of a new wallet (at most 1000); more answers 422 `gap_limit_too_high`.',
+    apply: (d, t) => { d.limits.maxGapLimit = integer(t, 1, 1000); } },
+  { key: 'address_page_max', env: 'SERVICE_ADDRESS_PAGE_MAX', flag: '--address-page-max', defaultText: '100', description: 'Highest `count` of one page of a wallet\'s addresses (at most 1000); more answers 400 naming `count`.',
+    apply: (d, t) => { d.limits.addressPageMax = integer(t, 1, 1000); } },
+  { key: 'request_timeout', env: 'SERVICE_REQUEST_TIMEOUT', flag: '--request-timeout', defaultText: '30', description: 'Seconds a request (headers and body) may take to arrive; a slower one answers 408 and its connection is closed.',
+    apply: (d, t) => { d.limits.requestTimeoutMs = integer(t, 1, 3600) * 1000; } },
 ];
 
 /** The data-folder setting, read before the others because the config file lives in it. */
 export const DATA_FOLDER_SETTING = { key: 'data_folder', env: 'SERVICE_DATA_FOLDER', flag: '--data-folder', defaultText: '`~/.wcs`', description: 'Folder of the database, signing key, config file and first-start password.' } as const;
 
 export const CONFIG_FILE_NAME = 'config.json';
+
+export const DEFAULT_COST_LIMITS: CostLimits = {
+  userRequestRate: 10,
+  userRequestBurst: 20,
+  maxWalletsPerUser: 50,
+  maxGapLimit: 200,
+  addressPageMax: 100,
+  requestTimeoutMs: 30_000,
+};
 
 export interface ConfigSources {
   /** Flags as `--name value` or `--name=value`; anything else is refused. */
@@ -194,6 +237,7 @@ function defaults(): Draft {
     jwtKey: undefined,
     corsOrigins: [],
     syncIntervalMs: 5_000,
+    limits: { ...DEFAULT_COST_LIMITS },
   };
 }
 
@@ -227,7 +271,9 @@ function readConfigFile(dataFolder: string): Map<string, string> {
   try {
     parsed = JSON.parse(readFileSync(path, 'utf8'));
   } catch (error) {
-    throw new ConfigError(`Config file ${path} is not valid JSON: ${(error as Error).message}`);
+    // The parser's message may quote part of the file, which may hold a secret: say where, not what.
+    const position = /position (\d+)/.exec((error as Error).message)?.[1];
+    throw new ConfigError(`Config file ${path} is not valid JSON${position === undefined ? '' : ` (at character ${position})`}`);
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
     throw new ConfigError(`Config file ${path} must hold a JSON object`);

@@ -17,6 +17,7 @@ import type { ChainSource } from './chain/types.js';
 import { ConfigError, type Config } from './config.js';
 import { createServices, type Services } from './services/index.js';
 import { SigningKeyMismatchError, checkSigningKey, signingKeyFingerprint } from './services/signing-key-check.js';
+import { checkStoreNetwork } from './services/store-network.js';
 import type { BootstrapResult } from './services/users.js';
 import { openPostgresStore } from './store/postgres.js';
 import type { Store } from './store/repositories.js';
@@ -74,6 +75,12 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
   ensurePrivateFolder(config.dataFolder);
   const signingKey = loadSigningKey(config.dataFolder, config.jwtKey);
   const store = options.store ?? (await openStore(config));
+  try {
+    await checkStoreNetwork(store, config.network);
+  } catch (error) {
+    if (!options.store) await store.close();
+    throw error;
+  }
   const version = readVersion();
   const chain = options.chain !== undefined ? options.chain : openChainSource(config);
   const syncLeadership = config.database.kind === 'postgres' && options.store === undefined ? new PostgresSyncLeadership(config.database.url) : undefined;

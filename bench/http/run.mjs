@@ -55,6 +55,7 @@ const service = start([join(root, 'dist', 'cli', 'main.js'), 'serve'], {
   SERVICE_DATA_FOLDER: dataFolder,
   SERVICE_PORT: String(servicePort),
   SERVICE_API_ACTIVE: 'True',
+  SERVICE_USER_REQUEST_RATE: '0', // the benchmark measures throughput, not the per-user limit
   SERVICE_ADMIN_PASSWORD: PASSWORD,
 });
 try {

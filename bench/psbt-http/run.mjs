@@ -61,7 +61,7 @@ function fundingRows(walletId, count, seed) {
 async function main() {
   const folder = mkdtempSync(join(tmpdir(), 'wcs-bench-psbt-'));
   const config = loadConfig({
-    env: { SERVICE_DATA_FOLDER: folder, SERVICE_PORT: '0', SERVICE_HOST: '127.0.0.1', SERVICE_API_ACTIVE: 'True', SERVICE_ADMIN_PASSWORD: PASSWORD, SERVICE_NETWORK: 'regtest', SERVICE_LOG_LEVEL: 'error' },
+    env: { SERVICE_DATA_FOLDER: folder, SERVICE_PORT: '0', SERVICE_HOST: '127.0.0.1', SERVICE_API_ACTIVE: 'True', SERVICE_USER_REQUEST_RATE: '0', SERVICE_ADMIN_PASSWORD: PASSWORD, SERVICE_NETWORK: 'regtest', SERVICE_LOG_LEVEL: 'error' },
     flags: [],
   });
   // The PSBT part with a chain backend that only answers fees (nothing is broadcast here).

@@ -112,6 +112,7 @@ async function main() {
     SERVICE_DATABASE_URL: databaseUrl,
     SERVICE_PORT: String(port),
     SERVICE_API_ACTIVE: 'True',
+    SERVICE_USER_REQUEST_RATE: '0', // the soak measures throughput, not the per-user limit
     SERVICE_ADMIN_PASSWORD: PASSWORD,
     SERVICE_LOG_LEVEL: 'info', // as in production: one log line per request
     SERVICE_RATE_LIMIT: '1000000',

@@ -65,7 +65,7 @@ export function installErrorHandling(app: FastifyInstance, routes: RouteTable): 
       case 'FST_ERR_CTP_BODY_TOO_LARGE':
         return send(reply, 413, { message: 'Request body too large (limit 1 MiB)', code: 'payload_too_large' });
       case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-        return send(reply, 400, { message: 'Request body must be JSON (Content-Type: application/json)', code: 'unsupported_media_type' });
+        return send(reply, 415, { message: 'Request body must be JSON (Content-Type: application/json)', code: 'unsupported_media_type' });
       case 'FST_ERR_CTP_INVALID_JSON_BODY':
         return send(reply, 400, { message: 'Request body is not valid JSON', code: 'invalid_json' });
       case 'FST_ERR_CTP_EMPTY_JSON_BODY':

@@ -26,8 +26,9 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   405: 'Known path, other method (`Allow` lists the methods).',
   409: 'Conflict with existing data.',
   413: 'Request body over 1 MiB.',
-  422: 'Well-formed but impossible.',
-  429: 'Too many failed login attempts (`Retry-After` in seconds).',
+  415: 'A request body without `Content-Type: application/json`.',
+  422: 'Well-formed but impossible, or over a configured limit (`too_many_wallets`, `gap_limit_too_high`).',
+  429: 'Too many failed login attempts (`rate_limited`), or too many requests of one user (`too_many_requests`); `Retry-After` in seconds.',
   500: 'Internal error; the body says nothing internal.',
   503: 'A dependency is down.',
 };
@@ -35,4 +36,12 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
 /** Error responses for a route's `response` schema. */
 export function errorResponses(...statuses: number[]): Record<number, TSchema> {
   return Object.fromEntries(statuses.map((s) => [s, errorBody(ERROR_DESCRIPTIONS[s] ?? 'Error.')]));
+}
+
+/**
+ * A success response's schema with the text the API description shows for it (without one the
+ * OpenAPI generator writes "Default Response").
+ */
+export function success<T extends TSchema>(description: string, schema: T): T {
+  return { ...schema, description };
 }

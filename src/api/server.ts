@@ -2,18 +2,19 @@
  * Builds the HTTP server: error mapping, probes, and, only while the API is active, the /api
  * routes (each behind its declared authentication) and the documentation under /docs.
  */
-import fastifySwagger from '@fastify/swagger';
-import fastifySwaggerUi from '@fastify/swagger-ui';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { Services } from '../services/index.js';
 import { enforceAuthentication } from './auth.js';
+import { installBodyParsing } from './body-parsing.js';
 import { installCors } from './cors.js';
+import { installDocsPage, installOpenApi } from './docs.js';
 import { frameworkErrorHandler, installErrorHandling } from './errors.js';
 import { RouteTable } from './route-table.js';
 import { clientErrorHandler, installSecurityHeaders, withSecurityHeaders } from './security-headers.js';
 import { installTextGuard } from './text-guard.js';
+import { UserRequestLimiter, installUserRateLimit } from './user-rate-limit.js';
 import { API_ROUTE_MODULES, type RouteModule } from './routes/index.js';
 import { registerHealthz } from './routes/probes.js';
 import { typeboxValidatorCompiler } from './validation.js';
@@ -40,12 +41,18 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
     bodyLimit: BODY_LIMIT_BYTES,
     routerOptions: { ignoreTrailingSlash: true },
     return503OnClosing: true,
+    // A request (headers and body) that takes longer to arrive is answered 408 and its connection closed.
+    requestTimeout: config.limits.requestTimeoutMs,
+    http: {
+      headersTimeout: Math.min(60_000, config.limits.requestTimeoutMs),
+      // How often Node looks for requests past their time: a fraction of it, so the cut is timely.
+      connectionsCheckingInterval: Math.min(30_000, Math.max(250, Math.floor(config.limits.requestTimeoutMs / 4))),
+    },
     frameworkErrors: withSecurityHeaders(frameworkErrorHandler),
     clientErrorHandler,
   });
   app.setValidatorCompiler(typeboxValidatorCompiler);
-  // Bodies are JSON only: plain text is refused instead of reaching a route as a string.
-  app.removeContentTypeParser('text/plain');
+  installBodyParsing(app);
   const routes = new RouteTable();
   routes.attach(app);
   installErrorHandling(app, routes);
@@ -61,18 +68,8 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
 
   if (config.apiActive) {
     enforceAuthentication(app, '/api/', services);
-    await app.register(fastifySwagger, {
-      openapi: {
-        openapi: '3.1.0',
-        info: { title: 'Wallet coordination service REST API', version: options.version, description: 'All paths below /api; the version segment is v1alpha.' },
-        components: {
-          securitySchemes: {
-            basicAuth: { type: 'http', scheme: 'basic', description: 'User name and password; token endpoints only.' },
-            bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'A jwt_token from POST /api/v1alpha/token.' },
-          },
-        },
-      },
-    });
+    installUserRateLimit(app, new UserRequestLimiter(config.limits.userRequestRate, config.limits.userRequestBurst));
+    await installOpenApi(app, options.version);
     const context = { services, config };
     const modules = [...API_ROUTE_MODULES, ...(options.routeModules ?? [])];
     await app.register(
@@ -81,8 +78,7 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
       },
       { prefix: API_PREFIX },
     );
-    await app.register(fastifySwaggerUi, { routePrefix: '/docs/api' });
-    app.get('/docs/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+    await installDocsPage(app);
   }
   registerHealthz(app, services);
   return app;

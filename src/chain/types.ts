@@ -175,8 +175,10 @@ export type HealthReport =
   | {
       ok: false;
       code: ChainErrorCode;
-      /** Why, in words an operator can act on. */
+      /** Why, in words an operator can act on (never the node's address: it may be shown to users). */
       reason: string;
+      /** With `wrong_network`: the network the node follows (or its chain name when unknown). */
+      nodeNetwork?: string;
     };
 
 export interface HealthCheck {
@@ -189,6 +191,11 @@ export interface ChainSource extends BlockSource, MempoolSource, Broadcaster, Fe
   /** Backend name for service details, e.g. `bitcoind`. */
   readonly backend: string;
   readonly network: NetworkName;
+  /**
+   * Asks the node again which chain it follows (it may have been restarted on another one); throws
+   * ChainError `wrong_network` when it is not `network`, and reads fail the same way from then on.
+   */
+  verifyNetwork?(): Promise<void>;
   /** Releases connections; the source is unusable afterwards. */
   close(): Promise<void>;
 }

@@ -2,7 +2,7 @@
 /** The `wcs` command: `wcs serve` runs the service, `wcs user ...` manages users. Thin over services. */
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { ConfigError, loadConfig, type Config } from '../config.js';
+import { ConfigError, DATA_FOLDER_SETTING, SETTINGS, loadConfig, redactCredentials, type Config } from '../config.js';
 import { INITIAL_ADMIN_PASSWORD_FILE, SigningKeyMismatchError, createRuntime, readVersion, startService, type RunningService } from '../main.js';
 import { ServiceError } from '../services/errors.js';
 import { ADMIN_USER, OWNS_WALLETS_HINT, type DeleteUserWallets, type DeletedUser } from '../services/users.js';
@@ -191,6 +191,6 @@ main(process.argv.slice(2)).catch((error: unknown) => {
     process.stderr.write(`wcs: ${error.message}\n`);
     process.exit(error instanceof ConfigError || error instanceof SigningKeyMismatchError ? 2 : 1);
   }
-  process.stderr.write(`wcs: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.stderr.write(`wcs: ${redactCredentials(error instanceof Error ? error.message : String(error))}\n`);
   process.exit(1);
 });

@@ -5,6 +5,8 @@ export interface ReadinessCheck {
   name: string;
   /** Resolves when the dependency answers; rejects (or times out) otherwise. */
   check(): Promise<void>;
+  /** The rejection's message is fit for users (no address, path or credential) and is shown as the reason. */
+  publicReason?: boolean;
 }
 
 export type CheckState = 'ok' | 'failing';
@@ -12,6 +14,8 @@ export type CheckState = 'ok' | 'failing';
 export interface Readiness {
   ready: boolean;
   checks: Record<string, CheckState>;
+  /** Why a failing check fails, for the checks whose reasons are public. */
+  reasons: Record<string, string>;
 }
 
 export class HealthService {
@@ -30,21 +34,23 @@ export class HealthService {
   }
 
   async readiness(): Promise<Readiness> {
-    const results = await Promise.all(this.checks.map(async (c) => [c.name, await this.run(c)] as const));
-    const checks: Record<string, CheckState> = Object.fromEntries(results);
-    return { ready: results.every(([, state]) => state === 'ok'), checks };
+    const results = await Promise.all(this.checks.map(async (c) => [c, await this.run(c)] as const));
+    const checks: Record<string, CheckState> = Object.fromEntries(results.map(([c, r]) => [c.name, r.state]));
+    const reasons: Record<string, string> = {};
+    for (const [c, r] of results) if (r.state === 'failing' && c.publicReason && r.reason) reasons[c.name] = r.reason;
+    return { ready: results.every(([, r]) => r.state === 'ok'), checks, reasons };
   }
 
-  private async run(check: ReadinessCheck): Promise<CheckState> {
+  private async run(check: ReadinessCheck): Promise<{ state: CheckState; reason?: string }> {
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new Error('timeout')), this.timeoutMs);
     });
     try {
       await Promise.race([check.check(), timeout]);
-      return 'ok';
-    } catch {
-      return 'failing';
+      return { state: 'ok' };
+    } catch (error) {
+      return { state: 'failing', reason: error instanceof Error ? error.message : undefined };
     } finally {
       clearTimeout(timer);
     }

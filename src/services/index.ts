@@ -28,6 +28,7 @@ export interface WalletServices {
   admin: WalletAdmin;
   coins: WalletCoins;
 }
+import { WalletLimits } from './wallet-limits.js';
 
 export interface Services {
   authentication: AuthenticationService;
@@ -63,7 +64,7 @@ export function createServices(deps: ServiceDeps): Services {
   const now = deps.now ?? Date.now;
   const hasher = deps.hasher ?? new PasswordHasher();
   const jwt = new JwtCodec(deps.signingKey);
-  const limiter = new FailedLoginLimiter(store.authFailures, config.auth.rateLimit);
+  const limiter = new FailedLoginLimiter(store.authFailures);
   const chain = new CachedChainAccess(deps.chain ?? null, now);
   const scripts = new WalletScriptsCache();
   const states = new WalletStateCache(store, scripts);
@@ -72,7 +73,17 @@ export function createServices(deps: ServiceDeps): Services {
   const wallets: WalletServices = {
     access,
     reads,
-    admin: new WalletAdmin({ store, network: config.network, access, reads, chain, states, scripts, now }),
+    admin: new WalletAdmin({
+      store,
+      network: config.network,
+      access,
+      reads,
+      chain,
+      states,
+      scripts,
+      limits: new WalletLimits({ store, maxWalletsPerUser: config.limits.maxWalletsPerUser, maxGapLimit: config.limits.maxGapLimit }),
+      now,
+    }),
     coins: new WalletCoins({ store, network: config.network, access, states, scripts }),
   };
   const sync = new SyncService({
@@ -89,7 +100,7 @@ export function createServices(deps: ServiceDeps): Services {
   const serviceDetails = new ServiceDetailsService({ config, version: deps.version, now, wallets: reads, ...(chain.source ? { chain } : {}) });
   const psbts = new PsbtService({ store, access, coins: wallets.coins, chain: () => chain.source, maxFeeRate: config.maxFeeRate, maxPending: config.maxPendingPsbts, now });
   return {
-    authentication: new AuthenticationService({ store, hasher, jwt, limiter, now }),
+    authentication: new AuthenticationService({ store, hasher, jwt, limiter, rateLimit: config.auth.rateLimit, now }),
     users: new UserService({ store, hasher, passwordMinChars: config.auth.passwordMinChars, now }),
     tokens: new TokenService({ store, jwt, maxLifeSeconds: config.tokenMaxLifeSeconds, now }),
     serviceDetails,

@@ -20,6 +20,8 @@ export interface WalletDirectory {
 
 export interface ChainStatus {
   backend: string;
+  /** The network the node follows; null while unknown (no node, or it does not answer). */
+  network: string | null;
   tip_height: number | null;
   tip_hash: string | null;
   sync_state: string;
@@ -43,6 +45,15 @@ export interface PublicConfig {
   token_max_life: number;
   log_level: string;
   cors_origins: string[];
+  /** What one user may cost the service (seconds for request_timeout). */
+  limits: {
+    user_request_rate: number;
+    user_request_burst: number;
+    max_wallets_per_user: number;
+    max_gap_limit: number;
+    address_page_max: number;
+    request_timeout: number;
+  };
 }
 
 export interface ServiceDetails {
@@ -77,6 +88,14 @@ export function publicConfig(config: Config): PublicConfig {
     token_max_life: config.tokenMaxLifeSeconds,
     log_level: config.logLevel,
     cors_origins: [...config.corsOrigins],
+    limits: {
+      user_request_rate: config.limits.userRequestRate,
+      user_request_burst: config.limits.userRequestBurst,
+      max_wallets_per_user: config.limits.maxWalletsPerUser,
+      max_gap_limit: config.limits.maxGapLimit,
+      address_page_max: config.limits.addressPageMax,
+      request_timeout: Math.round(config.limits.requestTimeoutMs / 1000),
+    },
   };
 }
 

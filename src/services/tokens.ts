@@ -10,7 +10,8 @@ export const DESCRIPTION_MAX_CHARS = 256;
 
 export interface CreateTokenInput {
   description: string;
-  life: string;
+  /** Duration text, or a JSON number of seconds. */
+  life: string | number;
 }
 
 export interface CreatedToken {
@@ -45,7 +46,8 @@ export class TokenService {
     if (descriptionLength < 1 || descriptionLength > DESCRIPTION_MAX_CHARS) {
       throw invalidField('/jwt_token_description', `must be 1 to ${DESCRIPTION_MAX_CHARS} characters (after trimming)`);
     }
-    const life = parseDuration(input.life, this.deps.maxLifeSeconds);
+    // A number is a count of seconds: the same as its text without a unit (a whole number).
+    const life = parseDuration(typeof input.life === 'number' ? String(input.life) : input.life, this.deps.maxLifeSeconds);
     if (!life.ok) throw invalidField('/jwt_token_life', life.reason);
 
     const nowMs = this.deps.now();

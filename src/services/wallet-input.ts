@@ -78,6 +78,18 @@ export function checkGapLimit(value: unknown): number {
   return value;
 }
 
+/**
+ * The operator's ceiling on a new wallet's gap limit (`max_gap_limit`): every derived address costs
+ * memory and work on every sync pass. Other faults of the value are checkGapLimit's (400).
+ */
+export function checkGapLimitWithin(value: unknown, max: number): void {
+  if (typeof value === 'number' && Number.isInteger(value) && value > max) {
+    throw new ServiceError('unprocessable', 'gap_limit_too_high', `gap_limit must be at most ${max} on this service`, {
+      errors: [{ path: '/gap_limit', message: `must be at most ${max} on this service` }],
+    });
+  }
+}
+
 export function checkBirthday(value: unknown): Birthday {
   if (value === undefined || value === null || value === '') return { kind: 'tip' };
   if (typeof value === 'number') {

@@ -144,12 +144,16 @@ class KyselyTokens implements TokenRepository {
 class KyselyAuthFailures implements AuthFailureRepository {
   constructor(private readonly db: Kysely<Database>) {}
 
-  async record(scopeKeys: readonly string[], at: number): Promise<void> {
-    if (scopeKeys.length === 0) return;
-    await this.db
-      .insertInto('auth_failures')
-      .values(scopeKeys.map((scope_key) => ({ id: randomUUID(), scope_key, failed_at: at })))
-      .execute();
+  async record(scopeKeys: readonly string[], at: number): Promise<string[]> {
+    if (scopeKeys.length === 0) return [];
+    const rows = scopeKeys.map((scope_key) => ({ id: randomUUID(), scope_key, failed_at: at }));
+    await this.db.insertInto('auth_failures').values(rows).execute();
+    return rows.map((r) => r.id);
+  }
+
+  async remove(ids: readonly string[]): Promise<void> {
+    if (ids.length === 0) return;
+    await this.db.deleteFrom('auth_failures').where('id', 'in', [...ids]).execute();
   }
 
   async countSince(scopeKey: string, since: number): Promise<{ count: number; oldest: number | undefined }> {

@@ -51,9 +51,12 @@ export interface TokenRepository {
   deleteAllForUser(userName: string): Promise<number>;
 }
 
-/** Failed login attempts, counted per scope key (a client address or a user name). */
+/** Login attempts, counted per scope key (a client address, or an address and a user name). */
 export interface AuthFailureRepository {
-  record(scopeKeys: readonly string[], at: number): Promise<void>;
+  /** One row per key, written (and committed) in one statement; the ids of the rows, in key order. */
+  record(scopeKeys: readonly string[], at: number): Promise<string[]>;
+  /** Forgets the rows with these ids (an attempt that succeeded, or one refused before it was checked). */
+  remove(ids: readonly string[]): Promise<void>;
   /** Failures of the key at or after `since`, with the time of the oldest of them. */
   countSince(scopeKey: string, since: number): Promise<{ count: number; oldest: number | undefined }>;
   /** Forgets failures older than `before`. */

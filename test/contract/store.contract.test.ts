@@ -131,6 +131,13 @@ describe.each(STORE_KINDS)('store conformance: $kind', ({ kind, open }) => {
     expect(await store.authFailures.countSince('user:bob', 0)).toEqual({ count: 0, oldest: undefined });
     await store.authFailures.pruneBefore(2_500);
     expect(await store.authFailures.countSince('ip:127.0.0.1', 0)).toEqual({ count: 1, oldest: 3_000 });
+    const ids = await store.authFailures.record(['ip:10.0.0.1', 'ip-user:10.0.0.1:x'], 4_000);
+    expect(ids).toHaveLength(2);
+    expect(await store.authFailures.countSince('ip:10.0.0.1', 0)).toEqual({ count: 1, oldest: 4_000 });
+    await store.authFailures.remove(ids);
+    expect(await store.authFailures.countSince('ip:10.0.0.1', 0)).toEqual({ count: 0, oldest: undefined });
+    expect(await store.authFailures.countSince('ip-user:10.0.0.1:x', 0)).toEqual({ count: 0, oldest: undefined });
+    expect(await store.authFailures.countSince('ip:127.0.0.1', 0)).toEqual({ count: 1, oldest: 3_000 });
   });
 
   it('commits a transaction as a whole', async () => {

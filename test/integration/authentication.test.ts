@@ -1,5 +1,6 @@
 /** Every kind of bad credential is a 401 with WWW-Authenticate and the same body; rate limits give 429. */
 import { createHmac, randomBytes } from 'node:crypto';
+import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TestClock } from '../support/clock.js';
 import { TEST_ADMIN_PASSWORD, basicAuth, bearer, createToken, request, startTestServer, type TestServer } from '../support/server.js';
@@ -24,6 +25,18 @@ beforeAll(async () => {
   signingKey = Buffer.from(readFileSync(`${server.dataFolder}/jwt-signing-key`, 'utf8').trim(), 'hex');
 });
 afterAll(() => server.dispose());
+
+/** GET with BasicAuth from a chosen loopback source address (127.0.0.0/8 all reach the server). */
+function requestFrom(localAddress: string, url: string, authorization: string): Promise<{ status: number }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(url, { localAddress, headers: { authorization } }, (res) => {
+      res.resume();
+      res.on('end', () => resolve({ status: res.statusCode ?? 0 }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
 
 async function expectBasic401(authorization: string | undefined) {
   const response = await request(`${server.api}/token`, authorization === undefined ? {} : { headers: { authorization } });
@@ -139,7 +152,7 @@ describe('Bearer tokens on every other /api path', () => {
 });
 
 describe('rate limit of failed BasicAuth attempts', () => {
-  it('gives 429 with Retry-After after rate_limit failures per user name, for the right password too, until the minute passes', async () => {
+  it('gives 429 with Retry-After after rate_limit failures of a user name from one address, for the right password too, until the minute passes', async () => {
     const limitClock = new TestClock();
     const limited = await startTestServer({ env: { SERVICE_RATE_LIMIT: '3' }, now: limitClock.now });
     try {
@@ -160,14 +173,51 @@ describe('rate limit of failed BasicAuth attempts', () => {
     }
   });
 
-  it('counts unknown user names per client address too', async () => {
+  it('counts every user name an address tries, up to five times rate_limit', async () => {
     const limited = await startTestServer({ env: { SERVICE_RATE_LIMIT: '2' } });
     try {
-      expect((await request(`${limited.api}/token`, { headers: { authorization: basicAuth('ghost1', 'x-password') } })).status).toBe(401);
-      expect((await request(`${limited.api}/token`, { headers: { authorization: basicAuth('ghost2', 'x-password') } })).status).toBe(401);
-      const third = await request(`${limited.api}/token`, { headers: { authorization: basicAuth('ghost3', 'x-password') } });
-      expect(third.status).toBe(429);
-      expect(Number(third.headers.get('retry-after'))).toBeGreaterThan(0);
+      for (let i = 0; i < 10; i++) {
+        expect((await request(`${limited.api}/token`, { headers: { authorization: basicAuth(`ghost${i}`, 'x-password') } })).status).toBe(401);
+      }
+      const eleventh = await request(`${limited.api}/token`, { headers: { authorization: basicAuth('ghost10', 'x-password') } });
+      expect(eleventh.status).toBe(429);
+      expect(Number(eleventh.headers.get('retry-after'))).toBeGreaterThan(0);
+    } finally {
+      await limited.dispose();
+    }
+  });
+
+  it.each(['sqlite', 'postgres'] as const)('%s: checks at most rate_limit of 40 wrong passwords sent at the same moment; the others are 429', async (database) => {
+    const limited = await startTestServer({ env: { SERVICE_RATE_LIMIT: '10' }, database });
+    try {
+      const wrong = { headers: { authorization: basicAuth('admin', 'wrong-password') } };
+      const statuses = await Promise.all(Array.from({ length: 40 }, () => request(`${limited.api}/token`, wrong).then((r) => r.status)));
+      const checked = statuses.filter((s) => s === 401).length;
+      expect(statuses.filter((s) => s !== 401 && s !== 429)).toEqual([]);
+      expect(checked).toBeLessThanOrEqual(10);
+      expect(statuses.filter((s) => s === 429).length).toBe(40 - checked);
+      // Refused attempts do not count; one at a time, the rest of the limit is checked, then 429.
+      let more = 0;
+      while ((await request(`${limited.api}/token`, wrong)).status === 401) more++;
+      expect(checked + more).toBe(10);
+    } finally {
+      await limited.dispose();
+    }
+  });
+
+  it('locks out the address that fails, not the user: the right password from another address still works', async () => {
+    const limited = await startTestServer({ env: { SERVICE_RATE_LIMIT: '3' } });
+    try {
+      const wrong = basicAuth('admin', 'wrong-password');
+      for (let i = 0; i < 3; i++) expect((await requestFrom('127.0.0.2', `${limited.api}/token`, wrong)).status).toBe(401);
+      expect((await requestFrom('127.0.0.2', `${limited.api}/token`, wrong)).status).toBe(429);
+      expect((await requestFrom('127.0.0.2', `${limited.api}/token`, basicAuth('admin', TEST_ADMIN_PASSWORD))).status).toBe(429);
+      // The real admin, from another address, is not locked out, and neither are its own next failures counted against 127.0.0.2.
+      expect((await requestFrom('127.0.0.1', `${limited.api}/token`, basicAuth('admin', TEST_ADMIN_PASSWORD))).status).toBe(200);
+      expect((await requestFrom('127.0.0.1', `${limited.api}/token`, wrong)).status).toBe(401);
+      expect((await requestFrom('127.0.0.1', `${limited.api}/token`, basicAuth('admin', TEST_ADMIN_PASSWORD))).status).toBe(200);
+      // Successful logins do not use up the limit.
+      for (let i = 0; i < 5; i++) expect((await requestFrom('127.0.0.1', `${limited.api}/token`, basicAuth('admin', TEST_ADMIN_PASSWORD))).status).toBe(200);
     } finally {
       await limited.dispose();
     }

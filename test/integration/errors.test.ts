@@ -97,16 +97,25 @@ describe('request bodies', () => {
     }
   });
 
-  it('answers 400 for an empty JSON body and for a body that is not JSON', async () => {
+  it('treats an empty body sent as application/json as no body: a route that needs one answers 400 from its schema', async () => {
     const empty = await request(`${server.api}/token`, { method: 'POST', headers: { authorization: admin(), 'content-type': 'application/json' }, body: '' });
     expect(empty.status).toBe(400);
-    expect(empty.body.code).toBe('invalid_json');
-    const text = await request(`${server.api}/token`, { method: 'POST', headers: { authorization: admin(), 'content-type': 'text/plain' }, body: 'jwt_token_life=1d' });
-    expect(text.status).toBe(400);
-    expect(text.body).toEqual({ message: 'Request body must be JSON (Content-Type: application/json)', code: 'unsupported_media_type' });
+    expect(empty.body.code).toBe('invalid_request');
     const none = await request(`${server.api}/token`, { method: 'POST', headers: { authorization: admin() } });
     expect(none.status).toBe(400);
     expect(none.body.code).toBe('invalid_request');
+  });
+
+  it('answers 415 in the common error shape for a body without a JSON content type', async () => {
+    const shape = { message: 'Request body must be JSON (Content-Type: application/json)', code: 'unsupported_media_type' };
+    const text = await request(`${server.api}/token`, { method: 'POST', headers: { authorization: admin(), 'content-type': 'text/plain' }, body: 'jwt_token_life=1d' });
+    expect(text.status).toBe(415);
+    expect(text.body).toEqual(shape);
+    const body = JSON.stringify({ jwt_token_description: 'no type', jwt_token_life: '1 days' });
+    const untyped = await request(`${server.api}/token`, { method: 'POST', headers: { authorization: admin() }, body: new TextEncoder().encode(body) });
+    expect(untyped.status).toBe(415);
+    expect(untyped.body).toEqual(shape);
+    expect((await request(`${server.api}/token`, { method: 'GET', headers: { authorization: admin() } })).body.jwt_tokens).not.toHaveProperty('no type');
   });
 
   it('answers 413 for a body over 1 MiB, and accepts one just under', async () => {

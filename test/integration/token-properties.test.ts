@@ -29,10 +29,11 @@ const body = fc.oneof(
 function isValid(value: unknown, used: Set<string>): 'created' | 'duplicate' | 'invalid' {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return 'invalid';
   const { jwt_token_description: d, jwt_token_life: l } = value as Record<string, unknown>;
-  if (typeof d !== 'string' || typeof l !== 'string') return 'invalid';
+  // A JSON number of seconds reads like its text without a unit.
+  if (typeof d !== 'string' || (typeof l !== 'string' && typeof l !== 'number')) return 'invalid';
   const trimmed = d.trim();
   const length = [...trimmed].length;
-  if (length < 1 || length > 256 || !parseDuration(l, 365 * 86_400).ok) return 'invalid';
+  if (length < 1 || length > 256 || !parseDuration(String(l), 365 * 86_400).ok) return 'invalid';
   return used.has(trimmed) ? 'duplicate' : 'created';
 }
 

@@ -49,10 +49,28 @@ describe('POST /v1alpha/token', () => {
     expect(response.body).not.toHaveProperty('surplus');
   });
 
+  it('takes jwt_token_life given as a JSON number as seconds', async () => {
+    const response = await request(`${server.api}/token`, {
+      method: 'POST',
+      headers: { authorization: admin() },
+      json: { jwt_token_description: 'numeric life', jwt_token_life: 3600 },
+    });
+    expect(response.status, response.text).toBe(201);
+    expect(response.body.jwt_token_life).toBe(3600);
+    const read = await request(`${server.api}/token/${response.body.jwt_token_id}`, { headers: { authorization: admin() } });
+    expect(read.body).toMatchObject({ jwt_token_life: 3600, expiry_status: 'Valid' });
+    expect(read.body.jwt_token_life_remaining).toBeGreaterThan(3590);
+  });
+
   it.each([
     [{ jwt_token_description: 'x' }, '/jwt_token_life'],
     [{ jwt_token_life: '1 days' }, '/jwt_token_description'],
-    [{ jwt_token_description: 'x', jwt_token_life: 3600 }, '/jwt_token_life'],
+    [{ jwt_token_description: 'x', jwt_token_life: 0 }, '/jwt_token_life'],
+    [{ jwt_token_description: 'x', jwt_token_life: -3600 }, '/jwt_token_life'],
+    [{ jwt_token_description: 'x', jwt_token_life: 1.5 }, '/jwt_token_life'],
+    [{ jwt_token_description: 'x', jwt_token_life: 1e30 }, '/jwt_token_life'],
+    [{ jwt_token_description: 'x', jwt_token_life: 366 * 86_400 }, '/jwt_token_life'],
+    [{ jwt_token_description: 'x', jwt_token_life: true }, '/jwt_token_life'],
     [{ jwt_token_description: 7, jwt_token_life: '1 days' }, '/jwt_token_description'],
     [{ jwt_token_description: 'x', jwt_token_life: '1 fortnight' }, '/jwt_token_life'],
     [{ jwt_token_description: 'x', jwt_token_life: '0 days' }, '/jwt_token_life'],

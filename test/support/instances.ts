@@ -76,6 +76,7 @@ export async function startInstance(store: SharedStore, name: string, env: Recor
     SERVICE_ADMIN_PASSWORD: TEST_ADMIN_PASSWORD,
     SERVICE_JWT_KEY: SHARED_JWT_KEY,
     SERVICE_LOG_LEVEL: 'info', // the start is detected by the "service started" line
+    SERVICE_USER_REQUEST_RATE: '0', // tests send requests as fast as they can
     ...env,
   });
   const instance = { ...server, api: `${server.url}/api/v1alpha`, name };

@@ -2,14 +2,23 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { Services } from '../../services/index.js';
-import { errorResponses } from '../schemas.js';
+import { errorResponses, success } from '../schemas.js';
 import type { RouteModule } from './types.js';
 
 const Checks = Type.Record(Type.String(), Type.Union([Type.Literal('ok'), Type.Literal('failing')]), {
   description: 'Each readiness check by name (`store`, and `chain` once a chain backend is configured).',
 });
 const Ready = Type.Object({ message: Type.Literal('ready'), checks: Checks });
-const NotReady = Type.Object({ message: Type.Literal('not ready'), code: Type.Literal('not_ready'), checks: Checks });
+const NotReady = Type.Object({
+  message: Type.Literal('not ready'),
+  code: Type.Literal('not_ready'),
+  checks: Checks,
+  reasons: Type.Optional(
+    Type.Record(Type.String(), Type.String(), {
+      description: 'Why a failing check fails, where that says nothing internal (the `chain` check: e.g. the node follows another network than the service).',
+    }),
+  ),
+});
 
 export const probeRoutes: RouteModule = {
   name: 'probes',
@@ -19,18 +28,19 @@ export const probeRoutes: RouteModule = {
       '/liveness',
       {
         config: { auth: 'bearer' },
-        schema: { tags, summary: 'Liveness', response: { 200: Type.Object({ message: Type.Literal('alive') }), ...errorResponses(401, 500) } },
+        schema: { tags, summary: 'Liveness', operationId: 'getLiveness', response: { 200: success('The process serves requests.', Type.Object({ message: Type.Literal('alive') })), ...errorResponses(401, 500) } },
       },
       async () => ({ message: 'alive' as const }),
     );
     const readiness = async (_request: unknown, reply: import('fastify').FastifyReply) => {
       const result = await services.health.readiness();
       if (result.ready) return reply.send({ message: 'ready', checks: result.checks });
-      return reply.status(503).send({ message: 'not ready', code: 'not_ready', checks: result.checks });
+      const reasons = Object.keys(result.reasons).length > 0 ? { reasons: result.reasons } : {};
+      return reply.status(503).send({ message: 'not ready', code: 'not_ready', checks: result.checks, ...reasons });
     };
-    const readinessSchema = { tags, summary: 'Readiness', response: { 200: Ready, 503: NotReady, ...errorResponses(401, 500) } };
+    const readinessSchema = { tags, summary: 'Readiness', operationId: 'getReadiness', response: { 200: success('Ready: the store and the chain backend answer.', Ready), 503: success('Not ready: the failing check is named.', NotReady), ...errorResponses(401, 500) } };
     app.get('/readiness', { config: { auth: 'bearer' }, schema: readinessSchema }, readiness);
-    app.get('/readyness', { config: { auth: 'bearer' }, schema: { ...readinessSchema, summary: 'Readiness (alias)' } }, readiness);
+    app.get('/readyness', { config: { auth: 'bearer' }, schema: { ...readinessSchema, summary: 'Readiness (alias)', operationId: 'getReadynessAlias' } }, readiness);
   },
 };
 
@@ -40,10 +50,10 @@ const Unavailable = Type.Object({ status: Type.Literal('unavailable') });
 /** Orchestrator probes outside /api: no authentication, no details. Always served. */
 export function registerHealthz(app: FastifyInstance, services: Services): void {
   const tags = ['health'];
-  app.get('/healthz/live', { schema: { tags, summary: 'Process is up (no auth)', response: { 200: Status } } }, async () => ({ status: 'ok' as const }));
+  app.get('/healthz/live', { schema: { tags, summary: 'Process is up (no auth)', operationId: 'healthzLive', security: [], response: { 200: success('The process serves requests.', Status), ...errorResponses(400) } } }, async () => ({ status: 'ok' as const }));
   app.get(
     '/healthz/ready',
-    { schema: { tags, summary: 'Dependencies answer (no auth)', response: { 200: Status, 503: Unavailable } } },
+    { schema: { tags, summary: 'Dependencies answer (no auth)', operationId: 'healthzReady', security: [], response: { 200: success('Ready.', Status), 503: success('A dependency does not answer.', Unavailable), ...errorResponses(400) } } },
     async (_request, reply) => {
       const result = await services.health.readiness();
       return result.ready ? reply.send({ status: 'ok' }) : reply.status(503).send({ status: 'unavailable' });

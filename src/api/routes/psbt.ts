@@ -5,7 +5,7 @@
 import type { Static } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import { principalOf } from '../auth.js';
-import { errorResponses } from '../schemas.js';
+import { errorResponses, success } from '../schemas.js';
 import {
   BroadcastBody,
   CreatePsbtBody,
@@ -42,9 +42,10 @@ export const psbtRoutes: RouteModule = {
         schema: {
           tags,
           summary: "List the wallet's pending PSBTs",
+          operationId: 'listPsbts',
           description: 'Pending PSBTs keyed by txid, newest first. Needs read access to the wallet.',
           params: WalletParams,
-          response: { 200: PsbtList, ...errorResponses(401, 404, 500, 503) },
+          response: { 200: success('Pending PSBTs keyed by txid.', PsbtList), ...errorResponses(401, 404, 500, 503) },
         },
       },
       async (request) => {
@@ -60,11 +61,12 @@ export const psbtRoutes: RouteModule = {
         schema: {
           tags,
           summary: 'Create a PSBT',
+          operationId: 'createPsbt',
           description:
             'Selects coins (never frozen ones or ones held by another pending PSBT; confirmed ones first), adds change to the next unused change address and stores the PSBT as pending, its coins reserved. Needs spend access.',
           params: WalletParams,
           body: CreatePsbtBody,
-          response: { 201: PsbtResult, ...errorResponses(400, 401, 404, 409, 413, 422, 500, 503) },
+          response: { 201: success('The created PSBT, stored as pending with its coins reserved.', PsbtResult), ...errorResponses(400, 401, 404, 409, 413, 415, 422, 500, 503) },
         },
       },
       async (request, reply) => {
@@ -80,11 +82,12 @@ export const psbtRoutes: RouteModule = {
         schema: {
           tags,
           summary: 'Read one pending PSBT',
+          operationId: 'getPsbt',
           description:
             'The record as JSON; with `?format=base64` the PSBT as base64 text; with `Accept: application/octet-stream` (or `?format=binary`) the binary PSBT file signers import.',
           params: PsbtParams,
           querystring: PsbtQuery,
-          response: { 200: PsbtResult, ...errorResponses(401, 404, 500, 503) },
+          response: { 200: success('The PSBT record (or, as asked, the base64 text or the binary PSBT).', PsbtResult), ...errorResponses(400, 401, 404, 500, 503) },
         },
       },
       async (request, reply) => {
@@ -107,11 +110,12 @@ export const psbtRoutes: RouteModule = {
         schema: {
           tags,
           summary: "Add a cosigner's signatures",
+          operationId: 'updatePsbt',
           description:
             'A copy of the same unsigned transaction carrying one or more signatures: they are checked and merged. Another transaction: 409; an invalid signature: 422. Needs spend access.',
           params: PsbtParams,
           body: UpdatePsbtBody,
-          response: { 200: PsbtResult, ...errorResponses(400, 401, 404, 409, 413, 422, 500, 503) },
+          response: { 200: success('The PSBT record with the signatures merged.', PsbtResult), ...errorResponses(400, 401, 404, 409, 413, 415, 422, 500, 503) },
         },
       },
       async (request) => {
@@ -127,9 +131,10 @@ export const psbtRoutes: RouteModule = {
         schema: {
           tags,
           summary: 'Delete a pending PSBT',
+          operationId: 'deletePsbt',
           description: 'Removes it and frees its reserved coins. Needs spend access.',
           params: PsbtParams,
-          response: { 200: DeletedPsbtBody, ...errorResponses(401, 404, 500, 503) },
+          response: { 200: success('Deleted; its coins are free again.', DeletedPsbtBody), ...errorResponses(401, 404, 500, 503) },
         },
       },
       async (request) => {
@@ -145,10 +150,11 @@ export const psbtRoutes: RouteModule = {
         schema: {
           tags,
           summary: 'Finalize, verify and broadcast',
+          operationId: 'broadcastPsbt',
           description:
             'Finalizes every input, verifies every signature against the coins spent and sends the transaction to the node. Not enough signatures: 422 `not_enough_signatures`; rejected by the node: 422 `broadcast_rejected` with the node’s reason. The PSBT leaves the pending list once the wallet sees its transaction. Needs spend access.',
           params: PsbtParams,
-          response: { 200: BroadcastBody, ...errorResponses(401, 404, 422, 500, 503) },
+          response: { 200: success('The transaction the node accepted.', BroadcastBody), ...errorResponses(401, 404, 422, 500, 503) },
         },
       },
       async (request) => services.psbts.broadcast(principalOf(request), request.params.wallet_alias, request.params.txid),

@@ -1,7 +1,7 @@
 /** `GET /v1alpha/service`: the service details object (admin only). */
 import { Type } from '@sinclair/typebox';
 import { principalOf } from '../auth.js';
-import { errorResponses } from '../schemas.js';
+import { errorResponses, success } from '../schemas.js';
 import type { RouteModule } from './types.js';
 
 // Property order is the member order of the response (the serialiser follows the schema).
@@ -26,6 +26,17 @@ export const ServiceDetailsBody = Type.Object({
       token_max_life: Type.Integer({ description: 'Seconds.' }),
       log_level: Type.String(),
       cors_origins: Type.Array(Type.String()),
+      limits: Type.Object(
+        {
+          user_request_rate: Type.Integer({ description: 'Requests per second per user and instance; 0: no limit.' }),
+          user_request_burst: Type.Integer(),
+          max_wallets_per_user: Type.Integer(),
+          max_gap_limit: Type.Integer(),
+          address_page_max: Type.Integer(),
+          request_timeout: Type.Integer({ description: 'Seconds.' }),
+        },
+        { description: 'What one user may cost the service (docs/operations.md, "Cost limits").' },
+      ),
     },
     { description: 'Configuration without secrets.' },
   ),
@@ -34,6 +45,9 @@ export const ServiceDetailsBody = Type.Object({
   chain: Type.Union([
     Type.Object({
       backend: Type.String(),
+      network: Type.Union([Type.String(), Type.Null()], {
+        description: 'The network the node follows; when it is not the service\'s `network`, `sync_state` is `unavailable: wrong_network` and no block is applied.',
+      }),
       tip_height: Type.Union([Type.Integer(), Type.Null()]),
       tip_hash: Type.Union([Type.String(), Type.Null()]),
       sync_state: Type.String(),
@@ -54,7 +68,7 @@ export const serviceRoutes: RouteModule = {
       '/service',
       {
         config: { auth: 'bearer' },
-        schema: { tags: ['service'], summary: 'Service details (admin only)', response: { 200: ServiceDetailsBody, ...errorResponses(401, 403, 500) } },
+        schema: { tags: ['service'], summary: 'Service details (admin only)', operationId: 'getServiceDetails', response: { 200: success('The service details object.', ServiceDetailsBody), ...errorResponses(401, 403, 500) } },
       },
       (request) => services.serviceDetails.details(principalOf(request)),
     );

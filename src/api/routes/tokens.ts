@@ -1,14 +1,15 @@
 /** The four token endpoints (BasicAuth only). */
 import { Type, type Static } from '@sinclair/typebox';
 import { principalOf } from '../auth.js';
-import { errorResponses } from '../schemas.js';
+import { errorResponses, success } from '../schemas.js';
 import type { RouteModule } from './types.js';
 
 const CreateTokenBody = Type.Object({
   jwt_token_description: Type.String({ description: 'What the token is for; 1 to 256 characters after trimming, unique among your tokens.' }),
-  jwt_token_life: Type.String({
-    description: 'Lifetime: `<n> <unit>` (seconds, minutes, hours, days, weeks; short forms s, sec, m, min, h, hr, d, w; decimals allowed) or a whole number of seconds.',
-    examples: ['30 days', '12 hours'],
+  jwt_token_life: Type.Union([Type.String(), Type.Number()], {
+    description:
+      'Lifetime: `<n> <unit>` (seconds, minutes, hours, days, weeks; short forms s, sec, m, min, h, hr, d, w; decimals allowed), or a whole number of seconds as text or as a JSON number.',
+    examples: ['30 days', '12 hours', 3600],
   }),
 });
 
@@ -57,8 +58,9 @@ export const tokenRoutes: RouteModule = {
         schema: {
           tags,
           summary: 'Create a token',
+          operationId: 'createToken',
           body: CreateTokenBody,
-          response: { 201: CreatedTokenBody, ...errorResponses(400, 401, 409, 413, 429, 500) },
+          response: { 201: success('The new token; its value is shown only here.', CreatedTokenBody), ...errorResponses(400, 401, 409, 413, 415, 429, 500) },
         },
       },
       async (request, reply) => {
@@ -80,7 +82,7 @@ export const tokenRoutes: RouteModule = {
       '/token',
       {
         config: { auth: 'basic' },
-        schema: { tags, summary: 'List your tokens', response: { 200: TokenListBody, ...errorResponses(401, 429, 500) } },
+        schema: { tags, summary: 'List your tokens', operationId: 'listTokens', response: { 200: success('Your tokens, without their values.', TokenListBody), ...errorResponses(401, 429, 500) } },
       },
       async (request) => {
         const tokens = await services.tokens.listTokens(principalOf(request));
@@ -101,7 +103,7 @@ export const tokenRoutes: RouteModule = {
       '/token/:jwt_token_id',
       {
         config: { auth: 'basic' },
-        schema: { tags, summary: 'Read one of your tokens', params: TokenIdParams, response: { 200: TokenBody, ...errorResponses(401, 404, 429, 500) } },
+        schema: { tags, summary: 'Read one of your tokens', operationId: 'getToken', params: TokenIdParams, response: { 200: success('The token details.', TokenBody), ...errorResponses(401, 404, 429, 500) } },
       },
       async (request) => {
         const t = await services.tokens.getToken(principalOf(request), request.params.jwt_token_id);
@@ -119,7 +121,7 @@ export const tokenRoutes: RouteModule = {
       '/token/:jwt_token_id',
       {
         config: { auth: 'basic' },
-        schema: { tags, summary: 'Delete (revoke) one of your tokens', params: TokenIdParams, response: { 200: DeletedBody, ...errorResponses(401, 404, 429, 500) } },
+        schema: { tags, summary: 'Delete (revoke) one of your tokens', operationId: 'deleteToken', params: TokenIdParams, response: { 200: success('Deleted; the token is refused from now on.', DeletedBody), ...errorResponses(401, 404, 429, 500) } },
       },
       async (request) => {
         await services.tokens.deleteToken(principalOf(request), request.params.jwt_token_id);

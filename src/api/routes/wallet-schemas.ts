@@ -125,11 +125,13 @@ export const PageQuery = Type.Object({
   offset: Type.Optional(Type.Integer({ minimum: 0 })),
 });
 
-export const AddressesQuery = Type.Object({
-  branch: Type.Optional(Type.Union([Type.Literal('receive'), Type.Literal('change')])),
-  from: Type.Optional(Type.Integer({ minimum: 0, maximum: 2_147_483_647, description: 'First index; from + count may not pass 2^31 (400).' })),
-  count: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
-});
+/** The query of an address page; `count` up to the configured `address_page_max`. */
+export const addressesQuery = (pageMax: number) =>
+  Type.Object({
+    branch: Type.Optional(Type.Union([Type.Literal('receive'), Type.Literal('change')])),
+    from: Type.Optional(Type.Integer({ minimum: 0, maximum: 2_147_483_647, description: 'First index; from + count may not pass 2^31 (400).' })),
+    count: Type.Optional(Type.Integer({ minimum: 1, maximum: pageMax, description: `Addresses in the page (default 20, at most ${pageMax}).` })),
+  });
 
 export const AddressListSchema = Type.Object({
   addresses: Type.Array(Type.Object({ index: Type.Integer(), address: Type.String(), label: Type.String(), used: Type.Boolean() })),

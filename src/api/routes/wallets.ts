@@ -2,11 +2,11 @@
 import type { Static } from '@sinclair/typebox';
 import { Type } from '@sinclair/typebox';
 import { principalOf } from '../auth.js';
-import { errorResponses } from '../schemas.js';
+import { errorResponses, success } from '../schemas.js';
 import type { RouteModule } from './types.js';
 import {
   AddressListSchema,
-  AddressesQuery,
+  addressesQuery,
   CreateWalletBody,
   PageQuery,
   RescanBody,
@@ -24,7 +24,7 @@ type Params = Static<typeof WalletParams>;
 
 export const walletRoutes: RouteModule = {
   name: 'wallets',
-  register(app, { services }) {
+  register(app, { services, config }) {
     const tags = ['wallets'];
     const { reads, admin, coins } = services.wallets;
 
@@ -35,8 +35,9 @@ export const walletRoutes: RouteModule = {
         schema: {
           tags,
           summary: 'Create (import) a wallet from descriptors or a policy',
+          operationId: 'createWallet',
           body: CreateWalletBody,
-          response: { 201: WalletDetailsSchema, ...errorResponses(400, 401, 409, 413, 422, 500, 503) },
+          response: { 201: success('The created wallet.', WalletDetailsSchema), ...errorResponses(400, 401, 409, 413, 415, 422, 429, 500, 503) },
         },
       },
       async (request, reply) => reply.status(201).send(await admin.create(principalOf(request), request.body)),
@@ -44,7 +45,7 @@ export const walletRoutes: RouteModule = {
 
     app.get(
       '/wallets',
-      { config: { auth: 'bearer' }, schema: { tags, summary: 'Your wallets and the ones shared with you', response: { 200: WalletListSchema, ...errorResponses(401, 500) } } },
+      { config: { auth: 'bearer' }, schema: { tags, summary: 'Your wallets and the ones shared with you', operationId: 'listWallets', response: { 200: success('The wallets you can access, with balances.', WalletListSchema), ...errorResponses(401, 500) } } },
       async (request) => ({ wallets: await reads.list(principalOf(request)) }),
     );
 
@@ -55,9 +56,10 @@ export const walletRoutes: RouteModule = {
         schema: {
           tags,
           summary: 'Wallet details: balance, UTXOs, transactions, scan progress',
+          operationId: 'getWallet',
           params: WalletParams,
           querystring: PageQuery,
-          response: { 200: WalletDetailsSchema, ...errorResponses(400, 401, 404, 500) },
+          response: { 200: success('The wallet details.', WalletDetailsSchema), ...errorResponses(400, 401, 404, 500) },
         },
       },
       (request) => reads.details(principalOf(request), request.params.wallet_alias, request.query),
@@ -70,9 +72,10 @@ export const walletRoutes: RouteModule = {
         schema: {
           tags,
           summary: 'Rename, describe, label keys, share (owner only)',
+          operationId: 'updateWallet',
           params: WalletParams,
           body: UpdateWalletBody,
-          response: { 200: WalletDetailsSchema, ...errorResponses(400, 401, 404, 413, 500) },
+          response: { 200: success('The updated wallet details.', WalletDetailsSchema), ...errorResponses(400, 401, 404, 413, 415, 500) },
         },
       },
       (request) => admin.update(principalOf(request), request.params.wallet_alias, request.body),
@@ -82,7 +85,7 @@ export const walletRoutes: RouteModule = {
       '/wallets/:wallet_alias',
       {
         config: { auth: 'bearer' },
-        schema: { tags, summary: 'Delete a wallet with its PSBTs (owner only)', params: WalletParams, response: { 200: Type.Object({ message: Type.Literal('Wallet deleted') }), ...errorResponses(401, 404, 500) } },
+        schema: { tags, summary: 'Delete a wallet with its PSBTs (owner only)', operationId: 'deleteWallet', params: WalletParams, response: { 200: success('Deleted with its PSBTs and reservations.', Type.Object({ message: Type.Literal('Wallet deleted') })), ...errorResponses(401, 404, 500) } },
       },
       async (request) => {
         await admin.delete(principalOf(request), request.params.wallet_alias);
@@ -97,19 +100,20 @@ export const walletRoutes: RouteModule = {
         schema: {
           tags,
           summary: 'Forget what the wallet learnt from the chain and scan again (owner only)',
+          operationId: 'rescanWallet',
           params: WalletParams,
           body: Type.Optional(RescanBody),
-          response: { 202: Type.Object({ alias: Type.String(), from: Type.Integer() }), ...errorResponses(400, 401, 404, 422, 500, 503) },
+          response: { 202: success('The rescan is accepted and runs from this height.', Type.Object({ alias: Type.String(), from: Type.Integer() })), ...errorResponses(400, 401, 404, 422, 500, 503) },
         },
       },
       async (request, reply) => reply.status(202).send(await admin.rescan(principalOf(request), request.params.wallet_alias, request.body?.from)),
     );
 
-    app.get<{ Params: Params; Querystring: Static<typeof AddressesQuery> }>(
+    app.get<{ Params: Params; Querystring: Static<ReturnType<typeof addressesQuery>> }>(
       '/wallets/:wallet_alias/addresses',
       {
         config: { auth: 'bearer' },
-        schema: { tags, summary: 'Derived addresses with label and use', params: WalletParams, querystring: AddressesQuery, response: { 200: AddressListSchema, ...errorResponses(400, 401, 404, 500) } },
+        schema: { tags, summary: 'Derived addresses with label and use', operationId: 'listAddresses', params: WalletParams, querystring: addressesQuery(config.limits.addressPageMax), response: { 200: success('One page of derived addresses.', AddressListSchema), ...errorResponses(400, 401, 404, 500) } },
       },
       async (request) => {
         const { branch = 'receive', from = 0, count = 20 } = request.query;
@@ -124,6 +128,7 @@ export const walletRoutes: RouteModule = {
         schema: {
           tags,
           summary: 'Reveal a new receive address: each call hands out the next one, never one handed out before',
+          operationId: 'revealNextAddress',
           description:
             'Like Bitcoin Core\'s getnewaddress: the address after the last one revealed or used on chain, whichever is higher. ' +
             'Concurrent calls, on any instance of the service, get distinct addresses. The address is watched from the next ' +
@@ -131,7 +136,7 @@ export const walletRoutes: RouteModule = {
             'unused addresses handed out, or have the owner raise `gap_limit`). "read" access suffices: receiving risks no funds. ' +
             'The wallet details\' `address` stays the first receive address not used on chain.',
           params: WalletParams,
-          response: { 200: RevealedAddressSchema, ...errorResponses(401, 404, 409, 500) },
+          response: { 200: success('The receive address handed out and its index.', RevealedAddressSchema), ...errorResponses(401, 404, 409, 500) },
         },
       },
       (request) => coins.revealNextAddress(principalOf(request), request.params.wallet_alias),
@@ -141,7 +146,7 @@ export const walletRoutes: RouteModule = {
       '/wallets/:wallet_alias/utxo',
       {
         config: { auth: 'bearer' },
-        schema: { tags, summary: 'Unspent outputs', params: WalletParams, response: { 200: Type.Object({ utxo: Type.Array(UtxoWithFlagsSchema) }), ...errorResponses(401, 404, 500) } },
+        schema: { tags, summary: 'Unspent outputs', operationId: 'listUtxos', params: WalletParams, response: { 200: success('The wallet\'s unspent outputs.', Type.Object({ utxo: Type.Array(UtxoWithFlagsSchema) })), ...errorResponses(401, 404, 500) } },
       },
       async (request) => ({ utxo: await reads.utxos(principalOf(request), request.params.wallet_alias) }),
     );
@@ -153,9 +158,10 @@ export const walletRoutes: RouteModule = {
         schema: {
           tags,
           summary: 'Freeze, unfreeze or label one unspent output',
+          operationId: 'updateUtxo',
           params: WalletParams,
           body: UtxoPatchBody,
-          response: { 200: Type.Object({ utxo: Type.Array(UtxoWithFlagsSchema) }), ...errorResponses(400, 401, 404, 500) },
+          response: { 200: success('The wallet\'s unspent outputs after the change.', Type.Object({ utxo: Type.Array(UtxoWithFlagsSchema) })), ...errorResponses(400, 401, 404, 500) },
         },
       },
       async (request) => {
@@ -176,8 +182,9 @@ export const walletRoutes: RouteModule = {
         schema: {
           tags: ['service'],
           summary: 'Every transaction of every wallet you can access, newest first',
+          operationId: 'listAllTransactions',
           querystring: PageQuery,
-          response: { 200: Type.Array(TxEntrySchema), ...errorResponses(400, 401, 500) },
+          response: { 200: success('Transactions, newest first.', Type.Array(TxEntrySchema)), ...errorResponses(400, 401, 500) },
         },
       },
       (request) => reads.fullTxList(principalOf(request), request.query),

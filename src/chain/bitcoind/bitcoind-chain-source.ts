@@ -39,6 +39,8 @@ export class BitcoindChainSource implements ChainSource {
   private readonly healthCall: { retries: number; timeoutMs: number };
   private networkVerified = false;
   private pendingNetworkCheck: Promise<void> | undefined;
+  /** The network (or unknown chain name) the node reported last. */
+  private nodeNetwork: string | undefined;
 
   constructor(options: BitcoindChainSourceOptions) {
     if (!isNetworkName(options.network)) throw new ChainError('bad_config', `Unknown network ${String(options.network)}`);
@@ -72,7 +74,9 @@ export class BitcoindChainSource implements ChainSource {
       const filters = (await this.fetchFilter(tip.hash, this.healthCall)) !== null;
       return { ok: true, network: this.network, tip, filters, nodeVersion: String(networkInfo.subversion ?? '') };
     } catch (error) {
-      if (error instanceof ChainError) return { ok: false, code: error.code, reason: error.message };
+      if (error instanceof ChainError) {
+        return { ok: false, code: error.code, reason: error.message, ...(error.code === 'wrong_network' && this.nodeNetwork ? { nodeNetwork: this.nodeNetwork } : {}) };
+      }
       return { ok: false, code: 'rpc_error', reason: 'Unexpected failure while checking Bitcoin Core' };
     }
   }
@@ -283,10 +287,18 @@ export class BitcoindChainSource implements ChainSource {
     }
   }
 
+  async verifyNetwork(): Promise<void> {
+    this.networkVerified = false;
+    await this.ensureNetwork();
+  }
+
   private checkNetwork(info: Record<string, unknown>): void {
     const chain = expectString(info.chain, 'chain name');
     const nodeNetwork = networkFromCoreChain(chain);
+    this.nodeNetwork = nodeNetwork?.name ?? chain;
     if (nodeNetwork?.name !== this.network) {
+      // Every read checks again until the node is back on the service's network.
+      this.networkVerified = false;
       throw new ChainError(
         'wrong_network',
         `Bitcoin Core follows ${nodeNetwork?.name ?? `an unknown chain "${chain}"`} but the service is configured for ${this.network}`,

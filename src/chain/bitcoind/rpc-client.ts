@@ -93,7 +93,10 @@ export class RpcClient {
     this.maxResponseBytes = options.maxResponseBytes ?? 64 * 1024 * 1024;
   }
 
-  /** host:port of the node, for messages (never the credentials). */
+  /**
+   * host:port of the node, for the operator (never the credentials). Messages of ChainErrors leave
+   * it out: they may reach API users (`chain_unavailable`), who have no business knowing the node's address.
+   */
   get address(): string {
     return this.endpoint.host;
   }
@@ -183,10 +186,10 @@ export class RpcClient {
         text = await readFile(this.options.cookieFile, 'utf8');
       } catch (error) {
         const reason = (error as NodeJS.ErrnoException).code ?? 'unreadable';
-        throw new ChainError('bad_config', `Cannot read the Bitcoin Core cookie file ${this.options.cookieFile} (${reason})`, { retryable: reason === 'ENOENT' });
+        throw new ChainError('bad_config', `Cannot read the Bitcoin Core cookie file (${reason})`, { retryable: reason === 'ENOENT' });
       }
       userPass = text.trim();
-      if (!userPass.includes(':')) throw new ChainError('bad_config', `The Bitcoin Core cookie file ${this.options.cookieFile} is not user:password`);
+      if (!userPass.includes(':')) throw new ChainError('bad_config', 'The Bitcoin Core cookie file is not user:password');
     } else {
       userPass = `${this.options.user}:${this.options.password}`;
     }
@@ -245,7 +248,7 @@ export class RpcClient {
         },
       );
       const timer = setTimeout(() => {
-        finish(new ChainError('timeout', `No answer from Bitcoin Core at ${this.address} within ${timeoutMs} ms`, { retryable: true }));
+        finish(new ChainError('timeout', `No answer from Bitcoin Core within ${timeoutMs} ms`, { retryable: true }));
         request.destroy();
       }, timeoutMs);
       request.on('error', (error) => finish(this.transportError(error)));
@@ -257,7 +260,7 @@ export class RpcClient {
     if (status === 401 || status === 403) {
       throw new ChainError(
         'unauthorized',
-        `Bitcoin Core at ${this.address} rejected the RPC credentials (HTTP ${status}): check rpcuser/rpcpassword or the cookie file`,
+        `Bitcoin Core rejected the RPC credentials (HTTP ${status}): check rpcuser/rpcpassword or the cookie file`,
       );
     }
     let parsed: unknown;
@@ -265,9 +268,9 @@ export class RpcClient {
       parsed = JSON.parse(text);
     } catch {
       if (status === 503) {
-        throw new ChainError('unreachable', `Bitcoin Core at ${this.address} is busy (HTTP 503, RPC work queue full)`, { retryable: true });
+        throw new ChainError('unreachable', 'Bitcoin Core is busy (HTTP 503, RPC work queue full)', { retryable: true });
       }
-      throw new ChainError('bad_response', `Bitcoin Core at ${this.address} answered HTTP ${status} without a JSON body`);
+      throw new ChainError('bad_response', `Bitcoin Core answered HTTP ${status} without a JSON body`);
     }
     // Core answers RPC errors with HTTP 500 (or 404 for an unknown method) and a JSON body.
     return parsed;
@@ -276,15 +279,15 @@ export class RpcClient {
   private transportError(error: Error): ChainError {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ECONNREFUSED') {
-      return new ChainError('connection_refused', `Connection refused by ${this.address}: is bitcoind running with its RPC server on this port?`, {
+      return new ChainError('connection_refused', 'Connection to Bitcoin Core refused: is bitcoind running with its RPC server on the configured port?', {
         retryable: true,
       });
     }
-    if (code === 'ETIMEDOUT') return new ChainError('timeout', `Connecting to Bitcoin Core at ${this.address} timed out`, { retryable: true });
+    if (code === 'ETIMEDOUT') return new ChainError('timeout', 'Connecting to Bitcoin Core timed out', { retryable: true });
     if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') {
-      return new ChainError('unreachable', `Cannot resolve the Bitcoin Core host ${this.endpoint.hostname}`, { retryable: true });
+      return new ChainError('unreachable', 'Cannot resolve the host name of Bitcoin Core', { retryable: true });
     }
-    return new ChainError('unreachable', `Connection to Bitcoin Core at ${this.address} failed (${code ?? error.message})`, { retryable: true });
+    return new ChainError('unreachable', `Connection to Bitcoin Core failed (${code ?? 'network error'})`, { retryable: true });
   }
 }
 

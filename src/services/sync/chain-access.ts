@@ -41,14 +41,20 @@ export class CachedChainAccess implements ChainAccess, ChainStatusSource {
         const report = await this.source.checkHealth(); // fresh: a load balancer must see the node as it is now
         if (!report.ok) throw new Error(report.reason);
       },
+      // Health reasons name no address, port or path (src/chain/bitcoind): safe to show to users.
+      publicReason: true,
     };
   }
 
   async status(): Promise<ChainStatus> {
-    if (!this.source) return { backend: 'none', tip_height: null, tip_hash: null, sync_state: 'not_configured' };
+    if (!this.source) return { backend: 'none', network: null, tip_height: null, tip_hash: null, sync_state: 'not_configured' };
     const report = await this.recentHealth(this.source);
-    if (!report.ok) return { backend: this.source.backend, tip_height: null, tip_hash: null, sync_state: `unavailable: ${report.code}` };
-    return { backend: this.source.backend, tip_height: report.tip.height, tip_hash: report.tip.hash, sync_state: this.syncState?.() ?? 'unknown' };
+    if (!report.ok) {
+      // A node on another network shows which one; the sync applies none of its blocks meanwhile.
+      const network = report.nodeNetwork ?? null;
+      return { backend: this.source.backend, network, tip_height: null, tip_hash: null, sync_state: `unavailable: ${report.code}` };
+    }
+    return { backend: this.source.backend, network: report.network, tip_height: report.tip.height, tip_hash: report.tip.hash, sync_state: this.syncState?.() ?? 'unknown' };
   }
 
   /** Set by the sync service: `synced` or `syncing`. */

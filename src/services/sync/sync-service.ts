@@ -132,6 +132,7 @@ export class SyncService {
     if (!chain) return { ran: false, tip: null, ...stats };
     if (!(await this.deps.leadership.acquire())) return { ran: false, tip: null, ...stats };
     try {
+      await chain.verifyNetwork?.(); // a node on another network: no block of it is applied
       await this.refreshWallets();
       let tip = await this.readTip(chain);
       this.filtersAvailable = undefined;

@@ -26,6 +26,7 @@ import {
   type WalletCreateInput,
   type WalletUpdateInput,
 } from '../wallet-input.js';
+import type { WalletLimits } from '../wallet-limits.js';
 import type { WalletScriptsCache, WalletStateCache } from '../wallet-state.js';
 import type { WalletAccess } from './access.js';
 import type { ChainAccess, WalletReads } from './reads.js';
@@ -42,6 +43,8 @@ export interface WalletAdminDeps {
   chain: ChainAccess;
   states: WalletStateCache;
   scripts: WalletScriptsCache;
+  /** How many wallets a user may own, and how large a gap limit may be. */
+  limits: WalletLimits;
   now: () => number;
 }
 
@@ -49,6 +52,7 @@ export class WalletAdmin {
   constructor(private readonly deps: WalletAdminDeps) {}
 
   async create(principal: Principal, input: WalletCreateInput): Promise<WalletDetails> {
+    await this.deps.limits.checkCreate(principal, input);
     const name = checkName(input.name);
     const givenAlias = checkAlias(input.alias);
     const description = checkDescription(input.description);
@@ -134,6 +138,7 @@ export class WalletAdmin {
     const name = input.name === undefined ? wallet.name : checkName(input.name);
     const description = input.description === undefined ? wallet.description : checkDescription(input.description);
     const gapLimit = input.gap_limit === undefined ? wallet.gapLimit : checkGapLimit(input.gap_limit);
+    this.deps.limits.checkGapLimit(gapLimit);
     const labels = checkKeyLabels(input.labels, '/labels');
     const keys = wallet.keys.map((k) => ({ ...k, label: labels.find((l) => l.fingerprint === k.fingerprint)?.label ?? k.label }));
     const shares = checkShares(input.shared_with);

@@ -23,7 +23,7 @@ describe('chain status of the service details', () => {
     const { node, access } = await accessWithClock();
     const statuses = await Promise.all(Array.from({ length: 20 }, () => access.status()));
     const tip = node.chain.snapshots[2]!.tip;
-    for (const status of statuses) expect(status).toEqual({ backend: 'bitcoind', tip_height: tip.height, tip_hash: tip.hash, sync_state: 'unknown' });
+    for (const status of statuses) expect(status).toEqual({ backend: 'bitcoind', network: 'regtest', tip_height: tip.height, tip_hash: tip.hash, sync_state: 'unknown' });
     expect(node.calls.filter((c) => c.method === 'getblockchaininfo')).toHaveLength(1);
   });
 
@@ -34,7 +34,7 @@ describe('chain status of the service details', () => {
     clock.advance(1_999);
     expect((await access.status()).tip_height).toBe(node.chain.snapshots[2]!.tip.height);
     clock.advance(1);
-    expect(await access.status()).toEqual({ backend: 'bitcoind', tip_height: null, tip_hash: null, sync_state: 'unavailable: warming_up' });
+    expect(await access.status()).toEqual({ backend: 'bitcoind', network: null, tip_height: null, tip_hash: null, sync_state: 'unavailable: warming_up' });
     expect(node.calls.filter((c) => c.method === 'getblockchaininfo')).toHaveLength(2);
   });
 });

@@ -50,7 +50,7 @@ describe('ServiceDetailsService', () => {
       wallets: {
         listFor: async (p) => ({ wallets_names: [`${p.userName}'s wallet`], alias_name: { w1: `${p.userName}'s wallet` }, name_alias: { [`${p.userName}'s wallet`]: 'w1' }, wallets_alias: ['w1'] }),
       },
-      chain: { status: async () => ({ backend: 'bitcoind', tip_height: 101, tip_hash: '00'.repeat(32), sync_state: 'synced' }) },
+      chain: { status: async () => ({ backend: 'bitcoind', network: 'mainnet', tip_height: 101, tip_hash: '00'.repeat(32), sync_state: 'synced' }) },
     });
     const filled = await withSources.details({ userName: 'admin', isAdmin: true });
     expect(Object.keys(filled)).toEqual(['data_folder', 'config', 'version', 'network', 'chain', 'wallets_names', 'last_update', 'alias_name', 'name_alias', 'wallets_alias']);
@@ -61,10 +61,16 @@ describe('ServiceDetailsService', () => {
 describe('HealthService', () => {
   it('is ready when every check answers, names failing and timed-out checks otherwise', async () => {
     const health = new HealthService([{ name: 'store', check: async () => {} }], 50);
-    expect(await health.readiness()).toEqual({ ready: true, checks: { store: 'ok' } });
-    health.addCheck({ name: 'chain', check: () => Promise.reject(new Error('connection refused')) });
+    expect(await health.readiness()).toEqual({ ready: true, checks: { store: 'ok' }, reasons: {} });
+    health.addCheck({ name: 'chain', check: () => Promise.reject(new Error('connection refused')), publicReason: true });
     health.addCheck({ name: 'slow', check: () => new Promise((resolve) => setTimeout(resolve, 500)) });
-    expect(await health.readiness()).toEqual({ ready: false, checks: { store: 'ok', chain: 'failing', slow: 'failing' } });
+    health.addCheck({ name: 'db', check: () => Promise.reject(new Error('connect ECONNREFUSED 10.0.0.5:5432')) });
+    // Only reasons marked public are shown.
+    expect(await health.readiness()).toEqual({
+      ready: false,
+      checks: { store: 'ok', chain: 'failing', slow: 'failing', db: 'failing' },
+      reasons: { chain: 'connection refused' },
+    });
     expect(() => health.addCheck({ name: 'store', check: async () => {} })).toThrow(/already registered/);
   });
 });

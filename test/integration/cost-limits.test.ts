@@ -1,0 +1,142 @@
+/**
+ * What one user may cost the service: requests per second, wallets, gap limits, address pages,
+ * and how long a request may take to arrive. Each limit answers with its own status and code and
+ * changes nothing.
+ */
+import { connect } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { wallets } from './wallet-helpers.js';
+import { TEST_ADMIN_PASSWORD, basicAuth, bearer, createToken, request, startTestServer, type TestServer } from '../support/server.js';
+
+type WalletId = 'w_wpkh' | 'w_shwpkh' | 'w_pkh' | 'w_tr';
+const walletBody = (id: WalletId, extra: Record<string, unknown> = {}) => ({
+  name: `Limits ${id}`,
+  alias: id.replace('_', '-'),
+  recv_descriptor: wallets[id]!.recv_descriptor,
+  change_descriptor: wallets[id]!.change_descriptor,
+  birthday: 0,
+  ...extra,
+});
+
+let server: TestServer;
+let admin: string;
+let bob: string;
+beforeAll(async () => {
+  server = await startTestServer({
+    env: { SERVICE_NETWORK: 'regtest', SERVICE_MAX_WALLETS_PER_USER: '2', SERVICE_MAX_GAP_LIMIT: '50', SERVICE_ADDRESS_PAGE_MAX: '30' },
+  });
+  await server.running.runtime.services.users.addUser('bob', 'bob-password-123', { admin: false });
+  admin = bearer((await createToken(server, 'admin', TEST_ADMIN_PASSWORD, 'limits')).jwt_token);
+  bob = bearer((await createToken(server, 'bob', 'bob-password-123', 'limits')).jwt_token);
+});
+afterAll(() => server.dispose());
+
+const createWallet = (auth: string, body: unknown) => request(`${server.api}/wallets`, { method: 'POST', headers: { authorization: auth }, json: body });
+
+describe('wallets per user and gap limit', () => {
+  it('refuses a gap limit over max_gap_limit with 422 gap_limit_too_high, and takes one at it', async () => {
+    const high = await createWallet(admin, walletBody('w_wpkh', { gap_limit: 51 }));
+    expect(high.status).toBe(422);
+    expect(high.body).toEqual({
+      message: 'gap_limit must be at most 50 on this service',
+      code: 'gap_limit_too_high',
+      errors: [{ path: '/gap_limit', message: 'must be at most 50 on this service' }],
+    });
+    expect((await request(`${server.api}/wallets`, { headers: { authorization: admin } })).body.wallets).toEqual([]);
+    const atMax = await createWallet(admin, walletBody('w_wpkh', { gap_limit: 50, shared_with: [{ user: 'bob', access: 'read' }] }));
+    expect(atMax.status, atMax.text).toBe(201);
+  });
+
+  it('refuses a wallet past max_wallets_per_user with 422 too_many_wallets; wallets shared with the user do not count', async () => {
+    expect((await createWallet(admin, walletBody('w_shwpkh'))).status).toBe(201);
+    const third = await createWallet(admin, walletBody('w_pkh'));
+    expect(third.status).toBe(422);
+    expect(third.body).toEqual({ message: 'A user may own at most 2 wallets on this service; delete one to create another', code: 'too_many_wallets' });
+    expect((await request(`${server.api}/wallets/w-pkh`, { headers: { authorization: admin } })).status).toBe(404);
+    // bob reads one of admin's wallets and still owns none: two of his own are fine.
+    expect((await createWallet(bob, walletBody('w_pkh'))).status).toBe(201);
+    expect((await createWallet(bob, walletBody('w_tr'))).status).toBe(201);
+    expect((await createWallet(bob, { ...walletBody('w_tr'), alias: 'w-tr-2' })).body.code).toBe('too_many_wallets');
+    // Deleting one makes room again.
+    expect((await request(`${server.api}/wallets/w-tr`, { method: 'DELETE', headers: { authorization: bob } })).status).toBe(200);
+    expect((await createWallet(bob, { ...walletBody('w_tr'), alias: 'w-tr-2' })).status).toBe(201);
+  });
+
+  it('caps an address page at address_page_max (400 naming count)', async () => {
+    const over = await request(`${server.api}/wallets/w-wpkh/addresses?count=31`, { headers: { authorization: admin } });
+    expect(over.status).toBe(400);
+    expect(over.body.errors).toEqual([{ path: '/querystring/count', message: expect.stringContaining('30') }]);
+    const page = await request(`${server.api}/wallets/w-wpkh/addresses?count=30&from=2147483600`, { headers: { authorization: admin } });
+    expect(page.status, page.text).toBe(200);
+    expect(page.body.addresses).toHaveLength(30);
+  });
+});
+
+describe('the limits in the service details', () => {
+  it('shows every limit in config.limits', async () => {
+    const details = await request(`${server.api}/service`, { headers: { authorization: admin } });
+    expect(details.body.config.limits).toEqual({
+      user_request_rate: 0,
+      user_request_burst: 20,
+      max_wallets_per_user: 2,
+      max_gap_limit: 50,
+      address_page_max: 30,
+      request_timeout: 30,
+    });
+  });
+});
+
+describe('requests per user per second', () => {
+  it('answers 429 too_many_requests with Retry-After past the burst, to that user only', async () => {
+    const limited = await startTestServer({ env: { SERVICE_NETWORK: 'regtest', SERVICE_USER_REQUEST_RATE: '1', SERVICE_USER_REQUEST_BURST: '5' } });
+    try {
+      await limited.running.runtime.services.users.addUser('reader', 'reader-password-1', { admin: false });
+      const reader = bearer((await createToken(limited, 'reader', 'reader-password-1', 'r')).jwt_token);
+      const other = bearer((await createToken(limited, 'admin', TEST_ADMIN_PASSWORD, 'o')).jwt_token);
+      // The token creation above took one of reader's five.
+      const statuses = await Promise.all(Array.from({ length: 8 }, () => request(`${limited.api}/wallets`, { headers: { authorization: reader } }).then((r) => r)));
+      expect(statuses.filter((r) => r.status === 200)).toHaveLength(4);
+      const refused = statuses.filter((r) => r.status === 429);
+      expect(refused).toHaveLength(4);
+      expect(refused[0]!.body).toEqual({ message: 'Too many requests; slow down', code: 'too_many_requests' });
+      expect(Number(refused[0]!.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+      // Another user is not slowed by it.
+      expect((await request(`${limited.api}/wallets`, { headers: { authorization: other } })).status).toBe(200);
+      // A refused POST creates nothing.
+      const post = await request(`${limited.api}/wallets`, { method: 'POST', headers: { authorization: reader }, json: walletBody('w_wpkh') });
+      expect(post.status).toBe(429);
+      expect((await request(`${limited.api}/wallets`, { headers: { authorization: other } })).body.wallets).toEqual([]);
+      await new Promise((r) => setTimeout(r, 1_100));
+      expect((await request(`${limited.api}/wallets`, { headers: { authorization: reader } })).status).toBe(200);
+    } finally {
+      await limited.dispose();
+    }
+  });
+});
+
+describe('a request body that arrives slowly', () => {
+  it('is cut after request_timeout with 408 and the connection closed', async () => {
+    const slow = await startTestServer({ env: { SERVICE_REQUEST_TIMEOUT: '1' } });
+    try {
+      const { port } = new URL(slow.url);
+      const started = Date.now();
+      const answer = await new Promise<string>((resolve, reject) => {
+        const socket = connect(Number(port), '127.0.0.1');
+        let text = '';
+        socket.on('data', (chunk) => (text += chunk.toString('utf8')));
+        socket.on('close', () => resolve(text));
+        socket.on('error', reject);
+        socket.write(`POST /api/v1alpha/token HTTP/1.1\r\nHost: x\r\nAuthorization: ${basicAuth('admin', TEST_ADMIN_PASSWORD)}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{`);
+        // One byte every 300 ms: never enough to finish the body in time.
+        const drip = setInterval(() => (socket.writable ? socket.write(' ') : clearInterval(drip)), 300);
+        socket.on('close', () => clearInterval(drip));
+        setTimeout(() => socket.destroy(new Error('still open after 10 s')), 10_000).unref();
+      });
+      expect(answer).toMatch(/^HTTP\/1\.1 408 /);
+      expect(answer).toContain('{"message":"Request timeout","code":"request_timeout"}');
+      expect(Date.now() - started).toBeLessThan(5_000);
+    } finally {
+      await slow.dispose();
+    }
+  });
+});
