@@ -2,7 +2,7 @@
 /** The `wcs` command: `wcs serve` runs the service, `wcs user ...` manages users. Thin over services. */
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { ConfigError, DATA_FOLDER_SETTING, SETTINGS, loadConfig, redactCredentials, type Config } from '../config.js';
+import { ConfigError, loadConfig, redactCredentials, type Config } from '../config.js';
 import { INITIAL_ADMIN_PASSWORD_FILE, SigningKeyMismatchError, createRuntime, readVersion, startService, type RunningService } from '../main.js';
 import { ServiceError } from '../services/errors.js';
 import { ADMIN_USER, OWNS_WALLETS_HINT, type DeleteUserWallets, type DeletedUser } from '../services/users.js';
