@@ -192,7 +192,7 @@ export const SETTINGS: readonly Setting[] = [
     apply: (d, t) => { d.limits.userRequestBurst = integer(t, 1, 1_000_000); } },
   { key: 'max_wallets_per_user', env: 'SERVICE_MAX_WALLETS_PER_USER', flag: '--max-wallets-per-user', defaultText: '50', description: 'Wallets one user may own; one more answers 422 `too_many_wallets`.',
     apply: (d, t) => { d.limits.maxWalletsPerUser = integer(t, 1, 1_000_000); } },
-  { key: 'max_gap_limit', env: 'SERVICE_MAX_GAP_LIMIT', flag: '--max-gap-limit', defaultText: '200', description: 'Highest `gap_limit` of a new wallet (at most 1000); more answers 422 `gap_limit_too_high`.',
+  { key: 'max_gap_limit', env: 'SERVICE_MAX_GAP_LIMIT', flag: '--max-gap-limit', defaultText: '200', description: 'Highest `gap_limit` of a wallet, new or raised by its owner (at most 1000); more answers 422 `gap_limit_too_high`.',
     apply: (d, t) => { d.limits.maxGapLimit = integer(t, 1, 1000); } },
   { key: 'address_page_max', env: 'SERVICE_ADDRESS_PAGE_MAX', flag: '--address-page-max', defaultText: '100', description: 'Highest `count` of one page of a wallet\'s addresses (at most 1000); more answers 400 naming `count`.',
     apply: (d, t) => { d.limits.addressPageMax = integer(t, 1, 1000); } },

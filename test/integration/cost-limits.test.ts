@@ -45,6 +45,13 @@ describe('wallets per user and gap limit', () => {
     expect((await request(`${server.api}/wallets`, { headers: { authorization: admin } })).body.wallets).toEqual([]);
     const atMax = await createWallet(admin, walletBody('w_wpkh', { gap_limit: 50, shared_with: [{ user: 'bob', access: 'read' }] }));
     expect(atMax.status, atMax.text).toBe(201);
+    // Raising it later obeys the same limit.
+    const patch = (gapLimit: number) => request(`${server.api}/wallets/w-wpkh`, { method: 'PATCH', headers: { authorization: admin }, json: { gap_limit: gapLimit } });
+    const raised = await patch(51);
+    expect(raised.status).toBe(422);
+    expect(raised.body.code).toBe('gap_limit_too_high');
+    expect((await patch(30)).body).toMatchObject({ alias: 'w-wpkh' });
+    expect((await request(`${server.api}/wallets/w-wpkh/addresses?from=0&count=1`, { headers: { authorization: admin } })).status).toBe(200);
   });
 
   it('refuses a wallet past max_wallets_per_user with 422 too_many_wallets; wallets shared with the user do not count', async () => {
