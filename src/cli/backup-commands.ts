@@ -16,16 +16,9 @@ function summary(info: SnapshotInfo): string {
   return `schema version ${info.schemaVersion}, ${info.bytes} bytes; rows: ${rows || 'none'}`;
 }
 
-function fileArgument(command: string, words: readonly string[]): string {
-  const [file, ...extra] = words;
-  if (file === undefined) throw new BackupUsageError(`wcs ${command} needs a FILE`);
-  if (extra.length > 0) throw new BackupUsageError(`Unexpected argument ${extra[0]}`);
-  return resolve(file);
-}
-
 /** Runs `backup` or `restore`; returns the line to print. Throws BackupError for refused operations. */
-export async function runBackupCommand(command: 'backup' | 'restore', config: Config, words: readonly string[], force: boolean): Promise<string> {
-  const file = fileArgument(command, words);
+export async function runBackupCommand(command: 'backup' | 'restore', config: Config, fileName: string, force: boolean): Promise<string> {
+  const file = resolve(fileName);
   if (config.database.kind !== 'sqlite') throw new BackupUsageError(`wcs ${command}: ${POSTGRES_HINT}`);
   const store = config.database.path;
   if (command === 'backup') {

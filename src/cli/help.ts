@@ -1,20 +1,16 @@
-/** Usage texts: the global one and one per command and subcommand (`wcs <command> [sub] --help`). */
-import { DATA_FOLDER_SETTING, SETTINGS } from '../config.js';
-
-const OPTIONS = `Options (each also as a SERVICE_* environment variable or in <data_folder>/config.json):
-${[DATA_FOLDER_SETTING, ...SETTINGS].map((s) => `  ${s.flag.padEnd(28)} ${s.env}`).join('\n')}`;
-
+/**
+ * Texts of the `wcs` help: a synopsis and summary per command and subcommand, a note per command group,
+ * and the overview under the global usage. Commander lays them out and adds the options.
+ */
 const STORE_NOTE = `Only "serve" (and "restore", from a snapshot) creates a store; every other command works on an
 existing one and refuses a data folder without a store.`;
 
-/** Per command: one line for the overview, and the full usage. Keys: "user", "user add", ... */
-const COMMANDS: ReadonlyArray<{ key: string; synopsis: string; summary: string; details?: string }> = [
+/** Per command: its synopsis and one-line summary. Keys: "serve", "user add", ... */
+const COMMANDS: ReadonlyArray<{ key: string; synopsis: string; summary: string }> = [
   {
     key: 'serve',
     synopsis: 'serve [--replace-jwt-key]',
     summary: 'Run the service (HTTP API, probes, docs); creates the store and the first admin on first start.',
-    details: `  --replace-jwt-key           Accept a JWT signing key other than the one the database knows (every token
-                              issued so far stops working); without it such a start is refused.`,
   },
   { key: 'user add', synopsis: 'user add NAME [--admin]', summary: 'Add a user; the password is read from a prompt or the first line of stdin.' },
   { key: 'user passwd', synopsis: 'user passwd NAME', summary: "Set a user's password (revokes all of their tokens)." },
@@ -23,9 +19,6 @@ const COMMANDS: ReadonlyArray<{ key: string; synopsis: string; summary: string; 
     key: 'user delete',
     synopsis: 'user delete NAME [--transfer-wallets-to USER | --delete-wallets]',
     summary: 'Delete a user with their tokens and shares; refused while they own wallets unless one option says what happens to them.',
-    details: `  --transfer-wallets-to USER  USER becomes the owner of NAME's wallets (shares kept; a share USER had
-                              on one of them is dropped, USER owns it now).
-  --delete-wallets            Delete NAME's wallets with their PSBTs and collected signatures.`,
   },
   { key: 'backup', synopsis: 'backup FILE [--force]', summary: 'Write a consistent snapshot of the SQLite store to FILE (safe while serving; --force replaces FILE).' },
   { key: 'restore', synopsis: 'restore FILE [--force]', summary: 'Replace the SQLite store with the snapshot FILE (service stopped; --force replaces a store that holds data).' },
@@ -57,41 +50,32 @@ const GROUP_NOTES: Record<string, string> = {
   psbt: 'PSBTs of a wallet, acting as --user (default admin), who needs read access (list, show) or spend access (the others).',
 };
 
-function entry(command: (typeof COMMANDS)[number]): string {
-  const line = `  ${command.synopsis}\n      ${command.summary}`;
-  return command.details ? `${line}\n${command.details}` : line;
+export interface CommandText {
+  /** What follows the command's name on the "Usage:" line. */
+  usage: string;
+  summary: string;
 }
 
-export const GLOBAL_USAGE = `Usage: wcs <command> [options]   (from the project folder: npx wcs <command> [options])
+/** The texts of `key` ("serve", "user add", ...); throws for a key without texts (a programming error). */
+export function commandText(key: string): CommandText {
+  const found = COMMANDS.find((c) => c.key === key);
+  if (!found) throw new Error(`No help text for ${key}`);
+  return { usage: found.synopsis.slice(key.length).trim(), summary: found.summary };
+}
 
-Commands:
-${COMMANDS.map(entry).join('\n')}
+/** The description of a command group ("user", "wallet", "psbt"). */
+export function groupNote(group: string): string {
+  const note = GROUP_NOTES[group];
+  if (note === undefined) throw new Error(`No help text for ${group}`);
+  return note;
+}
 
-"wcs <command> --help" shows the usage of one command.
+/** Under the global usage: every command with its synopsis, as one overview. */
+export const OVERVIEW = `
+Every command:
+${COMMANDS.map((c) => `  ${c.synopsis}\n      ${c.summary}`).join('\n')}
+
+"wcs <command> --help" (or "wcs help <command> [subcommand]") shows the usage of one command, with its options.
 ${STORE_NOTE}
-
-${OPTIONS}
-`;
-
-/** The usage of `words` (e.g. ["user"], ["user", "delete"]); undefined when no such command. */
-export function commandUsage(words: readonly string[]): string | undefined {
-  const [command, sub] = words;
-  if (command === undefined) return GLOBAL_USAGE;
-  const exact = COMMANDS.find((c) => c.key === `${command} ${sub ?? ''}`.trim() || (sub !== undefined && c.key === command));
-  if (exact) return `Usage: wcs ${entry(exact).trimStart()}\n\n${OPTIONS}\n`;
-  const group = COMMANDS.filter((c) => c.key.startsWith(`${command} `));
-  if (group.length === 0) return undefined;
-  return `Usage: wcs ${command} <subcommand> [options]\n\n${GROUP_NOTES[command] ?? ''}\n\nSubcommands:\n${group.map(entry).join('\n')}\n\n"wcs ${command} <subcommand> --help" shows the usage of one subcommand.\n\n${OPTIONS}\n`;
-}
-
-/** The words before the first option: what `--help` is about. */
-export function helpTopic(argv: readonly string[]): string[] {
-  const words: string[] = [];
-  for (const arg of argv) {
-    if (arg.startsWith('-')) break;
-    if (arg === 'help') continue;
-    words.push(arg);
-    if (words.length === 2) break;
-  }
-  return words;
-}
+The commands that use the store take every setting as an option (--data-folder DIR, --port N, ...),
+each also as a SERVICE_* environment variable or in <data_folder>/config.json: "wcs serve --help" lists them.`;

@@ -11,37 +11,12 @@ import { requireExistingStore } from './store-check.js';
 /** A command-line mistake (exit code 2). */
 export class PsbtUsageError extends Error {}
 
-const VALUE_FLAGS = ['--user', '--to', '--fee-rate', '--subtract-from', '--rbf-tx-id', '--label', '--format', '--out'] as const;
-const SWITCHES = ['--no-rbf'] as const;
+export type PsbtAction = 'list' | 'create' | 'show' | 'sign-import' | 'broadcast';
 
-interface PsbtFlags {
-  values: Map<string, string[]>;
-  switches: Set<string>;
-  /** Everything else: configuration flags. */
-  rest: string[];
-}
-
-/** Pulls this command's flags out of the flags main() took for configuration. */
-export function splitPsbtFlags(flags: readonly string[]): PsbtFlags {
-  const values = new Map<string, string[]>();
-  const switches = new Set<string>();
-  const rest: string[] = [];
-  for (let i = 0; i < flags.length; i++) {
-    const flag = flags[i]!;
-    const [name, inline] = flag.includes('=') ? [flag.slice(0, flag.indexOf('=')), flag.slice(flag.indexOf('=') + 1)] : [flag, undefined];
-    if ((SWITCHES as readonly string[]).includes(name)) {
-      switches.add(name);
-      continue;
-    }
-    if ((VALUE_FLAGS as readonly string[]).includes(name)) {
-      const value = inline ?? flags[++i];
-      if (value === undefined || (inline === undefined && value.startsWith('--'))) throw new PsbtUsageError(`${name} needs a value`);
-      values.set(name, [...(values.get(name) ?? []), value]);
-      continue;
-    }
-    rest.push(flag);
-  }
-  return { values, switches, rest };
+/** The options of a psbt command: every value option as given (`--to` may repeat), and the switches. */
+export interface PsbtFlags {
+  values: ReadonlyMap<string, readonly string[]>;
+  switches: ReadonlySet<string>;
 }
 
 /** `ADDRESS=AMOUNT` with an optional unit suffix: `bcrt1...=0.01`, `bcrt1...=150000sat`. */
@@ -60,24 +35,22 @@ function one(flags: PsbtFlags, name: string): string | undefined {
   return list?.[0];
 }
 
-function positional(words: readonly string[], count: number, shape: string): string[] {
-  if (words.length < count) throw new PsbtUsageError(`wcs psbt ${shape}`);
-  if (words.length > count) throw new PsbtUsageError(`Unexpected argument ${words[count]}`);
-  return [...words];
-}
-
 /** Runs one psbt command; returns the text to print. */
-export async function runPsbtCommand(words: readonly string[], configFlags: readonly string[], env: NodeJS.ProcessEnv): Promise<string> {
-  const [action, ...args] = words;
-  const flags = splitPsbtFlags(configFlags);
+export async function runPsbtCommand(
+  action: PsbtAction,
+  /** The positional arguments: WALLET, then TXID and FILE where the command takes them. */
+  args: readonly string[],
+  flags: PsbtFlags,
+  configFlags: readonly string[],
+  env: NodeJS.ProcessEnv,
+): Promise<string> {
   // Acting as --user, by default admin, as wallet commands do.
   const userName = one(flags, '--user') ?? 'admin';
-  if (!action) throw new PsbtUsageError('wcs psbt needs a command: create, list, show, sign-import or broadcast');
 
   let run: (principal: Principal, services: Awaited<ReturnType<typeof createRuntime>>['services']) => Promise<string>;
   switch (action) {
     case 'list': {
-      const [alias] = positional(args, 1, 'list WALLET --user NAME');
+      const [alias] = args;
       run = async (p, s) => {
         const pending = await s.psbts.list(p, alias!);
         if (pending.length === 0) return 'No pending PSBTs';
@@ -88,7 +61,7 @@ export async function runPsbtCommand(words: readonly string[], configFlags: read
       break;
     }
     case 'create': {
-      const [alias] = positional(args, 1, 'create WALLET --user NAME --to ADDRESS=AMOUNT ...');
+      const [alias] = args;
       const to = flags.values.get('--to') ?? [];
       if (to.length === 0) throw new PsbtUsageError('wcs psbt create needs at least one --to ADDRESS=AMOUNT');
       const label = one(flags, '--label');
@@ -109,10 +82,9 @@ export async function runPsbtCommand(words: readonly string[], configFlags: read
       break;
     }
     case 'show': {
-      const [alias, txid] = positional(args, 2, 'show WALLET TXID --user NAME [--format json|base64|binary] [--out FILE]');
+      const [alias, txid] = args;
       const format = one(flags, '--format') ?? 'json';
       const outFile = one(flags, '--out');
-      if (!['json', 'base64', 'binary'].includes(format)) throw new PsbtUsageError('--format must be json, base64 or binary');
       if (format === 'binary' && !outFile) throw new PsbtUsageError('--format binary needs --out FILE');
       run = async (p, s) => {
         const found = await s.psbts.get(p, alias!, txid!);
@@ -126,7 +98,7 @@ export async function runPsbtCommand(words: readonly string[], configFlags: read
       break;
     }
     case 'sign-import': {
-      const [alias, txid, file] = positional(args, 3, 'sign-import WALLET TXID FILE --user NAME');
+      const [alias, txid, file] = args;
       const bytes = readFileSync(file!);
       // A binary PSBT starts with the magic "psbt\xff"; anything else is read as base64 text.
       const copy = bytes.subarray(0, 5).equals(Buffer.from([0x70, 0x73, 0x62, 0x74, 0xff])) ? new Uint8Array(bytes) : bytes.toString('utf8').trim();
@@ -137,15 +109,13 @@ export async function runPsbtCommand(words: readonly string[], configFlags: read
       break;
     }
     case 'broadcast': {
-      const [alias, txid] = positional(args, 2, 'broadcast WALLET TXID --user NAME');
+      const [alias, txid] = args;
       run = async (p, s) => (await s.psbts.broadcast(p, alias!, txid!)).txid;
       break;
     }
-    default:
-      throw new PsbtUsageError(`Unknown psbt command ${action}`);
   }
 
-  const config = loadConfig({ flags: flags.rest, env });
+  const config = loadConfig({ flags: configFlags, env });
   await requireExistingStore(config);
   const runtime = await createRuntime(config);
   try {

@@ -7,27 +7,14 @@ import { createRuntime } from '../main.js';
 import type { Principal } from '../services/principal.js';
 import { ServiceError } from '../services/errors.js';
 
-const VALUE_OPTIONS = ['--user', '--name', '--alias', '--description', '--descriptor', '--recv-descriptor', '--change-descriptor', '--birthday', '--gap-limit', '--from'];
-
 export class WalletUsageError extends Error {}
 
-/** Splits wallet options from the rest (config flags, positional words). */
-export function splitWalletArgs(argv: readonly string[]): { options: Map<string, string>; rest: string[] } {
-  const options = new Map<string, string>();
-  const rest: string[] = [];
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i] ?? '';
-    const [flag, inline] = arg.includes('=') ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)] : [arg, undefined];
-    if (VALUE_OPTIONS.includes(flag)) {
-      const value = inline ?? argv[++i];
-      if (value === undefined) throw new WalletUsageError(`${flag} needs a value`);
-      options.set(flag, value);
-    } else rest.push(arg);
-  }
-  return { options, rest };
-}
+export type WalletAction = 'import' | 'list' | 'show' | 'delete' | 'rescan';
 
-function integerOption(options: Map<string, string>, flag: string): number | undefined {
+/** The value options of wallet commands, keyed by flag (`--user`, `--name`, ...). */
+export type WalletOptions = ReadonlyMap<string, string>;
+
+function integerOption(options: WalletOptions, flag: string): number | undefined {
   const text = options.get(flag);
   if (text === undefined) return undefined;
   if (!/^\d+$/.test(text)) throw new WalletUsageError(`${flag} must be a whole number`);
@@ -37,21 +24,16 @@ function integerOption(options: Map<string, string>, flag: string): number | und
 /** Runs one wallet command; returns what to print on stdout. `progress` receives the rescan progress bar. */
 export async function runWalletCommand(
   config: Config,
-  words: readonly string[],
-  options: Map<string, string>,
+  action: WalletAction,
+  /** The wallet of show, delete and rescan. */
+  alias: string | undefined,
+  options: WalletOptions,
   progress: (line: string) => void = (line) => process.stderr.write(line),
   /** Runs before the store is opened (the CLI refuses a missing store there). */
   beforeOpen: (config: Config) => Promise<void> = async () => {},
   /** A terminal gets a redrawn bar (`\r`); anything else (a pipe, a file) plain lines, one per change. */
   terminal: boolean = process.stderr.isTTY === true,
 ): Promise<string> {
-  const [action, alias, ...extra] = words;
-  if (extra.length > 0) throw new WalletUsageError(`Unexpected argument ${extra[0]}`);
-  const needsAlias = action === 'show' || action === 'delete' || action === 'rescan';
-  if (needsAlias && !alias) throw new WalletUsageError(`wcs wallet ${action} needs a wallet alias`);
-  if (!needsAlias && action !== 'import' && action !== 'list') throw new WalletUsageError(`Unknown wallet command ${action ?? '(none)'}`);
-  if (!needsAlias && alias) throw new WalletUsageError(`Unexpected argument ${alias}`);
-
   await beforeOpen(config);
   const runtime = await createRuntime(config);
   try {

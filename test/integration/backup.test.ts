@@ -96,7 +96,7 @@ describe('wcs backup', () => {
     expect(result.code).toBe(2);
     expect(result.stderr).toContain('pg_dump');
     expect(await runCli(['restore', join(folder, 'x.sqlite')], pgEnv)).toMatchObject({ code: 2, stderr: expect.stringContaining('pg_restore') });
-    expect(await runCli(['backup'], env)).toMatchObject({ code: 2, stderr: expect.stringContaining('needs a FILE') });
+    expect(await runCli(['backup'], env)).toMatchObject({ code: 2, stderr: expect.stringContaining("missing required argument 'FILE'") });
     expect(await runCli(['backup', join(folder, 'x.sqlite')], env)).toMatchObject({ code: 1, stderr: expect.stringContaining('does not exist') });
     expect(await runCli(['user', 'list', '--force'], env)).toMatchObject({ code: 2 });
   });

@@ -84,6 +84,6 @@ describe('wcs wallet', () => {
     expect(bad.stderr).toMatch(/^wcs: Invalid descriptor: /);
     const usage = await runCli(['wallet', 'frobnicate'], env);
     expect(usage.code).toBe(2);
-    expect(usage.stderr).toContain('Unknown wallet command frobnicate');
+    expect(usage.stderr).toContain("unknown command 'frobnicate'");
   });
 });
