@@ -1,0 +1,32 @@
+import { Command } from 'commander';
+import { describe, expect, it } from 'vitest';
+import { DATA_FOLDER_SETTING, SETTINGS, loadConfig } from '../../../src/config.js';
+import { addSettingOptions, settingFlags } from '../../../src/cli/setting-options.js';
+
+function parsed(args: string[]): Command {
+  const command = addSettingOptions(new Command('serve').exitOverride());
+  command.parse(args, { from: 'user' });
+  return command;
+}
+
+describe('setting options', () => {
+  it('offers every setting, naming its environment variable in the help', () => {
+    const help = parsed([]).helpInformation();
+    for (const setting of [DATA_FOLDER_SETTING, ...SETTINGS]) {
+      expect(help).toContain(setting.flag);
+      expect(help.replace(/\s+/g, ' ')).toContain(`env: ${setting.env}`);
+    }
+  });
+
+  it('hands what was given to loadConfig as flags, and only that', () => {
+    const command = parsed(['--data-folder', '/srv/wcs', '--port=8080', '--api-active', '--network', 'regtest']);
+    expect(settingFlags(command)).toEqual(['--data-folder=/srv/wcs', '--port=8080', '--api-active=true', '--network=regtest']);
+    const config = loadConfig({ flags: settingFlags(command), env: {} });
+    expect(config).toMatchObject({ dataFolder: '/srv/wcs', port: 8080, apiActive: true, network: 'regtest' });
+    expect(settingFlags(parsed([]))).toEqual([]);
+  });
+
+  it('leaves validation to loadConfig, which names the flag', () => {
+    expect(() => loadConfig({ flags: settingFlags(parsed(['--port', 'eighty'])), env: {} })).toThrow(/SERVICE_PORT \(from --port\)/);
+  });
+});
