@@ -134,8 +134,8 @@ export class UserService {
       } else if (wallets.action === 'delete') {
         for (const wallet of owned) {
           result.psbtsDeleted += (await repos.psbts.list(wallet.id)).length;
-          await repos.psbts.deleteWallet(wallet.id);
           await repos.wallets.delete(wallet.id);
+          await repos.psbts.deleteWallet(wallet.id);
           result.walletsDeleted.push(wallet.alias);
         }
       }

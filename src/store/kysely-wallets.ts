@@ -215,6 +215,9 @@ export class KyselyWallets implements WalletRepository {
   }
 
   async delete(walletId: string): Promise<boolean> {
+    // The wallet row first, as the sync takes its locks (wallet row, then its rows and PSBTs): the other
+    // order could deadlock with a sync write of this wallet on PostgreSQL.
+    await this.db.updateTable('wallets').set((eb) => ({ revision: eb('revision', '+', 1) })).where('id', '=', walletId).execute();
     // Explicit deletes: never depend on the connection's foreign-key setting.
     for (const table of ['wallet_shares', 'wallet_addresses', 'wallet_transactions', 'wallet_address_labels', 'wallet_utxo_flags'] as const) {
       await this.db.deleteFrom(table).where('wallet_id', '=', walletId).execute();

@@ -156,8 +156,8 @@ export class WalletAdmin {
   async delete(principal: Principal, alias: string): Promise<void> {
     const wallet = await this.deps.access.resolve(principal, alias, 'owner');
     await this.deps.store.transaction(async (repos) => {
-      await repos.psbts.deleteWallet(wallet.id);
       await repos.wallets.delete(wallet.id);
+      await repos.psbts.deleteWallet(wallet.id);
     });
     this.deps.states.forget(wallet.id);
     this.deps.scripts.forget(wallet.id);
