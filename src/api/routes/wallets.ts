@@ -71,11 +71,11 @@ export const walletRoutes: RouteModule = {
         config: { auth: 'bearer' },
         schema: {
           tags,
-          summary: 'Rename, describe, label keys, share (owner only)',
+          summary: 'Rename, describe, label keys, change the gap limit, share (owner only)',
           operationId: 'updateWallet',
           params: WalletParams,
           body: UpdateWalletBody,
-          response: { 200: success('The updated wallet details.', WalletDetailsSchema), ...errorResponses(400, 401, 404, 413, 415, 500) },
+          response: { 200: success('The updated wallet details.', WalletDetailsSchema), ...errorResponses(400, 401, 404, 413, 415, 422, 500) },
         },
       },
       (request) => admin.update(principalOf(request), request.params.wallet_alias, request.body),
