@@ -83,7 +83,7 @@ export function mountAnimatedQr(container: HTMLElement, psbt: Uint8Array): void 
         ? `${name}: one frame`
         : source.format === 'bbqr'
           ? `${name}: part ${inCycle} of ${source.cycleLength}`
-          : `${name}: frame ${shown} (${source.cycleLength} make a full set; later frames help a signer that missed some)`;
+          : `${name}: frame ${shown}, ${source.cycleLength} to a full set`;
     canvas.setAttribute('aria-label', `QR code of the PSBT for a signing device, ${counter.textContent}`);
   };
   const stop = () => {

@@ -57,7 +57,7 @@ export type ScanProgress =
 /**
  * Takes scanned strings one at a time, in any order and with repeats, detects the format from the prefix and
  * reports progress until the PSBT is complete. A string of another series (a new BBQr header, a UR of another
- * length) starts over with that series, since the person has turned to another device or transaction.
+ * message) starts over with that series, since the person has turned to another device or transaction.
  */
 export class PsbtScanAccumulator {
   private bbqr?: { key: string; total: number; parts: Map<number, string> };
@@ -107,9 +107,14 @@ export class PsbtScanAccumulator {
       this.ur = { key, decoder: new UrPsbtDecoder() };
       this.bbqr = undefined;
     }
-    const { decoder } = this.ur;
+    let { decoder } = this.ur;
     try {
-      decoder.receive(part);
+      if (decoder.receive(part) === 'ignored') {
+        // Same type and length, but another message (its checksum differs): start over with this one.
+        decoder = new UrPsbtDecoder();
+        this.ur = { key, decoder };
+        decoder.receive(part);
+      }
     } catch (error) {
       throw new QrScanError(error instanceof UrError ? error.message : 'the UR part does not decode');
     }

@@ -92,6 +92,18 @@ describe('PsbtScanAccumulator', () => {
     expect(accumulator.push('B$ZP0100AAAA')).toEqual(seen.at(-1));
   });
 
+  it('starts over on a UR of another PSBT with the same number of parts', () => {
+    const first = psbtFrames(psbtOf('w_wsh2of3', 1), 'ur');
+    const second = psbtFrames(psbtOf('w_wsh2of3', 2), 'ur');
+    expect(second.cycleLength).toBe(first.cycleLength);
+    const accumulator = new PsbtScanAccumulator();
+    const firstFrames = takeFrames(first, first.cycleLength - 1);
+    expect(collect(firstFrames, accumulator).at(-1)).toMatchObject({ state: 'collecting', received: first.cycleLength - 1 });
+    const seen = collect(takeFrames(second, second.cycleLength), accumulator);
+    expect(seen[0]).toMatchObject({ state: 'collecting', format: 'ur', received: 1 });
+    expect(seen.at(-1)).toEqual({ state: 'complete', format: 'ur', psbt: psbtOf('w_wsh2of3', 2) });
+  });
+
   it('starts over on a BBQr series of another PSBT', () => {
     const accumulator = new PsbtScanAccumulator();
     const first = psbtFrames(big, 'bbqr');
