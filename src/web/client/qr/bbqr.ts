@@ -82,6 +82,16 @@ export function parseBbqrHeader(part: string): BbqrHeader | undefined {
   return { encoding: match[1] as BbqrEncoding, fileType: match[2] as string, total, index };
 }
 
+/** Reads one scanned part fully: its header, and a body of the characters its encoding allows. */
+export function checkBbqrPart(part: string): BbqrHeader {
+  const head = parseBbqrHeader(part);
+  if (!head) throw new BbqrError('this BBQr code has a damaged header');
+  const body = part.slice(BBQR_HEADER_LENGTH);
+  const valid = head.encoding === 'H' ? /^(?:[0-9A-F]{2})*$/.test(body) : /^[A-Z2-7]*$/.test(body);
+  if (!valid || body.length === 0) throw new BbqrError(`part ${head.index + 1} does not hold valid ${head.encoding === 'H' ? 'hex' : 'base32'} data`);
+  return head;
+}
+
 /** Joins a complete set of parts (any order, repeats allowed when identical) back into the file. */
 export function bbqrJoin(parts: readonly string[]): { fileType: string; encoding: BbqrEncoding; data: Uint8Array } {
   if (parts.length === 0) throw new BbqrError('no BBQr parts');

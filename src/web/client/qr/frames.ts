@@ -1,6 +1,6 @@
 // What an animated QR shows for a PSBT, and how scanned strings are collected back into one, in the two formats
 // air-gapped signers use: UR (crypto-psbt, fountain-coded) and BBQr. Pure: no DOM, no Node API.
-import { BbqrError, bbqrJoin, bbqrSplit, parseBbqrHeader } from './bbqr.js';
+import { BbqrError, bbqrJoin, bbqrSplit, checkBbqrPart, type BbqrHeader } from './bbqr.js';
 import { UR_PSBT_TYPES, UrError, UrPsbtDecoder, urPsbtEncoder } from './ur.js';
 
 export type QrFormat = 'ur' | 'bbqr';
@@ -73,8 +73,12 @@ export class PsbtScanAccumulator {
   }
 
   private pushBbqr(part: string): ScanProgress {
-    const head = parseBbqrHeader(part);
-    if (!head) throw new QrScanError('this BBQr code has a damaged header');
+    let head: BbqrHeader;
+    try {
+      head = checkBbqrPart(part);
+    } catch (error) {
+      throw new QrScanError(error instanceof BbqrError ? error.message : 'this BBQr code does not decode');
+    }
     if (head.fileType !== 'P') throw new QrScanError('this BBQr code holds something other than a PSBT');
     const key = part.slice(0, 6);
     if (this.bbqr?.key !== key) {

@@ -122,6 +122,8 @@ describe('PsbtScanAccumulator', () => {
     expect(() => accumulator.push('https://example.com')).toThrow(/neither a UR nor a BBQr/);
     expect(() => accumulator.push('B$ZT0100AAAA')).toThrow(/other than a PSBT/);
     expect(() => accumulator.push('B$Q')).toThrow(/damaged header/);
+    expect(() => accumulator.push(`${(frames[1] as string).slice(0, 8)}ABC1`)).toThrow(/valid base32/);
+    expect(() => accumulator.push('B$HP0100ABC')).toThrow(/valid hex/);
     expect(() => accumulator.push('ur:crypto-account/aeae')).toThrow(/not a PSBT/);
     const seen = collect(frames.slice(1), accumulator);
     expect(seen.at(-1)).toEqual({ state: 'complete', format: 'bbqr', psbt: big });
