@@ -36,9 +36,11 @@ export function mountAnimatedQr(container: HTMLElement, psbt: Uint8Array): void 
   const root = element('figure', 'qr-animated');
   const canvas = element('canvas', 'qr-canvas');
   canvas.setAttribute('role', 'img');
+  canvas.setAttribute('aria-label', 'Animated QR code of the PSBT, for a signing device to scan');
   const caption = element('figcaption', 'qr-caption');
   const counter = element('span', 'qr-counter');
   counter.id = `${id}-counter`;
+  canvas.setAttribute('aria-describedby', counter.id);
   const controls = element('div', 'qr-controls');
   const formats = element('fieldset', 'qr-formats');
   formats.append(element('legend', 'qr-legend', 'QR format'));
@@ -84,7 +86,6 @@ export function mountAnimatedQr(container: HTMLElement, psbt: Uint8Array): void 
         : source.format === 'bbqr'
           ? `${name}: part ${inCycle} of ${source.cycleLength}`
           : `${name}: frame ${shown}, ${source.cycleLength} to a full set`;
-    canvas.setAttribute('aria-label', `QR code of the PSBT for a signing device, ${counter.textContent}`);
   };
   const stop = () => {
     if (timer !== undefined) clearInterval(timer);
@@ -101,11 +102,17 @@ export function mountAnimatedQr(container: HTMLElement, psbt: Uint8Array): void 
       message.textContent = '';
     } catch (error) {
       source = undefined;
+      canvas.width = 0;
+      counter.textContent = '';
       message.textContent = error instanceof Error ? `This PSBT cannot be shown as a QR code: ${error.message}.` : 'This PSBT cannot be shown as a QR code.';
     }
     shown = 0;
     const radio = radios.get(format);
     if (radio) radio.checked = true;
+    // A still frame needs no animation controls.
+    const still = !source || source.cycleLength === 1;
+    pause.hidden = still;
+    step.hidden = still;
     show();
     run();
   };

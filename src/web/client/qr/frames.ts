@@ -62,11 +62,11 @@ export type ScanProgress =
 export class PsbtScanAccumulator {
   private bbqr?: { key: string; total: number; parts: Map<number, string> };
   private ur?: { key: string; decoder: UrPsbtDecoder };
-  private done?: Uint8Array;
+  private done?: { state: 'complete'; format: QrFormat; psbt: Uint8Array };
 
   push(text: string): ScanProgress {
     const scanned = text.trim();
-    if (this.done) return { state: 'complete', format: this.bbqr ? 'bbqr' : 'ur', psbt: this.done };
+    if (this.done) return this.done;
     if (scanned.startsWith('B$')) return this.pushBbqr(scanned);
     if (scanned.slice(0, 3).toLowerCase() === 'ur:') return this.pushUr(scanned);
     throw new QrScanError('this QR code is neither a UR nor a BBQr code');
@@ -140,8 +140,8 @@ export class PsbtScanAccumulator {
       this.ur = undefined;
       throw new QrScanError('the scanned data is not a PSBT');
     }
-    this.done = data;
-    return { state: 'complete', format, psbt: data };
+    this.done = { state: 'complete', format, psbt: data };
+    return this.done;
   }
 }
 
