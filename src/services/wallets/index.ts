@@ -4,3 +4,4 @@ export { WalletAdmin, chainUnavailable } from './admin.js';
 export { WalletCoins } from './coins.js';
 export { WalletReads, type ChainAccess } from './reads.js';
 export type { SpendableUtxo, WalletForSpending } from './spending.js';
+export { WalletFiles, readImport, type ExportedWalletFile } from './files.js';
