@@ -6,7 +6,8 @@ import { tokenRoutes } from './tokens.js';
 import type { RouteModule } from './types.js';
 import { walletRoutes } from './wallets.js';
 import { walletFileRoutes } from './wallet-files.js';
+import { walletLabelRoutes } from './wallet-labels.js';
 
-export const API_ROUTE_MODULES: readonly RouteModule[] = [tokenRoutes, serviceRoutes, probeRoutes, psbtRoutes, walletRoutes, walletFileRoutes];
+export const API_ROUTE_MODULES: readonly RouteModule[] = [tokenRoutes, serviceRoutes, probeRoutes, psbtRoutes, walletRoutes, walletFileRoutes, walletLabelRoutes];
 
 export type { RouteContext, RouteModule } from './types.js';

@@ -152,7 +152,11 @@ export class WalletAdmin {
     const gapLimit = input.gap_limit === undefined ? wallet.gapLimit : checkGapLimit(input.gap_limit);
     this.deps.limits.checkGapLimit(gapLimit);
     const labels = checkKeyLabels(input.labels, '/labels');
-    const keys = wallet.keys.map((k) => ({ ...k, label: labels.find((l) => l.fingerprint === k.fingerprint)?.label ?? k.label }));
+    const keys = wallet.keys.map((k) => {
+      const label = labels.find((l) => l.fingerprint === k.fingerprint)?.label ?? k.label;
+      // The label's time lets a BIP329 import tell which label is newer.
+      return label === k.label ? k : { ...k, label, labelUpdatedAt: this.deps.now() };
+    });
     const shares = checkShares(input.shared_with);
     if (shares) await this.checkShareUsers(principal, shares);
     await this.deps.store.transaction(async (repos) => {
