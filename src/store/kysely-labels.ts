@@ -25,6 +25,11 @@ export class KyselyLabels implements WalletLabelRepository {
     ];
   }
 
+  async txLabels(walletId: string): Promise<Map<string, string>> {
+    const rows = await this.db.selectFrom('wallet_tx_labels').select(['txid', 'label']).where('wallet_id', '=', walletId).execute();
+    return new Map(rows.map((r) => [r.txid, r.label]));
+  }
+
   async lock(walletId: string): Promise<boolean> {
     // A write that changes nothing still takes the row's lock (PostgreSQL) or the database's (SQLite).
     const held = await this.db.updateTable('wallets').set((eb) => ({ revision: eb.ref('revision') })).where('id', '=', walletId).executeTakeFirst();

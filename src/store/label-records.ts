@@ -19,6 +19,8 @@ export interface WalletLabelRepository {
    * one wallet (on any instance) apply one after the other. False when the wallet is gone.
    */
   lock(walletId: string): Promise<boolean>;
+  /** Transaction labels by txid. */
+  txLabels(walletId: string): Promise<Map<string, string>>;
   /** Sets a transaction's label; an empty label removes it. */
   setTxLabel(walletId: string, txid: string, label: string, at: number): Promise<void>;
 }

@@ -54,6 +54,7 @@ describe.each(STORE_KINDS)('label store conformance: $kind', ({ open }) => {
     ]);
     await store.labels.setTxLabel('w-1', HASH('a'), '', 60);
     expect((await store.labels.list('w-1')).filter((l) => l.type === 'tx').map((l) => l.ref)).toEqual([HASH('b')]);
+    expect(await store.labels.txLabels('w-1')).toEqual(new Map([[HASH('b'), 'second']]));
     // The key label's time is kept with the keys.
     expect((await store.wallets.findById('w-1'))?.keys[0]?.labelUpdatedAt).toBe(5);
   });

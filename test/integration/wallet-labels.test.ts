@@ -76,6 +76,8 @@ describe.each(['sqlite', 'postgres'] as const)('BIP329 labels on %s', (database)
     expect(utxo.find((u) => u.txid === other.txid && u.vout === other.vout)).toMatchObject({ frozen: false, label: 'Spend me' });
     const wallet = (await request(`${world.server.api}/wallets/${ALIAS}`, { headers: world.auth })).body;
     expect(wallet.keys[0].label).toBe('Alice');
+    // A transaction's own label shows in the transaction list.
+    expect(wallet.txlist.find((t: any) => t.txid === tx.txid).label).toBe('Salary');
 
     const exported = await exportLabels();
     expect(exported.headers.get('content-type')).toMatch(/^application\/jsonl/);
