@@ -2,24 +2,31 @@
  * BIP329 labels over HTTP on SQLite and PostgreSQL, with a wallet synced from the regtest fixtures: export,
  * import (merge newer-wins, unknown references counted, freezing), all-or-nothing refusal naming the faulty
  * lines (BIP329's own example, of mainnet, on a regtest service), a lossless round trip into a second wallet,
- * and two imports at once.
+ * and imports at once (on two instances sharing one PostgreSQL schema too).
  */
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { request } from '../support/server.js';
-import { startWalletWorld, timeline, wallets, type WalletWorld } from './wallet-helpers.js';
+import { request, startTestServer, type TestServer } from '../support/server.js';
+import { nodeEnv, startWalletWorld, timeline, wallets, type WalletWorld } from './wallet-helpers.js';
 
 const LAST = timeline.snapshots.length - 1;
 const ALIAS = 'w_wsh2of3';
 const bip329Example = readFileSync(new URL('../vectors/bip329/bip329-example.jsonl', import.meta.url), 'utf8');
 const jsonl = (records: unknown[]) => records.map((r) => JSON.stringify(r)).join('\n') + '\n';
 
-describe.each(['sqlite', 'postgres'] as const)('BIP329 labels on %s', (database) => {
+const setups = [
+  { name: 'sqlite', database: 'sqlite' as const, twoInstances: false },
+  { name: 'postgres', database: 'postgres' as const, twoInstances: false },
+  { name: 'two instances on postgres', database: 'postgres' as const, twoInstances: true },
+];
+
+describe.each(setups)('BIP329 labels: $name', ({ database, twoInstances }) => {
   let world: WalletWorld;
+  let other: TestServer;
   let details: any;
-  const labelsUrl = (alias = ALIAS) => `${world.server.api}/wallets/${alias}/labels`;
-  const importLabels = (body: string, alias = ALIAS) =>
-    request(labelsUrl(alias), { method: 'POST', headers: { ...world.auth, 'content-type': 'application/jsonl' }, body });
+  const labelsUrl = (alias = ALIAS, server: TestServer = world.server) => `${server.api}/wallets/${alias}/labels`;
+  const importLabels = (body: string, alias = ALIAS, server: TestServer = world.server) =>
+    request(labelsUrl(alias, server), { method: 'POST', headers: { ...world.auth, 'content-type': 'application/jsonl' }, body });
   const exportLabels = async (alias = ALIAS) => {
     const response = await request(labelsUrl(alias), { headers: world.auth });
     expect(response.status, response.text).toBe(200);
@@ -29,6 +36,9 @@ describe.each(['sqlite', 'postgres'] as const)('BIP329 labels on %s', (database)
 
   beforeAll(async () => {
     world = await startWalletWorld({ snapshot: LAST }, { database });
+    other = twoInstances
+      ? await startTestServer({ dataFolder: world.server.dataFolder, env: nodeEnv(world.node), database, postgresSchema: world.server.postgresSchema! })
+      : world.server;
     const w = wallets[ALIAS]!;
     for (const alias of [ALIAS, 'copy']) {
       const created = await request(`${world.server.api}/wallets`, {
@@ -42,7 +52,10 @@ describe.each(['sqlite', 'postgres'] as const)('BIP329 labels on %s', (database)
     details = (await request(`${world.server.api}/wallets/${ALIAS}`, { headers: world.auth })).body;
     expect(details.utxo.length).toBeGreaterThan(1);
   }, 120_000);
-  afterAll(() => world?.close());
+  afterAll(async () => {
+    if (other !== world?.server) await other?.stop();
+    await world?.close();
+  });
 
   it('refuses BIP329’s own example on a regtest wallet, naming its mainnet lines, and imports nothing', async () => {
     const response = await importLabels(bip329Example);
@@ -139,13 +152,14 @@ describe.each(['sqlite', 'postgres'] as const)('BIP329 labels on %s', (database)
     expect(notText.status).toBe(400);
   });
 
-  it('two imports at once: both answer 200, and each label is one of the two', async () => {
+  it('four imports at once: each answers 200, and each label is one of theirs', async () => {
     const tx = details.txlist[0].txid;
     const key = details.keys[1];
     // Later than every label written before (the earlier tests wrote times in 2999).
     const modified = '3000-01-01T00:00:00Z';
     const file = (n: number) => jsonl([{ type: 'tx', ref: tx, label: `Import ${n}`, modified }, { type: 'xpub', ref: key.xpub, label: `Signer ${n}`, modified }]);
-    const answers = await Promise.all([1, 2, 3, 4].map((n) => importLabels(file(n))));
+    // Alternating between the instances when there are two.
+    const answers = await Promise.all([1, 2, 3, 4].map((n) => importLabels(file(n), ALIAS, n % 2 === 0 ? other : world.server)));
     for (const answer of answers) {
       expect(answer.status, answer.text).toBe(200);
       expect(answer.body.imported).toBe(2);
