@@ -143,7 +143,10 @@ const PSBT_VALUE_OPTIONS: Record<PsbtAction, ReadonlyArray<[string, string]>> = 
     ['--rbf-tx-id <TXID>', 'replace this pending transaction'],
     ['--label <TEXT>', 'label of the recipients'],
   ],
-  show: [['--out <FILE>', 'write to FILE instead of printing']],
+  show: [
+    ['--out <FILE>', 'write to FILE instead of printing'],
+    ['--psbt-version <0|2>', 'PSBT version of the base64 or binary output: 0 (BIP174, default) or 2 (BIP370)'],
+  ],
   'sign-import': [],
   broadcast: [],
 };
