@@ -24,20 +24,32 @@ const COMMANDS: ReadonlyArray<{ key: string; synopsis: string; summary: string }
   { key: 'restore', synopsis: 'restore FILE [--force]', summary: 'Replace the SQLite store with the snapshot FILE (service stopped; --force replaces a store that holds data).' },
   {
     key: 'wallet import',
-    synopsis: 'wallet import --name NAME (--descriptor D | --recv-descriptor D --change-descriptor D) [--alias A] [--description T] [--birthday HEIGHT|YYYY-MM-DD] [--gap-limit N] [--user NAME]',
-    summary: 'Import a watch-only wallet, owned by --user (default admin).',
+    synopsis:
+      'wallet import (--name NAME (--descriptor D | --recv-descriptor D --change-descriptor D) | --file F [--format FORMAT] [--name NAME]) [--alias A] [--description T] [--birthday HEIGHT|YYYY-MM-DD] [--gap-limit N] [--user NAME]',
+    summary: 'Import a watch-only wallet, owned by --user (default admin); --file reads a descriptor, BSMS, Coldcard, Specter or Caravan file.',
+  },
+  {
+    key: 'wallet export',
+    synopsis: 'wallet export ALIAS --format descriptor|bsms|coldcard|specter|caravan [--out FILE] [--user NAME]',
+    summary: 'Write the wallet setup as a file other coordinators and signers import.',
   },
   { key: 'wallet list', synopsis: 'wallet list [--user NAME]', summary: 'List the wallets --user (default admin) can access.' },
   { key: 'wallet show', synopsis: 'wallet show ALIAS [--user NAME]', summary: "Show a wallet's details (JSON)." },
   { key: 'wallet delete', synopsis: 'wallet delete ALIAS [--user NAME]', summary: 'Delete a wallet with its PSBTs (owner only).' },
   { key: 'wallet rescan', synopsis: 'wallet rescan ALIAS [--from HEIGHT] [--user NAME]', summary: "Forget the wallet's chain data and scan again; a progress bar on a terminal, plain lines otherwise." },
+  { key: 'labels export', synopsis: 'labels export ALIAS [--out FILE] [--user NAME]', summary: "Write the wallet's labels as BIP329 JSON Lines." },
+  {
+    key: 'labels import',
+    synopsis: 'labels import ALIAS FILE [--user NAME]',
+    summary: 'Import a BIP329 file (newer label wins; unknown references skipped; all or nothing).',
+  },
   { key: 'psbt list', synopsis: 'psbt list WALLET [--user NAME]', summary: "List the wallet's pending PSBTs (txid, recipients, fee rate, signatures)." },
   {
     key: 'psbt create',
     synopsis: 'psbt create WALLET --to ADDRESS=AMOUNT[btc|sat] [--to ...] [--fee-rate SAT_PER_VB] [--subtract-from INDEX] [--no-rbf] [--rbf-tx-id TXID] [--label TEXT] [--user NAME]',
     summary: 'Create a PSBT; prints its txid, fee and base64.',
   },
-  { key: 'psbt show', synopsis: 'psbt show WALLET TXID [--format json|base64|binary] [--out FILE] [--user NAME]', summary: 'Print one PSBT (binary needs --out: the file signers import).' },
+  { key: 'psbt show', synopsis: 'psbt show WALLET TXID [--format json|base64|binary] [--psbt-version 0|2] [--out FILE] [--user NAME]', summary: 'Print one PSBT (binary needs --out: the file signers import).' },
   { key: 'psbt sign-import', synopsis: 'psbt sign-import WALLET TXID FILE [--user NAME]', summary: "Merge a cosigner's signed copy (binary or base64 file)." },
   { key: 'psbt broadcast', synopsis: 'psbt broadcast WALLET TXID [--user NAME]', summary: 'Finalize, verify every signature and broadcast; prints the txid.' },
   { key: 'help', synopsis: 'help [COMMAND [SUBCOMMAND]]', summary: 'Show this text, or the usage of one command.' },
@@ -47,6 +59,7 @@ const COMMANDS: ReadonlyArray<{ key: string; synopsis: string; summary: string }
 const GROUP_NOTES: Record<string, string> = {
   user: 'Users of the service. The password of add and passwd is read from a prompt without echo, or from the first line of stdin.',
   wallet: 'Watch-only wallets, acting as --user (default admin) on the configured store and Bitcoin Core.',
+  labels: 'BIP329 labels of a wallet, acting as --user (default admin), who needs read access (export) or spend access (import).',
   psbt: 'PSBTs of a wallet, acting as --user (default admin), who needs read access (list, show) or spend access (the others).',
 };
 

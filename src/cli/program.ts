@@ -13,6 +13,7 @@ import { addSettingOptions, isSettingFlag, settingFlags } from './setting-option
 import { requireExistingStore } from './store-check.js';
 import { runUserCommand, type UserAction } from './user-commands.js';
 import { runWalletCommand, type WalletAction } from './wallet-commands.js';
+import { runLabelCommand } from './label-commands.js';
 
 /** Exit code of a command-line mistake. */
 export const USAGE_EXIT_CODE = 2;
@@ -71,6 +72,12 @@ const WALLET_OPTIONS: Record<WalletAction, ReadonlyArray<[string, string]>> = {
     ['--description <T>', 'free text'],
     ['--birthday <HEIGHT|YYYY-MM-DD>', 'where the chain scan starts'],
     ['--gap-limit <N>', 'unused addresses watched past the last used one'],
+    ['--file <F>', 'a wallet setup file instead of descriptors: descriptors, BSMS, Coldcard, Specter or Caravan'],
+    ['--format <FORMAT>', 'the format of --file (default: detected): descriptor, bsms, coldcard, specter, caravan'],
+  ],
+  export: [
+    ['--format <FORMAT>', 'descriptor, bsms, coldcard, specter or caravan'],
+    ['--out <FILE>', 'write to FILE instead of printing'],
   ],
   list: [],
   show: [],
@@ -80,7 +87,7 @@ const WALLET_OPTIONS: Record<WalletAction, ReadonlyArray<[string, string]>> = {
 
 function walletCommands(program: Command): void {
   const wallet = group(program, 'wallet');
-  for (const name of ['import', 'list', 'show', 'delete', 'rescan'] as const) {
+  for (const name of ['import', 'export', 'list', 'show', 'delete', 'rescan'] as const) {
     const command = subcommand(wallet, name, `wallet ${name}`);
     if (name !== 'import' && name !== 'list') command.argument('<ALIAS>', 'alias of the wallet');
     for (const [flags, description] of WALLET_OPTIONS[name]) command.option(flags, description);
@@ -91,6 +98,22 @@ function walletCommands(program: Command): void {
       const options = new Map<string, string>();
       for (const [long, value] of commandOptions(command)) if (typeof value === 'string') options.set(long, value);
       out(await runWalletCommand(configOf(command), name, alias, options, undefined, requireExistingStore));
+    });
+  }
+}
+
+function labelCommands(program: Command): void {
+  const labels = group(program, 'labels');
+  for (const name of ['export', 'import'] as const) {
+    const command = subcommand(labels, name, `labels ${name}`).argument('<ALIAS>', 'alias of the wallet');
+    if (name === 'import') command.argument('<FILE>', 'the BIP329 file (JSON Lines)');
+    else command.option('--out <FILE>', 'write to FILE instead of printing');
+    command.option('--user <NAME>', 'act as this user', 'admin');
+    addSettingOptions(command).action(async (...args: unknown[]) => {
+      const options = new Map<string, string>();
+      for (const [long, value] of commandOptions(command)) if (typeof value === 'string') options.set(long, value);
+      const words = args.filter((a): a is string => typeof a === 'string');
+      out(await runLabelCommand(configOf(command), name, words[0]!, words[1], options, requireExistingStore));
     });
   }
 }
@@ -120,7 +143,10 @@ const PSBT_VALUE_OPTIONS: Record<PsbtAction, ReadonlyArray<[string, string]>> = 
     ['--rbf-tx-id <TXID>', 'replace this pending transaction'],
     ['--label <TEXT>', 'label of the recipients'],
   ],
-  show: [['--out <FILE>', 'write to FILE instead of printing']],
+  show: [
+    ['--out <FILE>', 'write to FILE instead of printing'],
+    ['--psbt-version <0|2>', 'PSBT version of the base64 or binary output: 0 (BIP174, default) or 2 (BIP370)'],
+  ],
   'sign-import': [],
   broadcast: [],
 };
@@ -209,6 +235,7 @@ export function buildProgram(): Command {
   userCommands(program);
   backupCommands(program);
   walletCommands(program);
+  labelCommands(program);
   psbtCommands(program);
   helpCommand(program);
   subcommand(program, 'version', 'version').action(() => out(readVersion()));

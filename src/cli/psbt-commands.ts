@@ -86,8 +86,10 @@ export async function runPsbtCommand(
       const format = one(flags, '--format') ?? 'json';
       const outFile = one(flags, '--out');
       if (format === 'binary' && !outFile) throw new PsbtUsageError('--format binary needs --out FILE');
+      const version = one(flags, '--psbt-version') ?? '0';
+      if (version !== '0' && version !== '2') throw new PsbtUsageError('--psbt-version must be 0 or 2');
       run = async (p, s) => {
-        const found = await s.psbts.get(p, alias!, txid!);
+        const found = await s.psbts.get(p, alias!, txid!, version === '2' ? 2 : 0);
         const text = format === 'json' ? JSON.stringify({ result: found.record }, null, 2) : found.base64;
         if (outFile) {
           writeFileSync(outFile, format === 'binary' ? found.psbt : `${text}\n`);

@@ -1,7 +1,8 @@
 /**
- * `wcs wallet import|list|show|delete|rescan`: the wallet use cases from the command line, acting as
+ * `wcs wallet import|export|list|show|delete|rescan`: the wallet use cases from the command line, acting as
  * one user (`--user`, default `admin`) on the configured store and node.
  */
+import { readFileSync, writeFileSync } from 'node:fs';
 import type { Config } from '../config.js';
 import { createRuntime } from '../main.js';
 import type { Principal } from '../services/principal.js';
@@ -9,7 +10,7 @@ import { ServiceError } from '../services/errors.js';
 
 export class WalletUsageError extends Error {}
 
-export type WalletAction = 'import' | 'list' | 'show' | 'delete' | 'rescan';
+export type WalletAction = 'import' | 'export' | 'list' | 'show' | 'delete' | 'rescan';
 
 /** The value options of wallet commands, keyed by flag (`--user`, `--name`, ...). */
 export type WalletOptions = ReadonlyMap<string, string>;
@@ -19,6 +20,22 @@ function integerOption(options: WalletOptions, flag: string): number | undefined
   if (text === undefined) return undefined;
   if (!/^\d+$/.test(text)) throw new WalletUsageError(`${flag} must be a whole number`);
   return Number(text);
+}
+
+/** The text of a file named on the command line; a missing file is a usage error naming it. */
+export function readInputFile(flag: string, path: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    throw new WalletUsageError(`${flag} ${path}: cannot read the file`);
+  }
+}
+
+/** Writes `text` to `--out` and says so, or returns it for stdout. */
+export function output(text: string, out: string | undefined, what: string): string {
+  if (out === undefined) return text.replace(/\n$/, '');
+  writeFileSync(out, text);
+  return `Wrote ${what} to ${out}`;
 }
 
 /** Runs one wallet command; returns what to print on stdout. `progress` receives the rescan progress bar. */
@@ -45,7 +62,10 @@ export async function runWalletCommand(
     switch (action) {
       case 'import': {
         const birthday = options.get('--birthday');
+        const file = options.get('--file');
+        if (file === undefined && options.has('--format')) throw new WalletUsageError('--format needs --file');
         const details = await admin.create(principal, {
+          ...(file !== undefined ? { import: readInputFile('--file', file), import_format: options.get('--format') } : {}),
           name: options.get('--name'),
           alias: options.get('--alias'),
           description: options.get('--description'),
@@ -56,6 +76,12 @@ export async function runWalletCommand(
           gap_limit: integerOption(options, '--gap-limit'),
         });
         return `Imported wallet ${details.alias} (${details.name}): ${details.address_type}, ${details.sigs_required} of ${details.sigs_total}\nFirst address: ${details.address}`;
+      }
+      case 'export': {
+        const format = options.get('--format');
+        if (format === undefined) throw new WalletUsageError('--format is required: descriptor, bsms, coldcard, specter or caravan');
+        const file = await runtime.services.wallets.files.export(principal, alias!, format);
+        return output(file.text, options.get('--out'), `the ${format} file of wallet ${alias}`);
       }
       case 'list': {
         const list = await reads.list(principal);

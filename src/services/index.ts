@@ -19,7 +19,7 @@ import { ALWAYS_LEADER, type SyncLeadership } from './sync/leadership.js';
 import { SyncService } from './sync/sync-service.js';
 import { PsbtChainReconciler } from './psbts/chain-reconciler.js';
 import { WalletScriptsCache, WalletStateCache } from './wallet-state.js';
-import { WalletAccess, WalletAdmin, WalletCoins, WalletReads } from './wallets/index.js';
+import { WalletAccess, WalletAdmin, WalletCoins, WalletFiles, WalletLabels, WalletReads } from './wallets/index.js';
 
 /** The wallet part, by who acts: access checks, reads (read access), the owner's administration, coins. */
 export interface WalletServices {
@@ -27,6 +27,10 @@ export interface WalletServices {
   reads: WalletReads;
   admin: WalletAdmin;
   coins: WalletCoins;
+  /** Wallet setup files of other tools (export; import goes through admin.create). */
+  files: WalletFiles;
+  /** BIP329 label export and import. */
+  labels: WalletLabels;
 }
 import { WalletLimits } from './wallet-limits.js';
 
@@ -85,6 +89,8 @@ export function createServices(deps: ServiceDeps): Services {
       now,
     }),
     coins: new WalletCoins({ store, network: config.network, access, states, scripts }),
+    files: new WalletFiles({ access }),
+    labels: new WalletLabels({ store, access, states, now }),
   };
   const sync = new SyncService({
     store,

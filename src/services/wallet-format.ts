@@ -90,7 +90,8 @@ export function utxoView(u: WalletUtxo, ctx: UtxoContext): UtxoView {
   };
 }
 
-export function txListEntry(e: WalletTxEntry, walletAlias: string, network: NetworkName, labels: Map<string, string>): TxListEntry {
+/** `txLabels`: labels of transactions themselves (BIP329 `tx`), shown before the address's label. */
+export function txListEntry(e: WalletTxEntry, walletAlias: string, network: NetworkName, labels: Map<string, string>, txLabels?: Map<string, string>): TxListEntry {
   const address = e.addressScript === null ? null : scriptAddress(e.addressScript, network);
   return {
     txid: e.txid,
@@ -100,7 +101,7 @@ export function txListEntry(e: WalletTxEntry, walletAlias: string, network: Netw
     amount_sat: satsNumber(e.netSat),
     fee: e.feeSat === null ? null : satsToBtcNumber(e.feeSat),
     address,
-    label: (address !== null && labels.get(address)) || '',
+    label: txLabels?.get(e.txid) || (address !== null && labels.get(address)) || '',
     confirmations: e.confirmations,
     blockheight: e.blockHeight,
     blockhash: e.blockHash,

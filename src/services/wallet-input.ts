@@ -23,6 +23,9 @@ export interface WalletCreateInput {
   birthday?: unknown;
   gap_limit?: unknown;
   shared_with?: unknown;
+  /** Text of a wallet setup file (descriptors, BSMS, Coldcard, Specter, Caravan) instead of the keys. */
+  import?: unknown;
+  import_format?: unknown;
 }
 
 export interface WalletUpdateInput {

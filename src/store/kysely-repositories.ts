@@ -14,6 +14,7 @@ import {
 import type { Database, TokensTable, UsersTable } from './schema.js';
 import { KyselyPsbts } from './kysely-psbts.js';
 import { KyselyWallets } from './kysely-wallets.js';
+import { KyselyLabels } from './kysely-labels.js';
 
 /** Tells whether a driver error is a uniqueness violation (SQLite or PostgreSQL). */
 export function isUniqueViolation(error: unknown): boolean {
@@ -204,5 +205,6 @@ export function kyselyRepositories(db: Kysely<Database>): Repositories {
     psbts: new KyselyPsbts(db),
     wallets: new KyselyWallets(db),
     settings: new KyselyServiceSettings(db),
+    labels: new KyselyLabels(db),
   };
 }

@@ -54,8 +54,9 @@ export interface WalletDatabase {
     first_seen: number;
     replaceable: number | null;
   };
-  wallet_address_labels: { wallet_id: string; address: string; label: string };
-  wallet_utxo_flags: { wallet_id: string; txid: string; vout: number; frozen: number; label: string };
+  wallet_address_labels: { wallet_id: string; address: string; label: string; updated_at: number };
+  wallet_utxo_flags: { wallet_id: string; txid: string; vout: number; frozen: number; label: string; updated_at: number };
+  wallet_tx_labels: { wallet_id: string; txid: string; label: string; updated_at: number };
   sync_blocks: { hash: string; height: number; prev_hash: string; time: number };
 }
 
@@ -219,7 +220,7 @@ export class KyselyWallets implements WalletRepository {
     // order could deadlock with a sync write of this wallet on PostgreSQL.
     await this.db.updateTable('wallets').set((eb) => ({ revision: eb('revision', '+', 1) })).where('id', '=', walletId).execute();
     // Explicit deletes: never depend on the connection's foreign-key setting.
-    for (const table of ['wallet_shares', 'wallet_addresses', 'wallet_transactions', 'wallet_address_labels', 'wallet_utxo_flags'] as const) {
+    for (const table of ['wallet_shares', 'wallet_addresses', 'wallet_transactions', 'wallet_address_labels', 'wallet_utxo_flags', 'wallet_tx_labels'] as const) {
       await this.db.deleteFrom(table).where('wallet_id', '=', walletId).execute();
     }
     const result = await this.db.deleteFrom('wallets').where('id', '=', walletId).executeTakeFirst();
@@ -367,10 +368,10 @@ export class KyselyWallets implements WalletRepository {
     return new Map(rows.map((r) => [r.address, r.label]));
   }
 
-  async setAddressLabels(walletId: string, labels: readonly { address: string; label: string }[]): Promise<void> {
+  async setAddressLabels(walletId: string, labels: readonly { address: string; label: string }[], at = Date.now()): Promise<void> {
     for (const { address, label } of labels) {
       await this.db.deleteFrom('wallet_address_labels').where('wallet_id', '=', walletId).where('address', '=', address).execute();
-      if (label !== '') await this.db.insertInto('wallet_address_labels').values({ wallet_id: walletId, address, label }).execute();
+      if (label !== '') await this.db.insertInto('wallet_address_labels').values({ wallet_id: walletId, address, label, updated_at: at }).execute();
     }
   }
 
@@ -379,12 +380,12 @@ export class KyselyWallets implements WalletRepository {
     return rows.map((r) => ({ txid: r.txid, vout: Number(r.vout), frozen: Number(r.frozen) === 1, label: r.label }));
   }
 
-  async setUtxoFlag(walletId: string, flag: UtxoFlagRow): Promise<void> {
+  async setUtxoFlag(walletId: string, flag: UtxoFlagRow, at = Date.now()): Promise<void> {
     await this.db.deleteFrom('wallet_utxo_flags').where('wallet_id', '=', walletId).where('txid', '=', flag.txid).where('vout', '=', flag.vout).execute();
     if (!flag.frozen && flag.label === '') return;
     await this.db
       .insertInto('wallet_utxo_flags')
-      .values({ wallet_id: walletId, txid: flag.txid, vout: flag.vout, frozen: flag.frozen ? 1 : 0, label: flag.label })
+      .values({ wallet_id: walletId, txid: flag.txid, vout: flag.vout, frozen: flag.frozen ? 1 : 0, label: flag.label, updated_at: at })
       .execute();
   }
 }

@@ -74,9 +74,11 @@ export interface ServiceSettingRepository {
 
 import type { PsbtRepository } from './psbt-records.js';
 import type { WalletRepository } from './wallet-records.js';
+import type { WalletLabelRepository } from './label-records.js';
 
 export type * from './wallet-records.js';
 export type { PsbtRepository, PsbtStatus, StoredPsbt, Outpoint, Reservation } from './psbt-records.js';
+export type { StoredLabel, WalletLabelRepository } from './label-records.js';
 
 export interface Repositories {
   users: UserRepository;
@@ -85,6 +87,7 @@ export interface Repositories {
   psbts: PsbtRepository;
   wallets: WalletRepository;
   settings: ServiceSettingRepository;
+  labels: WalletLabelRepository;
 }
 
 export interface Store extends Repositories {

@@ -9,6 +9,8 @@ export interface WalletKeyRow {
   derivation: string;
   xpub: string;
   label: string;
+  /** When the label last changed (epoch ms); absent for labels set at creation. */
+  labelUpdatedAt?: number;
 }
 
 export interface StoredWallet {
@@ -156,8 +158,8 @@ export interface WalletRepository {
   recordBlocks(blocks: readonly SyncBlockRow[]): Promise<void>;
   findBlock(hash: string): Promise<SyncBlockRow | undefined>;
   addressLabels(walletId: string): Promise<Map<string, string>>;
-  /** Sets labels; an empty label removes it. */
-  setAddressLabels(walletId: string, labels: readonly { address: string; label: string }[]): Promise<void>;
+  /** Sets labels; an empty label removes it. `at`: their modification time (epoch ms), default now. */
+  setAddressLabels(walletId: string, labels: readonly { address: string; label: string }[], at?: number): Promise<void>;
   utxoFlags(walletId: string): Promise<UtxoFlagRow[]>;
-  setUtxoFlag(walletId: string, flag: UtxoFlagRow): Promise<void>;
+  setUtxoFlag(walletId: string, flag: UtxoFlagRow, at?: number): Promise<void>;
 }

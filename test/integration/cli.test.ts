@@ -151,11 +151,15 @@ describe('wcs user', () => {
       [['backup'], 'Usage: wcs backup FILE [--force]'],
       [['restore'], 'Usage: wcs restore FILE [--force]'],
       [['wallet'], 'Usage: wcs wallet <subcommand>'],
-      [['wallet', 'import'], 'Usage: wcs wallet import --name NAME'],
+      [['wallet', 'import'], 'Usage: wcs wallet import (--name NAME'],
+      [['wallet', 'export'], 'Usage: wcs wallet export ALIAS --format'],
       [['wallet', 'list'], 'Usage: wcs wallet list [--user NAME]'],
       [['wallet', 'show'], 'Usage: wcs wallet show ALIAS'],
       [['wallet', 'delete'], 'Usage: wcs wallet delete ALIAS'],
       [['wallet', 'rescan'], 'Usage: wcs wallet rescan ALIAS'],
+      [['labels'], 'Usage: wcs labels <subcommand>'],
+      [['labels', 'export'], 'Usage: wcs labels export ALIAS'],
+      [['labels', 'import'], 'Usage: wcs labels import ALIAS FILE'],
       [['psbt'], 'Usage: wcs psbt <subcommand>'],
       [['psbt', 'list'], 'Usage: wcs psbt list WALLET [--user NAME]'],
       [['psbt', 'create'], 'Usage: wcs psbt create WALLET --to ADDRESS=AMOUNT'],
@@ -176,7 +180,7 @@ describe('wcs user', () => {
     expect((await runCli(['user', 'delete', 'alice', '--help'], env)).stdout).toMatch(/^Usage: wcs user delete/);
     expect(await runCli(['frobnicate', '--help'], env)).toMatchObject({ code: 2, stderr: expect.stringContaining("unknown command 'frobnicate'") });
     expect(existsSync(join(folder, 'service.sqlite'))).toBe(false);
-  }, 120_000);
+  }, 300_000); // about 90 runs of the CLI, a second or two each on a loaded machine
 });
 
 describe('wcs serve', () => {

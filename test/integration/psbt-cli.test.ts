@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DescriptorDeriver, parseDescriptor } from '../../src/core/descriptor/index.js';
 import { NETWORKS } from '../../src/core/network.js';
-import { parsePsbt, psbtToBase64 } from '../../src/core/psbt/index.js';
+import { parsePsbt, psbtToBase64, psbtTxid } from '../../src/core/psbt/index.js';
 import { signAsCosigner } from '../unit/services/psbt-fixture-wallets.js';
 import { runCli } from '../support/cli.js';
 import { startRpcTestServer, type RpcTestServer } from '../support/rpc-server.js';
@@ -67,6 +67,13 @@ describe('wcs psbt', () => {
     const exported = readFileSync(file);
     expect(exported.subarray(0, 5)).toEqual(Buffer.from('psbt\xff', 'latin1'));
     expect(exported.toString('base64')).toBe(base64);
+    // The same PSBT as version 2 (BIP370): another file, the same unsigned transaction.
+    const v2File = `${file}.v2`;
+    expect(await runCli(['psbt', 'show', 'w_wsh2of2', txid!, '--format', 'binary', '--psbt-version', '2', '--out', v2File], env)).toMatchObject({ code: 0 });
+    const v2 = parsePsbt(readFileSync(v2File));
+    expect(v2.version).toBe(2);
+    expect(psbtTxid(v2)).toBe(txid);
+    expect((await runCli(['psbt', 'show', 'w_wsh2of2', txid!, '--psbt-version', '1'], env)).code).toBe(2);
 
     // Each cosigner signs the exported file on its own device; the copies come back as files.
     for (const [k, form] of [[0, 'binary'], [1, 'base64']] as const) {

@@ -5,7 +5,9 @@ import { serviceRoutes } from './service.js';
 import { tokenRoutes } from './tokens.js';
 import type { RouteModule } from './types.js';
 import { walletRoutes } from './wallets.js';
+import { walletFileRoutes } from './wallet-files.js';
+import { walletLabelRoutes } from './wallet-labels.js';
 
-export const API_ROUTE_MODULES: readonly RouteModule[] = [tokenRoutes, serviceRoutes, probeRoutes, psbtRoutes, walletRoutes];
+export const API_ROUTE_MODULES: readonly RouteModule[] = [tokenRoutes, serviceRoutes, probeRoutes, psbtRoutes, walletRoutes, walletFileRoutes, walletLabelRoutes];
 
 export type { RouteContext, RouteModule } from './types.js';

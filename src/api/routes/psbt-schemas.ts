@@ -106,7 +106,10 @@ export const UpdatePsbtBody = Type.Object({
 
 export const WalletParams = Type.Object({ wallet_alias: Type.String({ maxLength: 200 }) });
 export const PsbtParams = Type.Object({ wallet_alias: Type.String({ maxLength: 200 }), txid: Type.String({ maxLength: 200 }) });
-export const PsbtQuery = Type.Object({ format: Type.Optional(Type.Union([Type.Literal('json'), Type.Literal('base64'), Type.Literal('binary')])) });
+export const PsbtQuery = Type.Object({
+  format: Type.Optional(Type.Union([Type.Literal('json'), Type.Literal('base64'), Type.Literal('binary')])),
+  version: Type.Optional(Type.Union([Type.Literal('0'), Type.Literal('2')], { description: 'PSBT version of the download: 0 (BIP174, default) or 2 (BIP370); the same transaction and signatures.' })),
+});
 
 export const PsbtResult = Type.Object({ result: PsbtRecordSchema });
 export const PsbtList = Type.Object({ result: Type.Record(Type.String(), PsbtRecordSchema, { description: 'Keyed by txid, newest first.' }) });

@@ -84,14 +84,14 @@ export const psbtRoutes: RouteModule = {
           summary: 'Read one pending PSBT',
           operationId: 'getPsbt',
           description:
-            'The record as JSON; with `?format=base64` the PSBT as base64 text; with `Accept: application/octet-stream` (or `?format=binary`) the binary PSBT file signers import.',
+            'The record as JSON; with `?format=base64` the PSBT as base64 text; with `Accept: application/octet-stream` (or `?format=binary`) the binary PSBT file signers import. `?version=2` gives the PSBT as version 2 (BIP370) in each form; both versions have the same unsigned txid.',
           params: PsbtParams,
           querystring: PsbtQuery,
           response: { 200: success('The PSBT record (or, as asked, the base64 text or the binary PSBT).', PsbtResult), ...errorResponses(400, 401, 404, 500, 503) },
         },
       },
       async (request, reply) => {
-        const found = await services.psbts.get(principalOf(request), request.params.wallet_alias, request.params.txid);
+        const found = await services.psbts.get(principalOf(request), request.params.wallet_alias, request.params.txid, request.query.version === '2' ? 2 : 0);
         if (wantsBinary(request)) {
           return reply
             .type('application/octet-stream')
@@ -112,7 +112,7 @@ export const psbtRoutes: RouteModule = {
           summary: "Add a cosigner's signatures",
           operationId: 'updatePsbt',
           description:
-            'A copy of the same unsigned transaction carrying one or more signatures: they are checked and merged; only signatures and finalized inputs are kept from the copy. Cosigners may send their copies at once, to any instance: every signature is kept. Another transaction: 409 `different_transaction`; an invalid signature: 422; a PSBT deleted, broadcast or invalidated meanwhile: 404. Needs spend access.',
+            'A copy (PSBT version 0 or 2) of the same unsigned transaction carrying one or more signatures: they are checked and merged; only signatures and finalized inputs are kept from the copy. Cosigners may send their copies at once, to any instance: every signature is kept. Another transaction: 409 `different_transaction`; an invalid signature: 422; a PSBT deleted, broadcast or invalidated meanwhile: 404. Needs spend access.',
           params: PsbtParams,
           body: UpdatePsbtBody,
           response: { 200: success('The PSBT record with the signatures merged.', PsbtResult), ...errorResponses(400, 401, 404, 409, 413, 415, 422, 500, 503) },

@@ -91,7 +91,7 @@ const ShareSchema = Type.Object({ user: Type.String(), access: Type.Union([Type.
 const KeyLabelSchema = Type.Object({ fingerprint: Type.String({ description: 'Master fingerprint, 8 hex digits.' }), label: Type.String() });
 
 export const CreateWalletBody = Type.Object({
-  name: Type.String({ description: 'Display name.' }),
+  name: Type.Optional(Type.String({ description: 'Display name; required unless `import` gives one.' })),
   alias: Type.Optional(Type.String({ description: '`[a-z0-9_-]{1,64}`, unique; derived from the name when absent.' })),
   description: Type.Optional(Type.String()),
   descriptor: Type.Optional(Type.String({ description: 'One multipath descriptor (`<0;1>`).' })),
@@ -108,6 +108,17 @@ export const CreateWalletBody = Type.Object({
   birthday: Type.Optional(Type.Union([Type.Integer({ minimum: 0 }), Type.String()], { description: 'Block height or `YYYY-MM-DD`; default: the chain tip.' })),
   gap_limit: Type.Optional(Type.Integer({ description: 'Default 20.' })),
   shared_with: Type.Optional(Type.Array(ShareSchema)),
+  import: Type.Optional(
+    Type.String({
+      description:
+        'Text of a wallet setup file instead of descriptor/policy: output descriptors (one multipath or a receive/change pair), a BIP129 BSMS 1.0 descriptor record, a Coldcard multisig setup file, a Specter wallet export or a Caravan wallet configuration (also as Sparrow writes them). Its name, key labels and birthday apply where the request gives none. Malformed: 400 `invalid_wallet_file`; another network, threshold above the key count, a repeated key, a BSMS first address that does not match: 422.',
+    }),
+  ),
+  import_format: Type.Optional(
+    Type.Union([Type.Literal('descriptor'), Type.Literal('bsms'), Type.Literal('coldcard'), Type.Literal('specter'), Type.Literal('caravan')], {
+      description: 'Format of `import`; detected from the content when absent.',
+    }),
+  ),
 });
 
 export const UpdateWalletBody = Type.Object({

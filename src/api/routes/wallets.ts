@@ -34,7 +34,7 @@ export const walletRoutes: RouteModule = {
         config: { auth: 'bearer' },
         schema: {
           tags,
-          summary: 'Create (import) a wallet from descriptors or a policy',
+          summary: 'Create (import) a wallet from descriptors, a policy or a wallet setup file',
           operationId: 'createWallet',
           body: CreateWalletBody,
           response: { 201: success('The created wallet.', WalletDetailsSchema), ...errorResponses(400, 401, 409, 413, 415, 422, 429, 500, 503) },

@@ -472,4 +472,4 @@ function computeV2Locktime(fallbackLocktime: number | undefined, inputs: PsbtInp
   return fail('Inputs require both a height and a time locktime');
 }
 
-export { serializePsbt, psbtToBase64, psbtTxid } from './write.js';
+export { serializePsbt, serializePsbtV2, psbtToBase64, psbtTxid } from './write.js';

@@ -1,6 +1,6 @@
-/** PSBTs: parse (v0, v2), write (v0), build, combine, check signatures, finalize, extract, decode, record. */
+/** PSBTs: parse (v0, v2), write (v0, v2), build, combine, check signatures, finalize, extract, decode, record. */
 export * from './types.js';
-export { parsePsbt, serializePsbt, psbtToBase64, psbtTxid } from './codec.js';
+export { parsePsbt, serializePsbt, serializePsbtV2, psbtToBase64, psbtTxid } from './codec.js';
 export { buildPsbt, taprootOutputKey, type BuildInput, type BuildOutput, type BuildPsbtRequest, type KeyDerivation, type TaprootKeyInfo } from './build.js';
 export { combinePsbts, sameTransaction } from './combine.js';
 export { mergeCosignerPsbt } from './merge.js';

@@ -1,10 +1,11 @@
 /**
  * Writing PSBTs as version 0 (BIP174) in Bitcoin Core's field order, so a PSBT Core wrote is
- * rewritten byte for byte.
+ * rewritten byte for byte; and as version 2 (BIP370), the same transaction given field by field.
  */
 import { base64 } from '@scure/base';
 import { concatBytes } from '../bytes.js';
 import { hash160 } from '../script-type.js';
+import { fromHex } from '../bytes.js';
 import { encodeVarint, serializeTransaction, txid, u32le, u64le, type Transaction } from '../tx.js';
 import { isFinalized, type Bip32Derivation, type KeyOrigin, type KeyValue, type Psbt, type PsbtInput, type PsbtOutput, type TaprootBip32Derivation } from './types.js';
 
@@ -75,14 +76,18 @@ function outputEntries(output: PsbtOutput): KeyValue[] {
   return [...byType(group), ...sortedBy(output.proprietary, (p) => p.key), ...sortedBy(output.unknown, (u) => u.key)];
 }
 
-function globalEntries(psbt: Psbt): KeyValue[] {
-  const unsigned: Transaction = { ...psbt.tx, inputs: psbt.tx.inputs.map((i) => ({ ...i, scriptSig: new Uint8Array(0), witness: [] })) };
+function xpubEntries(psbt: Psbt): KeyValue[] {
   const xpubs = [...psbt.xpubs].sort(
     (a, b) => compareBytes(a.fingerprint, b.fingerprint) || comparePaths(a.path, b.path) || compareBytes(a.xpub, b.xpub),
   );
+  return xpubs.map((x) => entry(0x01, x.xpub, originBytes(x)));
+}
+
+function globalEntries(psbt: Psbt): KeyValue[] {
+  const unsigned: Transaction = { ...psbt.tx, inputs: psbt.tx.inputs.map((i) => ({ ...i, scriptSig: new Uint8Array(0), witness: [] })) };
   return [
     entry(0x00, new Uint8Array(0), serializeTransaction(unsigned, { witness: false })),
-    ...xpubs.map((x) => entry(0x01, x.xpub, originBytes(x))),
+    ...xpubEntries(psbt),
     ...sortedBy(psbt.proprietary, (p) => p.key),
     ...sortedBy(psbt.unknown, (u) => u.key),
   ];
@@ -115,3 +120,52 @@ export const psbtToBase64 = (psbt: Psbt): string => base64.encode(serializePsbt(
 /** The unsigned transaction's id, which names a PSBT (all copies of one PSBT share it). */
 export const psbtTxid = (psbt: Psbt): string => txid(psbt.tx);
 
+
+/** BIP370 input fields: the outpoint, sequence and required locktimes that version 0 keeps in the transaction. */
+function v2InputEntries(psbt: Psbt, index: number): KeyValue[] {
+  const none = new Uint8Array(0);
+  const input = psbt.inputs[index]!;
+  const txInput = psbt.tx.inputs[index]!;
+  const out = [
+    entry(0x0e, none, fromHex(txInput.txid).reverse()),
+    entry(0x0f, none, u32le(txInput.vout)),
+    entry(0x10, none, u32le(txInput.sequence)),
+  ];
+  if (input.requiredTimeLocktime !== undefined) out.push(entry(0x11, none, u32le(input.requiredTimeLocktime)));
+  if (input.requiredHeightLocktime !== undefined) out.push(entry(0x12, none, u32le(input.requiredHeightLocktime)));
+  return out;
+}
+
+function v2GlobalEntries(psbt: Psbt): KeyValue[] {
+  const none = new Uint8Array(0);
+  // A version 0 PSBT's locktime is the fallback; a version 2 one keeps its own fallback (inputs' requirements decide).
+  const fallback = psbt.version === 2 ? psbt.fallbackLocktime : psbt.tx.locktime;
+  return [
+    ...xpubEntries(psbt),
+    entry(0x02, none, u32le(psbt.tx.version)),
+    ...(fallback !== undefined ? [entry(0x03, none, u32le(fallback))] : []),
+    entry(0x04, none, encodeVarint(psbt.inputs.length)),
+    entry(0x05, none, encodeVarint(psbt.outputs.length)),
+    ...(psbt.txModifiable !== undefined ? [entry(0x06, none, Uint8Array.of(psbt.txModifiable))] : []),
+    entry(0xfb, none, u32le(2)),
+    ...sortedBy(psbt.proprietary, (p) => p.key),
+    ...sortedBy(psbt.unknown, (u) => u.key),
+  ];
+}
+
+/**
+ * Serialises as a version 2 PSBT (BIP370): no unsigned transaction; its version, locktime, outpoints,
+ * sequences, amounts and scripts as fields. Parsed again it describes the same transaction (same txid).
+ */
+export function serializePsbtV2(psbt: Psbt): Uint8Array {
+  return concatBytes(
+    MAGIC,
+    writeMap(v2GlobalEntries(psbt)),
+    ...psbt.inputs.map((input, i) => writeMap(byType([...inputEntries(input), ...v2InputEntries(psbt, i)]))),
+    ...psbt.outputs.map((output, i) => {
+      const txOutput = psbt.tx.outputs[i]!;
+      const none = new Uint8Array(0);
+      return writeMap(byType([entry(0x03, none, u64le(txOutput.value)), entry(0x04, none, txOutput.script), ...outputEntries(output)]));
+    }),
+  );
+}

@@ -18,11 +18,13 @@ import {
   psbtToBase64,
   psbtTxid,
   serializePsbt,
+  serializePsbtV2,
   type Psbt,
   type PsbtRecord,
 } from '../../core/psbt/index.js';
 import { serializeTransaction } from '../../core/tx.js';
 import { toHex } from '../../core/bytes.js';
+import { base64 } from '@scure/base';
 import type { Store, StoredPsbt, StoredWallet } from '../../store/repositories.js';
 import { StoreConflictError } from '../../store/repositories.js';
 import { ServiceError } from '../errors.js';
@@ -238,11 +240,18 @@ export class PsbtService {
     return found;
   }
 
-  async get(principal: Principal, alias: string, txid: string): Promise<{ record: PsbtRecord; psbt: Uint8Array; base64: string }> {
+  /** A stored PSBT as version 0 (BIP174, as stored) or version 2 (BIP370): the same transaction and signatures. */
+  async get(principal: Principal, alias: string, txid: string, psbtVersion: 0 | 2 = 0): Promise<{ record: PsbtRecord; psbt: Uint8Array; base64: string }> {
     const wallet = await this.deps.access.resolve(principal, alias, 'read');
     const stored = await this.findPending(wallet, txid);
     const psbt = parsePsbt(stored.psbt);
-    return { record: this.recordOf(wallet, stored), psbt: serializePsbt(psbt), base64: stored.psbt };
+    const record = this.recordOf(wallet, stored);
+    if (psbtVersion === 2) {
+      const v2 = serializePsbtV2(psbt);
+      const v2Base64 = base64.encode(v2);
+      return { record: { ...record, base64: v2Base64 }, psbt: v2, base64: v2Base64 };
+    }
+    return { record, psbt: serializePsbt(psbt), base64: stored.psbt };
   }
 
   /** Merges a cosigner's copy (base64 or binary) into the stored PSBT, again on the current version when another merge came first. */

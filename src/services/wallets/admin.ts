@@ -29,6 +29,8 @@ import {
 import type { WalletLimits } from '../wallet-limits.js';
 import type { WalletScriptsCache, WalletStateCache } from '../wallet-state.js';
 import type { WalletAccess } from './access.js';
+import { readImport } from './files.js';
+import type { WalletSetup } from '../../core/wallet-files/index.js';
 import type { ChainAccess, WalletReads } from './reads.js';
 
 export function chainUnavailable(detail?: string): ServiceError {
@@ -53,14 +55,17 @@ export class WalletAdmin {
 
   async create(principal: Principal, input: WalletCreateInput): Promise<WalletDetails> {
     await this.deps.limits.checkCreate(principal, input);
-    const name = checkName(input.name);
+    // A wallet setup file gives the keys and, where the request gives none, the name, key labels and birthday.
+    const imported = input.import !== undefined && input.import !== null ? this.importOf(input) : undefined;
+    const name = checkName(input.name ?? imported?.name);
     const givenAlias = checkAlias(input.alias);
     const description = checkDescription(input.description);
     const gapLimit = checkGapLimit(input.gap_limit);
-    const birthday = checkBirthday(input.birthday);
+    const birthday = input.birthday === undefined && imported?.birthday !== undefined ? checkBirthday(imported.birthday) : checkBirthday(input.birthday);
     const shares = checkShares(input.shared_with) ?? [];
-    const { descriptors, policyLabels } = resolveKeys(input, this.deps.network);
+    const { descriptors, policyLabels } = imported ? { descriptors: imported.descriptors, policyLabels: [] } : resolveKeys(input, this.deps.network);
     const keyLabels = checkKeyLabels(input.key_labels, '/key_labels');
+    const fileLabels = imported?.keyLabels.map((l) => (l === undefined ? undefined : l.slice(0, MAX_LABEL_CHARS))) ?? [];
     for (const [i, label] of policyLabels.entries()) {
       if (label !== undefined && label.length > MAX_LABEL_CHARS) throw invalidField(`/policy/keys/${i}/label`, `must be at most ${MAX_LABEL_CHARS} characters`);
     }
@@ -71,7 +76,7 @@ export class WalletAdmin {
       fingerprint: k.fingerprint,
       derivation: k.derivation,
       xpub: k.xpub,
-      label: policyLabels[i] ?? keyLabels.find((l) => l.fingerprint === k.fingerprint)?.label ?? '',
+      label: policyLabels[i] ?? keyLabels.find((l) => l.fingerprint === k.fingerprint)?.label ?? fileLabels[i] ?? '',
     }));
     const base: Omit<StoredWallet, 'alias'> = {
       id: randomUUID(),
@@ -94,6 +99,13 @@ export class WalletAdmin {
     const shareRows: WalletShare[] = shares.map((s) => ({ userName: s.userName, access: s.access }));
     const stored = await this.insertWithAlias(base, givenAlias, name, shareRows);
     return this.deps.reads.detailsOf(stored);
+  }
+
+  /** The wallet of the request's `import`; keys given beside it would be ambiguous. */
+  private importOf(input: WalletCreateInput): WalletSetup {
+    const alongside = (['descriptor', 'recv_descriptor', 'change_descriptor', 'policy'] as const).find((k) => input[k] !== undefined && input[k] !== null);
+    if (alongside) throw invalidField(`/${alongside}`, 'cannot be given with import: the file gives the keys');
+    return readImport(input, this.deps.network);
   }
 
   private async insertWithAlias(base: Omit<StoredWallet, 'alias'>, givenAlias: string | undefined, name: string, shares: WalletShare[]): Promise<StoredWallet> {
@@ -140,7 +152,11 @@ export class WalletAdmin {
     const gapLimit = input.gap_limit === undefined ? wallet.gapLimit : checkGapLimit(input.gap_limit);
     this.deps.limits.checkGapLimit(gapLimit);
     const labels = checkKeyLabels(input.labels, '/labels');
-    const keys = wallet.keys.map((k) => ({ ...k, label: labels.find((l) => l.fingerprint === k.fingerprint)?.label ?? k.label }));
+    const keys = wallet.keys.map((k) => {
+      const label = labels.find((l) => l.fingerprint === k.fingerprint)?.label ?? k.label;
+      // The label's time lets a BIP329 import tell which label is newer.
+      return label === k.label ? k : { ...k, label, labelUpdatedAt: this.deps.now() };
+    });
     const shares = checkShares(input.shared_with);
     if (shares) await this.checkShareUsers(principal, shares);
     await this.deps.store.transaction(async (repos) => {

@@ -109,7 +109,7 @@ export class WalletReads implements WalletDirectory {
       change_index: changeIndex,
       balance: balanceView(getBalances(state, wallet.id)),
       utxo,
-      txlist: paginate(this.txEntries(view, labels), page),
+      txlist: paginate(this.txEntries(view, labels, await this.deps.store.labels.txLabels(wallet.id)), page),
       scan: await this.scanState(wallet, summary.tip),
       pending_psbts: await this.deps.store.psbts.countPending(wallet.id),
     };
@@ -131,10 +131,10 @@ export class WalletReads implements WalletDirectory {
   }
 
   /** Live transactions (confirmed and in the mempool), newest first; replaced or evicted ones are left out. */
-  private txEntries(view: WalletView, labels: Map<string, string>): TxListEntry[] {
+  private txEntries(view: WalletView, labels: Map<string, string>, txLabels: Map<string, string>): TxListEntry[] {
     return walletLists(view)
       .transactions.filter((e) => e.status !== 'dropped')
-      .map((e) => txListEntry(e, view.wallet.alias, view.wallet.network, labels))
+      .map((e) => txListEntry(e, view.wallet.alias, view.wallet.network, labels, txLabels))
       .sort(newestFirst);
   }
 
@@ -153,7 +153,7 @@ export class WalletReads implements WalletDirectory {
     const entries: TxListEntry[] = [];
     for (const { wallet } of wallets) {
       const view = await this.deps.states.view(wallet);
-      entries.push(...this.txEntries(view, await this.deps.store.wallets.addressLabels(wallet.id)));
+      entries.push(...this.txEntries(view, await this.deps.store.wallets.addressLabels(wallet.id), await this.deps.store.labels.txLabels(wallet.id)));
     }
     return paginate(entries.sort(newestFirst), page);
   }

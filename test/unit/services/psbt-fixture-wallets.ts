@@ -130,7 +130,7 @@ function signerKey(account: any, path: readonly number[]): Uint8Array {
 }
 
 /** A copy of the PSBT signed on every input by cosigner `keyIndex` of the wallet, as base64. */
-export function signAsCosigner(base64: string, name: string, keyIndex: number): string {
+export function signAsCosigner(base64: string, name: string, keyIndex: number, psbtVersion: 0 | 2 = 0): string {
   const wallet = wallets[name];
   const account = wallet.keys[keyIndex];
   const psbt = parsePsbt(base64);
@@ -143,5 +143,5 @@ export function signAsCosigner(base64: string, name: string, keyIndex: number): 
     if (!origin) throw new Error(`input ${i} has no derivation of key ${account.key}`);
     if (!signer.signIdx(signerKey(account, origin.path), i)) throw new Error(`cosigner ${account.key} could not sign input ${i}`);
   });
-  return Buffer.from(signer.toPSBT(0)).toString('base64');
+  return Buffer.from(signer.toPSBT(psbtVersion)).toString('base64');
 }

@@ -1,0 +1,144 @@
+/**
+ * BIP329 wallet labels as JSON Lines: one `{type, ref, label?, origin?, spendable?}` object per line.
+ * Reading checks every line and reports each faulty one by number, so an import is all or nothing.
+ * `modified` (ISO-8601, the label's last change) is this service's own extension, used to merge
+ * "newer wins"; BIP329 readers ignore fields they do not know.
+ */
+import { decodeAddress } from './address.js';
+import { CoreError } from './errors.js';
+import { parseExtendedPublicKey } from './keys/extended-key.js';
+import type { Network } from './network.js';
+
+export const BIP329_TYPES = ['tx', 'addr', 'pubkey', 'input', 'output', 'xpub', 'spscan'] as const;
+export type Bip329Type = (typeof BIP329_TYPES)[number];
+
+export interface Bip329Record {
+  /** 1-based line number in the file. */
+  line: number;
+  /** One of BIP329_TYPES, or another type a later version defines (kept, never applied). */
+  type: string;
+  ref: string;
+  label?: string;
+  origin?: string;
+  spendable?: boolean;
+  /** Epoch milliseconds of `modified`. */
+  modified?: number;
+}
+
+export interface Bip329LineError {
+  line: number;
+  message: string;
+}
+
+export interface Bip329ReadOptions {
+  network: Network;
+  maxLabelChars: number;
+  maxLines: number;
+}
+
+const TXID = /^[0-9a-f]{64}$/;
+const OUTPOINT = /^([0-9a-f]{64}):(0|[1-9][0-9]{0,9})$/;
+const PUBKEY = /^([0-9a-f]{64}|0[23][0-9a-f]{64}|04[0-9a-f]{128})$/;
+const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/;
+
+/** Why a record's reference is malformed for its type, or undefined when it is fine. */
+function refProblem(type: string, ref: string, network: Network): string | undefined {
+  switch (type) {
+    case 'tx':
+      return TXID.test(ref) ? undefined : 'ref must be a txid (64 lower-case hex digits)';
+    case 'input':
+    case 'output': {
+      const match = OUTPOINT.exec(ref);
+      return match && Number(match[2]) <= 0xffffffff ? undefined : 'ref must be txid:index';
+    }
+    case 'pubkey':
+      return PUBKEY.test(ref) ? undefined : 'ref must be a 32, 33 or 65 byte public key in hex';
+    case 'addr':
+    case 'xpub':
+      try {
+        if (type === 'addr') decodeAddress(ref, network);
+        else parseExtendedPublicKey(ref, network);
+        return undefined;
+      } catch (error) {
+        if (error instanceof CoreError) return `ref: ${error.message}`;
+        throw error;
+      }
+    default:
+      return undefined;
+  }
+}
+
+function readLine(text: string, line: number, options: Bip329ReadOptions): Bip329Record | string {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return 'not valid JSON';
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return 'must be a JSON object';
+  const { type, ref, label, origin, spendable, modified } = value as Record<string, unknown>;
+  if (typeof type !== 'string' || type === '') return 'type must be text';
+  if (typeof ref !== 'string' || ref === '') return 'ref must be text';
+  if (label !== undefined && typeof label !== 'string') return 'label must be text';
+  if (typeof label === 'string' && label.length > options.maxLabelChars) return `label has more than ${options.maxLabelChars} characters`;
+  if (origin !== undefined && typeof origin !== 'string') return 'origin must be text';
+  if (spendable !== undefined && typeof spendable !== 'boolean') return 'spendable must be true or false';
+  if (spendable !== undefined && type !== 'output') return 'spendable is only for outputs';
+  let modifiedMs: number | undefined;
+  if (modified !== undefined) {
+    modifiedMs = typeof modified === 'string' && ISO_TIME.test(modified) ? Date.parse(modified) : NaN;
+    if (!Number.isFinite(modifiedMs)) return 'modified must be an ISO-8601 time such as 2025-01-23T11:40:35Z';
+  }
+  const problem = refProblem(type, ref, options.network);
+  if (problem) return problem;
+  return {
+    line,
+    type,
+    ref,
+    ...(label !== undefined ? { label } : {}),
+    ...(origin !== undefined ? { origin } : {}),
+    ...(spendable !== undefined ? { spendable } : {}),
+    ...(modifiedMs !== undefined ? { modified: modifiedMs } : {}),
+  };
+}
+
+/** Every record of a BIP329 file, or every faulty line (blank lines are allowed). */
+export function readBip329(text: string, options: Bip329ReadOptions): { records: Bip329Record[]; errors: Bip329LineError[] } {
+  const lines = text.split('\n');
+  if (lines.length > options.maxLines) return { records: [], errors: [{ line: options.maxLines + 1, message: `a label file has at most ${options.maxLines} lines` }] };
+  const records: Bip329Record[] = [];
+  const errors: Bip329LineError[] = [];
+  lines.forEach((raw, i) => {
+    const trimmed = raw.trim();
+    if (trimmed === '') return;
+    const result = readLine(trimmed, i + 1, options);
+    if (typeof result === 'string') errors.push({ line: i + 1, message: result });
+    else records.push(result);
+  });
+  return { records, errors };
+}
+
+export interface Bip329Output {
+  type: Bip329Type;
+  ref: string;
+  label: string;
+  spendable?: boolean;
+  /** Epoch milliseconds; written as `modified` when above 0. */
+  modified?: number;
+}
+
+/** JSON Lines, one record per line in the given order, `\n` after each. */
+export function writeBip329(records: readonly Bip329Output[]): string {
+  return records
+    .map((r) =>
+      JSON.stringify({
+        type: r.type,
+        ref: r.ref,
+        label: r.label,
+        ...(r.spendable !== undefined ? { spendable: r.spendable } : {}),
+        ...(r.modified ? { modified: new Date(r.modified).toISOString() } : {}),
+      }),
+    )
+    .map((line) => `${line}\n`)
+    .join('');
+}

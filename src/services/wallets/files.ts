@@ -1,0 +1,62 @@
+/**
+ * Wallet setup files of other tools: reading one given at wallet creation (`import`), and writing a
+ * wallet as a file of any supported format (read access: the file holds only public keys).
+ */
+import { CoreError } from '../../core/errors.js';
+import { NETWORKS, type NetworkName } from '../../core/network.js';
+import { isWalletFileFormat, readWalletFile, writeWalletFile, WALLET_FILE_FORMATS, type WalletFile, type WalletFileFormat, type WalletSetup } from '../../core/wallet-files/index.js';
+import { ServiceError, invalidField } from '../errors.js';
+import type { Principal } from '../principal.js';
+import type { WalletAccess } from './access.js';
+
+/** Faults of a file that is well formed but describes a wallet the service must refuse: 422. */
+const UNPROCESSABLE = new Set(['wrong_network', 'address_mismatch', 'invalid_threshold', 'repeated_key', 'export_unsupported']);
+
+function fileProblem(error: CoreError, path: string): ServiceError {
+  const kind = UNPROCESSABLE.has(error.code) ? 'unprocessable' : 'invalid_input';
+  const code = kind === 'invalid_input' && !error.code.includes('wallet_file') ? 'invalid_wallet_file' : error.code;
+  return new ServiceError(kind, code, `${path.slice(1)}: ${error.message}`, { errors: [{ path, message: error.message }] });
+}
+
+/** The wallet a creation request's `import` (and optional `import_format`) describes. */
+export function readImport(input: { import?: unknown; import_format?: unknown }, network: NetworkName): WalletSetup {
+  if (typeof input.import !== 'string' || input.import.trim() === '') throw invalidField('/import', 'must be the text of a wallet setup file');
+  const format = input.import_format;
+  if (format !== undefined && format !== null && !isWalletFileFormat(format)) {
+    throw invalidField('/import_format', `must be one of ${WALLET_FILE_FORMATS.join(', ')}`);
+  }
+  try {
+    return readWalletFile(input.import, NETWORKS[network], format ?? undefined);
+  } catch (error) {
+    if (error instanceof CoreError) throw fileProblem(error, '/import');
+    throw error;
+  }
+}
+
+export interface ExportedWalletFile extends WalletFile {
+  fileName: string;
+}
+
+export class WalletFiles {
+  constructor(private readonly deps: { access: WalletAccess }) {}
+
+  async export(principal: Principal, alias: string, format: unknown): Promise<ExportedWalletFile> {
+    if (!isWalletFileFormat(format)) throw invalidField('/format', `must be one of ${WALLET_FILE_FORMATS.join(', ')}`);
+    const wallet = await this.deps.access.resolve(principal, alias, 'read');
+    let file: WalletFile;
+    try {
+      file = writeWalletFile(format as WalletFileFormat, {
+        name: wallet.name,
+        network: NETWORKS[wallet.network],
+        receiveDescriptor: wallet.receiveDescriptor,
+        changeDescriptor: wallet.changeDescriptor,
+        keyLabels: wallet.keys.map((k) => k.label),
+        birthday: wallet.birthday,
+      });
+    } catch (error) {
+      if (error instanceof CoreError) throw fileProblem(error, '/format');
+      throw error;
+    }
+    return { ...file, fileName: `${wallet.alias}-${format}.${file.extension}` };
+  }
+}
