@@ -152,7 +152,7 @@ async function serviceScan(node, meta, syncInterval) {
     let details;
     for (;;) {
       details = await (await fetch(`${base}/api/v1alpha/wallets/bench`, { headers: auth })).json();
-      if (details.scan === null && details.blockheight === meta.tip) break;
+      if (details.scan === null) break;
       await new Promise((r) => setTimeout(r, 10));
     }
     const seconds = (performance.now() - started) / 1000;

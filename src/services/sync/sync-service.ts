@@ -33,8 +33,10 @@ const TIP_ONLY_BLOCKS_PER_WRITE = 500;
 const SUMMARIES_PER_READ = 250;
 /** Full blocks requested ahead of the one being applied. */
 const BLOCKS_FETCHED_AHEAD = 8;
-/** How often a long pass looks for a new node tip. */
-const TIP_REFRESH_MS = 10_000;
+/** How often a long pass looks for a new node tip (wallets at the tip then take the new blocks first). */
+const TIP_REFRESH_MS = 1_000;
+/** How often a long pass brings the mempool of the wallets at the tip up to date. */
+const MEMPOOL_REFRESH_MS = 5_000;
 
 const touchesTransactions = (c: WalletChangeset): boolean =>
   c.transactionsAdded.length > 0 || c.transactionsUpdated.length > 0 || c.transactionsRemoved.length > 0;
@@ -85,6 +87,10 @@ export class SyncService {
   private readonly loaded = new Map<string, LoadedWallet>();
   private running: Promise<SyncPassResult> | undefined;
   private timer: NodeJS.Timeout | undefined;
+  private tick: (() => void) | undefined;
+  /** A wallet was added or rescanned: load it at the next round, and start a pass now if none runs. */
+  private passRequested = false;
+  private passInProgress = false;
   private stopped = true;
   private syncing = false;
   private pendingTips = new Map<string, WalletChangeset>();
@@ -107,20 +113,36 @@ export class SyncService {
     return pass;
   }
 
-  /** Runs a pass every `intervalMs` until stop(); failures are logged and retried next time. */
+  /**
+   * Runs a pass every `intervalMs` until stop(), and at once when a pass is requested; failures are logged
+   * and retried next time.
+   */
   start(intervalMs: number, log?: SyncServiceDeps['log']): void {
     if (!this.deps.chain || !this.stopped) return;
     if (log) this.deps.log = log;
     this.stopped = false;
     const tick = async () => {
+      this.timer = undefined;
       try {
         await this.runOnce();
       } catch (error) {
         this.deps.log?.('warn', 'sync pass failed', { reason: error instanceof Error ? error.message : String(error) });
       }
-      if (!this.stopped) this.timer = setTimeout(() => void tick(), intervalMs);
+      if (!this.stopped) this.timer = setTimeout(() => void tick(), this.passRequested ? 0 : intervalMs);
     };
-    this.timer = setTimeout(() => void tick(), 0);
+    this.tick = () => void tick();
+    this.timer = setTimeout(this.tick, 0);
+  }
+
+  /**
+   * A wallet needs scanning (created, rescanned): a running pass takes it in at its next round, otherwise the
+   * background loop starts a pass now. Other instances' wallets are found at this instance's next pass.
+   */
+  requestPass(): void {
+    this.passRequested = true;
+    if (this.stopped || this.passInProgress || !this.timer || !this.tick) return;
+    clearTimeout(this.timer);
+    this.timer = setTimeout(this.tick, 0);
   }
 
   async stop(): Promise<void> {
@@ -135,17 +157,28 @@ export class SyncService {
     const chain = this.deps.chain;
     if (!chain) return { ran: false, tip: null, ...stats };
     if (!(await this.deps.leadership.acquire())) return { ran: false, tip: null, ...stats };
+    this.passInProgress = true;
     try {
       await chain.verifyNetwork?.(); // a node on another network: no block of it is applied
+      this.passRequested = false;
       await this.refreshWallets();
       let tip = await this.readTip(chain);
       let idleRounds = 0;
       let tipReadAt = Date.now();
+      let mempoolReadAt = Date.now();
       for (;;) {
+        if (this.passRequested) {
+          this.passRequested = false;
+          await this.refreshWallets();
+        }
         if (Date.now() - tipReadAt > TIP_REFRESH_MS) {
-          // A long catch-up must not leave the wallets at the tip behind new blocks.
+          // A long catch-up must not leave the wallets at the tip behind new blocks, nor their mempool.
           tip = await this.readTip(chain);
           tipReadAt = Date.now();
+          if (Date.now() - mempoolReadAt > MEMPOOL_REFRESH_MS) {
+            await this.applyMempool(chain, tip);
+            mempoolReadAt = Date.now();
+          }
         }
         const behind = this.groups().filter((g) => (g.hash === null ? g.height < tip.height : g.hash !== tip.hash));
         if (behind.length === 0) break;
@@ -164,6 +197,7 @@ export class SyncService {
       await this.applyMempool(chain, tip);
       return { ran: true, tip, ...stats };
     } finally {
+      this.passInProgress = false;
       for (const key of Object.keys(stats) as (keyof SyncStats)[]) this.totals[key] += stats[key];
     }
   }
