@@ -5,7 +5,6 @@
  */
 import { isNetworkName, networkFromCoreChain, type NetworkName } from '../../core/network.js';
 import { parseBlock, parseTransaction, txid as txidOf, type Block, type Transaction } from '../../core/tx.js';
-import { fromHex } from '../../core/bytes.js';
 import {
   ChainError,
   type BlockFilter,
@@ -21,7 +20,7 @@ import {
 } from '../types.js';
 import { RpcClient, type CallOptions, type RpcClientOptions } from './rpc-client.js';
 import { broadcastError, isFilterUnavailable, isNotFound } from './rpc-errors.js';
-import { btcPerKvbToSatPerKvb, btcToSats, checkHashArgument, expectHash, expectInteger, expectObject, expectString } from './values.js';
+import { btcPerKvbToSatPerKvb, btcToSats, checkHashArgument, expectHash, expectHexBytes, expectInteger, expectObject, expectString } from './values.js';
 
 export interface BitcoindChainSourceOptions extends RpcClientOptions {
   /** The service's network; a node on another chain is refused with `wrong_network`. */
@@ -102,10 +101,10 @@ export class BitcoindChainSource implements ChainSource {
 
   async getBlock(hash: string): Promise<Block> {
     const wanted = checkHashArgument(hash, 'Block hash');
-    const hex = expectString(await this.readBlockItem('getblock', [wanted, 0], wanted), 'block');
+    const bytes = expectHexBytes(await this.readBlockItem('getblock', [wanted, 0], wanted), 'block');
     let block: Block;
     try {
-      block = parseBlock(hex);
+      block = parseBlock(bytes);
     } catch {
       throw new ChainError('bad_response', `Bitcoin Core sent a block ${wanted} that does not parse`);
     }
@@ -369,9 +368,7 @@ export class BitcoindChainSource implements ChainSource {
 
 /** The serialised filter of a `getblockfilter` answer. */
 function filterBytes(answer: unknown): Uint8Array {
-  const filterHex = expectString(expectObject(answer, 'getblockfilter').filter, 'block filter');
-  if (!/^([0-9a-f]{2})+$/.test(filterHex)) throw new ChainError('bad_response', 'Bitcoin Core sent a block filter that is not hex');
-  return fromHex(filterHex);
+  return expectHexBytes(expectObject(answer, 'getblockfilter').filter, 'block filter');
 }
 
 function parseVerboseEntry(value: unknown, txid: string): { time: number; feeSat: bigint; vsize: number } {

@@ -96,6 +96,8 @@ export class SyncService {
   private pendingTips = new Map<string, WalletChangeset>();
   private pendingBlocks: SyncBlockRow[] = [];
   private groupScripts: { key: string; scripts: Uint8Array[] } | undefined;
+  /** The filter matches of the last summaries read, for the scripts they were computed with. */
+  private lastMatches: { scripts: Uint8Array[]; matched: ReadonlySet<string> } | undefined;
   readonly totals: SyncStats = { blocksConnected: 0, blocksDisconnected: 0, blocksSkippedByFilter: 0, blocksFetched: 0 };
 
   constructor(private readonly deps: SyncServiceDeps) {}
@@ -309,7 +311,16 @@ export class SyncService {
   /** The blocks of `summaries` the group must read in full: no filter, or a filter matching its scripts now. */
   private blocksToFetch(walletIds: string[], summaries: BlockSummary[]): string[] {
     const scripts = this.scriptsOf(walletIds);
-    return summaries.filter((s) => s.filter === null || basicFilterMatchesAny(s.filter, s.hash, scripts)).map((s) => s.hash);
+    const matched = new Set(summaries.filter((s) => s.filter !== null && basicFilterMatchesAny(s.filter, s.hash, scripts)).map((s) => s.hash));
+    this.lastMatches = { scripts, matched };
+    return summaries.filter((s) => s.filter === null || matched.has(s.hash)).map((s) => s.hash);
+  }
+
+  /** Whether the block's filter matches the group's scripts, reusing blocksToFetch's answer while they are unchanged. */
+  private filterMatches(walletIds: string[], hash: string, filter: Uint8Array): boolean {
+    const scripts = this.scriptsOf(walletIds);
+    if (this.lastMatches?.scripts === scripts) return this.lastMatches.matched.has(hash);
+    return basicFilterMatchesAny(filter, hash, scripts);
   }
 
   private async activeHashAt(chain: ChainSource, height: number): Promise<string | null> {
@@ -338,7 +349,7 @@ export class SyncService {
   private async connect(prefetch: BlockPrefetch, walletIds: string[], summary: BlockSummary, stats: SyncStats): Promise<boolean> {
     const { height, hash } = summary;
     const prevHash = summary.prevHash ?? NO_PARENT;
-    if (summary.filter !== null && !basicFilterMatchesAny(summary.filter, hash, this.scriptsOf(walletIds))) {
+    if (summary.filter !== null && !this.filterMatches(walletIds, hash, summary.filter)) {
       await this.apply({ type: 'block_connected', height, hash, prevHash, time: summary.time, transactions: [] }, walletIds, [
         { hash, height, prevHash, time: summary.time },
       ]);
