@@ -125,12 +125,12 @@ async function serviceScan(node, meta, syncInterval) {
   const port = await freePort();
   const child = spawn(process.execPath, [join(root, 'dist', 'cli', 'main.js'), 'serve'], {
     cwd: root,
-    stdio: ['ignore', 'ignore', 'inherit'],
+    stdio: ['ignore', 'ignore', 'ignore'],
     env: {
       PATH: process.env.PATH, SERVICE_PORT: String(port), SERVICE_HOST: '127.0.0.1', SERVICE_DATA_FOLDER: dataFolder,
       SERVICE_NETWORK: 'regtest', SERVICE_API_ACTIVE: 'True', SERVICE_ADMIN_PASSWORD: PASSWORD, SERVICE_LOG_LEVEL: 'warn',
       SERVICE_BITCOIND_URL: node.url, SERVICE_BITCOIND_COOKIE: node.cookieFile, SERVICE_SYNC_INTERVAL: String(syncInterval),
-      SERVICE_RATE_LIMIT: '100000',
+      SERVICE_USER_REQUEST_RATE: '0', // the scan is polled often; the per-user limit is not measured here
     },
   });
   try {
@@ -150,10 +150,13 @@ async function serviceScan(node, meta, syncInterval) {
     });
     if (created.status !== 201) throw new Error(`wallet creation: ${created.status} ${await created.text()}`);
     let details;
-    for (;;) {
-      details = await (await fetch(`${base}/api/v1alpha/wallets/bench`, { headers: auth })).json();
-      if (details.scan === null && details.blockheight === meta.tip) break;
-      await new Promise((r) => setTimeout(r, 10));
+    for (const deadline = Date.now() + 600_000; ; ) {
+      const answer = await fetch(`${base}/api/v1alpha/wallets/bench`, { headers: auth });
+      details = await answer.json();
+      if (answer.status !== 200) throw new Error(`wallet details: ${answer.status} ${JSON.stringify(details)}`);
+      if (details.scan === null) break;
+      if (Date.now() > deadline) throw new Error('the service did not finish the scan within 10 minutes');
+      await new Promise((r) => setTimeout(r, 25));
     }
     const seconds = (performance.now() - started) / 1000;
     const rssKb = rssPeakKb(child.pid);

@@ -72,6 +72,9 @@ function inProcessChain(blocks, { filters }) {
       return { hash, height: b.height, time: b.time, medianTime: b.time, prevHash: b.height === 0 ? null : b.prev, confirmations: tip.height - b.height + 1, inActiveChain: true };
     },
     async getBlockFilter(hash) { return filters ? { filter: known(hash).filter, header: '00'.repeat(32) } : null; },
+    async getBlockSummaries(from, to) {
+      return blocks.slice(from, to + 1).map((b) => ({ height: b.height, hash: b.hash, prevHash: b.height === 0 ? null : b.prev, time: b.time, filter: filters ? b.filter : null }));
+    },
     async getMempoolTxids() { return []; },
     async getMempool() { return []; },
     async getMempoolEntry() { return null; },

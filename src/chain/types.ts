@@ -92,6 +92,18 @@ export interface BlockFilter {
   header: string;
 }
 
+/** What a scan needs of a block before deciding to fetch it: its place in the chain and its filter. */
+export interface BlockSummary {
+  height: number;
+  hash: string;
+  /** Null only for the genesis block. */
+  prevHash: string | null;
+  /** Block timestamp (seconds). */
+  time: number;
+  /** BIP158 basic filter, serialised; null when the backend has none for this block (fetch the block). */
+  filter: Uint8Array | null;
+}
+
 /** Blocks of the active chain, and their BIP158 filters when the backend has them. */
 export interface BlockSource {
   getTip(): Promise<ChainTip>;
@@ -102,6 +114,12 @@ export interface BlockSource {
   getBlockHeader(hash: string): Promise<BlockHeaderInfo>;
   /** The block's basic filter, or null when the backend keeps no filters (then fetch the block). */
   getBlockFilter(hash: string): Promise<BlockFilter | null>;
+  /**
+   * Summaries of the active chain's blocks at heights `from`..`to`, in height order, read together (few round
+   * trips). Shorter when the chain ends before `to` or changed during the read (each summary's prevHash is the
+   * hash before it): the caller continues from the last one it got.
+   */
+  getBlockSummaries(from: number, to: number): Promise<BlockSummary[]>;
 }
 
 export interface MempoolEntry {

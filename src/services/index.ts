@@ -72,6 +72,15 @@ export function createServices(deps: ServiceDeps): Services {
   const chain = new CachedChainAccess(deps.chain ?? null, now);
   const scripts = new WalletScriptsCache();
   const states = new WalletStateCache(store, scripts);
+  const sync = new SyncService({
+    store,
+    chain: chain.source,
+    scripts,
+    leadership: deps.syncLeadership ?? ALWAYS_LEADER,
+    psbts: new PsbtChainReconciler(now),
+    onTip: (tip) => chain.noteTip(tip),
+    ...(deps.syncBatchBlocks !== undefined ? { batchBlocks: deps.syncBatchBlocks } : {}),
+  });
   const access = new WalletAccess(store);
   const reads = new WalletReads({ store, access, chain, states, scripts });
   const wallets: WalletServices = {
@@ -86,21 +95,13 @@ export function createServices(deps: ServiceDeps): Services {
       states,
       scripts,
       limits: new WalletLimits({ store, maxWalletsPerUser: config.limits.maxWalletsPerUser, maxGapLimit: config.limits.maxGapLimit }),
+      scans: sync,
       now,
     }),
     coins: new WalletCoins({ store, network: config.network, access, states, scripts }),
     files: new WalletFiles({ access }),
     labels: new WalletLabels({ store, access, states, now }),
   };
-  const sync = new SyncService({
-    store,
-    chain: chain.source,
-    scripts,
-    leadership: deps.syncLeadership ?? ALWAYS_LEADER,
-    psbts: new PsbtChainReconciler(now),
-    onTip: (tip) => chain.noteTip(tip),
-    ...(deps.syncBatchBlocks !== undefined ? { batchBlocks: deps.syncBatchBlocks } : {}),
-  });
   chain.syncState = () => sync.syncState;
   const health = new HealthService([{ name: 'store', check: () => store.ping() }, chain.readinessCheck()]);
   const serviceDetails = new ServiceDetailsService({ config, version: deps.version, now, wallets: reads, ...(chain.source ? { chain } : {}) });

@@ -5,11 +5,11 @@
  */
 import { isNetworkName, networkFromCoreChain, type NetworkName } from '../../core/network.js';
 import { parseBlock, parseTransaction, txid as txidOf, type Block, type Transaction } from '../../core/tx.js';
-import { fromHex } from '../../core/bytes.js';
 import {
   ChainError,
   type BlockFilter,
   type BlockHeaderInfo,
+  type BlockSummary,
   type ChainSource,
   type ChainTip,
   type FeeEstimate,
@@ -20,7 +20,7 @@ import {
 } from '../types.js';
 import { RpcClient, type CallOptions, type RpcClientOptions } from './rpc-client.js';
 import { broadcastError, isFilterUnavailable, isNotFound } from './rpc-errors.js';
-import { btcPerKvbToSatPerKvb, btcToSats, checkHashArgument, expectHash, expectInteger, expectObject, expectString } from './values.js';
+import { btcPerKvbToSatPerKvb, btcToSats, checkHashArgument, expectHash, expectHexBytes, expectInteger, expectObject, expectString } from './values.js';
 
 export interface BitcoindChainSourceOptions extends RpcClientOptions {
   /** The service's network; a node on another chain is refused with `wrong_network`. */
@@ -101,10 +101,10 @@ export class BitcoindChainSource implements ChainSource {
 
   async getBlock(hash: string): Promise<Block> {
     const wanted = checkHashArgument(hash, 'Block hash');
-    const hex = expectString(await this.readBlockItem('getblock', [wanted, 0], wanted), 'block');
+    const bytes = expectHexBytes(await this.readBlockItem('getblock', [wanted, 0], wanted), 'block');
     let block: Block;
     try {
-      block = parseBlock(hex);
+      block = parseBlock(bytes);
     } catch {
       throw new ChainError('bad_response', `Bitcoin Core sent a block ${wanted} that does not parse`);
     }
@@ -131,6 +131,53 @@ export class BitcoindChainSource implements ChainSource {
     const wanted = checkHashArgument(hash, 'Block hash');
     await this.ensureNetwork();
     return this.fetchFilter(wanted);
+  }
+
+  async getBlockSummaries(from: number, to: number): Promise<BlockSummary[]> {
+    if (!Number.isSafeInteger(from) || !Number.isSafeInteger(to) || from < 0 || to < from) {
+      throw new ChainError('invalid_argument', 'Block heights must be non-negative integers, from <= to');
+    }
+    await this.ensureNetwork();
+    const heights = Array.from({ length: to - from + 1 }, (_, i) => from + i);
+    const hashes: string[] = [];
+    for (const [i, answer] of (await this.rpc.batch(heights.map((h) => ({ method: 'getblockhash', params: [h] })))).entries()) {
+      if (!answer.ok) {
+        if (isNotFound(answer.error)) break; // past the tip
+        throw answer.error;
+      }
+      hashes.push(expectHash(answer.result, `block hash at ${heights[i]}`));
+    }
+    const answers = await this.rpc.batch(
+      hashes.flatMap((hash) => [
+        { method: 'getblockheader', params: [hash, true] },
+        { method: 'getblockfilter', params: [hash, 'basic'] },
+      ]),
+    );
+    const summaries: BlockSummary[] = [];
+    for (const [i, hash] of hashes.entries()) {
+      const [header, filter] = [answers[2 * i]!, answers[2 * i + 1]!];
+      if (!header.ok) {
+        if (isNotFound(header.error)) break;
+        throw header.error;
+      }
+      const h = expectObject(header.result, 'getblockheader');
+      const summary: BlockSummary = {
+        height: expectInteger(h.height, 'height'),
+        hash: expectHash(h.hash, 'block hash'),
+        prevHash: h.previousblockhash === undefined ? null : expectHash(h.previousblockhash, 'previous block hash'),
+        time: expectInteger(h.time, 'block time'),
+        filter: filter.ok ? filterBytes(filter.result) : null,
+      };
+      if (!filter.ok && !isFilterUnavailable(filter.error)) {
+        if (isNotFound(filter.error)) break;
+        throw filter.error;
+      }
+      if (summary.hash !== hash || summary.height !== from + i) throw new ChainError('bad_response', `Bitcoin Core sent the header of another block for ${hash}`);
+      // A block replaced between the two reads (reorg): the summaries stop before it.
+      if (expectInteger(h.confirmations, 'confirmations') < 0 || (i > 0 && summary.prevHash !== hashes[i - 1])) break;
+      summaries.push(summary);
+    }
+    return summaries;
   }
 
   // -- MempoolSource ----------------------------------------------------------------------------
@@ -248,10 +295,8 @@ export class BitcoindChainSource implements ChainSource {
 
   private async fetchFilter(hash: string, callOptions: CallOptions = {}): Promise<BlockFilter | null> {
     try {
-      const answer = expectObject(await this.rpc.call('getblockfilter', [hash, 'basic'], callOptions), 'getblockfilter');
-      const filterHex = expectString(answer.filter, 'block filter');
-      if (!/^([0-9a-f]{2})+$/.test(filterHex)) throw new ChainError('bad_response', 'Bitcoin Core sent a block filter that is not hex');
-      return { filter: fromHex(filterHex), header: expectHash(answer.header, 'filter header') };
+      const answer = await this.rpc.call('getblockfilter', [hash, 'basic'], callOptions);
+      return { filter: filterBytes(answer), header: expectHash(expectObject(answer, 'getblockfilter').header, 'filter header') };
     } catch (error) {
       if (isFilterUnavailable(error)) return null;
       if (isNotFound(error)) throw new ChainError('not_found', `Bitcoin Core does not know block ${hash}`, { rpcCode: error.rpcCode });
@@ -319,6 +364,11 @@ export class BitcoindChainSource implements ChainSource {
       });
     return this.pendingNetworkCheck;
   }
+}
+
+/** The serialised filter of a `getblockfilter` answer. */
+function filterBytes(answer: unknown): Uint8Array {
+  return expectHexBytes(expectObject(answer, 'getblockfilter').filter, 'block filter');
 }
 
 function parseVerboseEntry(value: unknown, txid: string): { time: number; feeSat: bigint; vsize: number } {

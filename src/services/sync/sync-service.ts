@@ -7,7 +7,7 @@
  * revisions grow, so other instances see the change.
  */
 import { basicFilterMatchesAny } from '../../core/bip158.js';
-import { ChainError, type ChainSource, type ChainTip } from '../../chain/types.js';
+import { ChainError, type BlockSummary, type ChainSource, type ChainTip } from '../../chain/types.js';
 import {
   applyUpdate,
   coinHistory,
@@ -23,13 +23,20 @@ import {
 import type { Store, StoredWallet, SyncBlockRow } from '../../store/repositories.js';
 import type { PsbtChainReconciler } from '../psbts/chain-reconciler.js';
 import { loadWalletInto, type WalletScriptsCache } from '../wallet-state.js';
+import { BlockPrefetch } from './block-prefetch.js';
 import type { SyncLeadership } from './leadership.js';
 
 const NO_PARENT = '0'.repeat(64);
 /** Most blocks that touched no wallet written together (a crash loses at most these; they are re-applied). */
 const TIP_ONLY_BLOCKS_PER_WRITE = 500;
-/** How often a long pass looks for a new node tip. */
-const TIP_REFRESH_MS = 10_000;
+/** Blocks summarised (hash, header, filter) per read of the node. */
+const SUMMARIES_PER_READ = 250;
+/** Full blocks requested ahead of the one being applied. */
+const BLOCKS_FETCHED_AHEAD = 8;
+/** How often a long pass looks for a new node tip (wallets at the tip then take the new blocks first). */
+const TIP_REFRESH_MS = 1_000;
+/** How often a long pass brings the mempool of the wallets at the tip up to date. */
+const MEMPOOL_REFRESH_MS = 5_000;
 
 const touchesTransactions = (c: WalletChangeset): boolean =>
   c.transactionsAdded.length > 0 || c.transactionsUpdated.length > 0 || c.transactionsRemoved.length > 0;
@@ -80,12 +87,17 @@ export class SyncService {
   private readonly loaded = new Map<string, LoadedWallet>();
   private running: Promise<SyncPassResult> | undefined;
   private timer: NodeJS.Timeout | undefined;
+  private tick: (() => void) | undefined;
+  /** A wallet was added or rescanned: load it at the next round, and start a pass now if none runs. */
+  private passRequested = false;
+  private passInProgress = false;
   private stopped = true;
-  private filtersAvailable: boolean | undefined;
   private syncing = false;
   private pendingTips = new Map<string, WalletChangeset>();
   private pendingBlocks: SyncBlockRow[] = [];
   private groupScripts: { key: string; scripts: Uint8Array[] } | undefined;
+  /** The filter matches of the last summaries read, for the scripts they were computed with. */
+  private lastMatches: { scripts: Uint8Array[]; matched: ReadonlySet<string> } | undefined;
   readonly totals: SyncStats = { blocksConnected: 0, blocksDisconnected: 0, blocksSkippedByFilter: 0, blocksFetched: 0 };
 
   constructor(private readonly deps: SyncServiceDeps) {}
@@ -103,20 +115,36 @@ export class SyncService {
     return pass;
   }
 
-  /** Runs a pass every `intervalMs` until stop(); failures are logged and retried next time. */
+  /**
+   * Runs a pass every `intervalMs` until stop(), and at once when a pass is requested; failures are logged
+   * and retried next time.
+   */
   start(intervalMs: number, log?: SyncServiceDeps['log']): void {
     if (!this.deps.chain || !this.stopped) return;
     if (log) this.deps.log = log;
     this.stopped = false;
     const tick = async () => {
+      this.timer = undefined;
       try {
         await this.runOnce();
       } catch (error) {
         this.deps.log?.('warn', 'sync pass failed', { reason: error instanceof Error ? error.message : String(error) });
       }
-      if (!this.stopped) this.timer = setTimeout(() => void tick(), intervalMs);
+      if (!this.stopped) this.timer = setTimeout(() => void tick(), this.passRequested ? 0 : intervalMs);
     };
-    this.timer = setTimeout(() => void tick(), 0);
+    this.tick = () => void tick();
+    this.timer = setTimeout(this.tick, 0);
+  }
+
+  /**
+   * A wallet needs scanning (created, rescanned): a running pass takes it in at its next round, otherwise the
+   * background loop starts a pass now. Other instances' wallets are found at this instance's next pass.
+   */
+  requestPass(): void {
+    this.passRequested = true;
+    if (this.stopped || this.passInProgress || !this.timer || !this.tick) return;
+    clearTimeout(this.timer);
+    this.timer = setTimeout(this.tick, 0);
   }
 
   async stop(): Promise<void> {
@@ -131,18 +159,28 @@ export class SyncService {
     const chain = this.deps.chain;
     if (!chain) return { ran: false, tip: null, ...stats };
     if (!(await this.deps.leadership.acquire())) return { ran: false, tip: null, ...stats };
+    this.passInProgress = true;
     try {
       await chain.verifyNetwork?.(); // a node on another network: no block of it is applied
+      this.passRequested = false;
       await this.refreshWallets();
       let tip = await this.readTip(chain);
-      this.filtersAvailable = undefined;
       let idleRounds = 0;
       let tipReadAt = Date.now();
+      let mempoolReadAt = Date.now();
       for (;;) {
+        if (this.passRequested) {
+          this.passRequested = false;
+          await this.refreshWallets();
+        }
         if (Date.now() - tipReadAt > TIP_REFRESH_MS) {
-          // A long catch-up must not leave the wallets at the tip behind new blocks.
+          // A long catch-up must not leave the wallets at the tip behind new blocks, nor their mempool.
           tip = await this.readTip(chain);
           tipReadAt = Date.now();
+          if (Date.now() - mempoolReadAt > MEMPOOL_REFRESH_MS) {
+            await this.applyMempool(chain, tip);
+            mempoolReadAt = Date.now();
+          }
         }
         const behind = this.groups().filter((g) => (g.hash === null ? g.height < tip.height : g.hash !== tip.hash));
         if (behind.length === 0) break;
@@ -161,6 +199,7 @@ export class SyncService {
       await this.applyMempool(chain, tip);
       return { ran: true, tip, ...stats };
     } finally {
+      this.passInProgress = false;
       for (const key of Object.keys(stats) as (keyof SyncStats)[]) this.totals[key] += stats[key];
     }
   }
@@ -248,17 +287,40 @@ export class SyncService {
       return;
     }
     const last = Math.min(tip.height, group.height + (this.deps.batchBlocks ?? 500));
+    const prefetch = new BlockPrefetch(chain, BLOCKS_FETCHED_AHEAD);
     let prevHash = group.hash;
     try {
-      for (let height = group.height + 1; height <= last; height++) {
-        const hash = await chain.getBlockHash(height);
-        const connected = await this.connect(chain, group.walletIds, height, hash, prevHash, stats);
-        if (!connected) return; // the node's chain moved under us: regroup
-        prevHash = hash;
+      for (let from = group.height + 1; from <= last; ) {
+        const to = Math.min(last, from + SUMMARIES_PER_READ - 1);
+        const summaries = await chain.getBlockSummaries(from, to);
+        prefetch.announce(this.blocksToFetch(group.walletIds, summaries));
+        for (const summary of summaries) {
+          if (prevHash !== null && summary.prevHash !== prevHash) return; // the node's chain moved under us: regroup
+          if (!(await this.connect(prefetch, group.walletIds, summary, stats))) return;
+          prevHash = summary.hash;
+        }
+        if (summaries.length < to - from + 1) return; // the chain ended or changed during the read: regroup
+        from = to + 1;
       }
     } finally {
+      prefetch.discard();
       await this.flush();
     }
+  }
+
+  /** The blocks of `summaries` the group must read in full: no filter, or a filter matching its scripts now. */
+  private blocksToFetch(walletIds: string[], summaries: BlockSummary[]): string[] {
+    const scripts = this.scriptsOf(walletIds);
+    const matched = new Set(summaries.filter((s) => s.filter !== null && basicFilterMatchesAny(s.filter, s.hash, scripts)).map((s) => s.hash));
+    this.lastMatches = { scripts, matched };
+    return summaries.filter((s) => s.filter === null || matched.has(s.hash)).map((s) => s.hash);
+  }
+
+  /** Whether the block's filter matches the group's scripts, reusing blocksToFetch's answer while they are unchanged. */
+  private filterMatches(walletIds: string[], hash: string, filter: Uint8Array): boolean {
+    const scripts = this.scriptsOf(walletIds);
+    if (this.lastMatches?.scripts === scripts) return this.lastMatches.matched.has(hash);
+    return basicFilterMatchesAny(filter, hash, scripts);
   }
 
   private async activeHashAt(chain: ChainSource, height: number): Promise<string | null> {
@@ -279,47 +341,29 @@ export class SyncService {
     this.deps.log?.('info', 'block disconnected', { height: group.height, hash, wallets: group.walletIds.length });
   }
 
-  /** Applies the block at `height`; false when it does not extend `prevHash` (reorg in progress). */
-  private async connect(chain: ChainSource, walletIds: string[], height: number, hash: string, prevHash: string | null, stats: SyncStats): Promise<boolean> {
-    if (await this.filterExcludes(chain, walletIds, hash)) {
-      const header = await chain.getBlockHeader(hash);
-      const parent = header.prevHash ?? NO_PARENT;
-      if (prevHash !== null && parent !== prevHash) return false;
-      await this.apply({ type: 'block_connected', height, hash, prevHash: parent, time: header.time, transactions: [] }, walletIds, [
-        { hash, height, prevHash: parent, time: header.time },
+  /**
+   * Applies one block: as empty when its filter matches none of the wallets' scripts (checked again here:
+   * the block before may have made the wallets derive more), else in full. False when the block read is not
+   * the one summarised (reorg in progress).
+   */
+  private async connect(prefetch: BlockPrefetch, walletIds: string[], summary: BlockSummary, stats: SyncStats): Promise<boolean> {
+    const { height, hash } = summary;
+    const prevHash = summary.prevHash ?? NO_PARENT;
+    if (summary.filter !== null && !this.filterMatches(walletIds, hash, summary.filter)) {
+      await this.apply({ type: 'block_connected', height, hash, prevHash, time: summary.time, transactions: [] }, walletIds, [
+        { hash, height, prevHash, time: summary.time },
       ]);
       stats.blocksSkippedByFilter++;
     } else {
-      const block = await chain.getBlock(hash);
+      const block = await prefetch.take(hash);
       stats.blocksFetched++;
-      if (prevHash !== null && block.prevHash !== prevHash) return false;
-      await this.apply({ type: 'block_connected', height, hash, prevHash: block.prevHash, time: block.time, transactions: block.transactions }, walletIds, [
-        { hash, height, prevHash: block.prevHash, time: block.time },
+      if (block.prevHash !== prevHash) return false;
+      await this.apply({ type: 'block_connected', height, hash, prevHash, time: block.time, transactions: block.transactions }, walletIds, [
+        { hash, height, prevHash, time: block.time },
       ]);
     }
     stats.blocksConnected++;
     return true;
-  }
-
-  /** True when the node has a BIP158 filter for the block and it matches none of the wallets' scripts. */
-  private async filterExcludes(chain: ChainSource, walletIds: string[], hash: string): Promise<boolean> {
-    if (this.filtersAvailable === false) return false;
-    let filter;
-    try {
-      filter = await chain.getBlockFilter(hash);
-    } catch (error) {
-      if (error instanceof ChainError && !error.retryable && error.code !== 'timeout') {
-        this.filtersAvailable = false;
-        return false;
-      }
-      throw error;
-    }
-    if (filter === null) {
-      this.filtersAvailable = false;
-      return false;
-    }
-    this.filtersAvailable = true;
-    return !basicFilterMatchesAny(filter.filter, hash, this.scriptsOf(walletIds));
   }
 
   /** Every derived script of the group's wallets; rebuilt only when a wallet derived more. */

@@ -47,6 +47,8 @@ export interface WalletAdminDeps {
   scripts: WalletScriptsCache;
   /** How many wallets a user may own, and how large a gap limit may be. */
   limits: WalletLimits;
+  /** Starts scanning a new or rescanned wallet now rather than at the next sync pass. */
+  scans: { requestPass(): void };
   now: () => number;
 }
 
@@ -98,6 +100,7 @@ export class WalletAdmin {
     };
     const shareRows: WalletShare[] = shares.map((s) => ({ userName: s.userName, access: s.access }));
     const stored = await this.insertWithAlias(base, givenAlias, name, shareRows);
+    this.deps.scans.requestPass();
     return this.deps.reads.detailsOf(stored);
   }
 
@@ -195,6 +198,7 @@ export class WalletAdmin {
       }
     }
     await this.deps.store.transaction((repos) => repos.wallets.resetChain(wallet.id, from));
+    this.deps.scans.requestPass();
     this.deps.states.forget(wallet.id);
     return { alias: wallet.alias, from };
   }

@@ -87,6 +87,36 @@ describe('following the timeline', () => {
     expect(await source.getBlockHash(blocks[stale].height)).not.toBe(stale);
   });
 
+  it('summaries of a height range: hashes, headers and filters in two requests, shorter past the tip', async () => {
+    const snap = snapshots.at(-1)!;
+    node.setSnapshot(snapshots.length - 1);
+    const requestsBefore = node.httpRequests;
+    const summaries = await source.getBlockSummaries(1, snap.tip.height + 5);
+    expect(node.httpRequests - requestsBefore).toBe(2);
+    expect(summaries.map((s) => s.height)).toEqual(snap.chain.slice(1).map((_, i) => i + 1));
+    for (const s of summaries) {
+      expect(s).toEqual({ height: s.height, hash: snap.chain[s.height], prevHash: snap.chain[s.height - 1], time: blocks[s.hash].time, filter: expect.any(Uint8Array) });
+      expect(toHex(s.filter!)).toBe(blocks[s.hash].filter);
+    }
+    expect(await source.getBlockSummaries(snap.tip.height + 1, snap.tip.height + 3)).toEqual([]);
+    expect((await failure(source.getBlockSummaries(5, 4))).code).toBe('invalid_argument');
+  });
+
+  it('summaries stop before a block that left the active chain between the reads', async () => {
+    const stale = timeline.events.find((e: any) => e.stale_block).stale_block as string;
+    const height = blocks[stale].height as number;
+    node.setSnapshot(6);
+    node.afterCall = (call) => {
+      if (call.method === 'getblockhash' && call.params[0] === height) node.setSnapshot(7);
+    };
+    try {
+      const summaries = await source.getBlockSummaries(height - 2, height + 1);
+      expect(summaries.map((s) => s.height)).toEqual([height - 2, height - 1]);
+    } finally {
+      node.afterCall = undefined;
+    }
+  });
+
   it('a transaction leaving the mempool between getrawmempool and getrawtransaction is left out', async () => {
     node.setSnapshot(8);
     const original = snapshots[8]!.mempool[0].txid;
@@ -245,6 +275,9 @@ describe('health of the node', () => {
     expect(await source.checkHealth()).toMatchObject({ ok: true, filters: false });
     expect(await source.getBlockFilter(snapshots[0]!.tip.hash)).toBeNull();
     expect(node.calls.filter((c) => c.method === 'getblockfilter')).toHaveLength(2);
+    const summaries = await source.getBlockSummaries(0, snapshots[0]!.tip.height);
+    expect(summaries).toHaveLength(snapshots[0]!.tip.height + 1);
+    expect(summaries.every((s) => s.filter === null)).toBe(true);
   });
 
   it('a node that comes back: idempotent reads retry with backoff until it answers', async () => {
