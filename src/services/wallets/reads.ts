@@ -3,6 +3,7 @@
  * addresses and scan progress. Nothing here writes. Coins held by pending PSBTs come from the store's
  * reservations, which the sync keeps in step with the chain.
  */
+import { createHash } from 'node:crypto';
 import { toHex } from '../../core/bytes.js';
 import { HARDENED } from '../../core/keys/derive.js';
 import { parseTransaction } from '../../core/tx.js';
@@ -178,6 +179,18 @@ export class WalletReads implements WalletDirectory {
       const address = scriptAddress(hex, wallet.network);
       return { index: from + i, address, label: labels.get(address) ?? '', used: used.has(hex) };
     });
+  }
+
+  /**
+   * A short fingerprint of what a wallet page shows: it changes when the sync writes the wallet, a PSBT
+   * is created, signed, settled or deleted, or the node's tip moves. Pages poll it to know when to reload.
+   */
+  async fingerprint(principal: Principal, alias: string): Promise<string> {
+    const wallet = await this.deps.access.resolve(principal, alias, 'read');
+    const psbts = await this.deps.store.psbts.list(wallet.id, 'pending');
+    const tip = await this.deps.chain.tip();
+    const parts = [String(wallet.revision), String(tip?.height ?? ''), ...psbts.map((p) => `${p.txid}:${p.version}:${p.status}`)];
+    return createHash('sha256').update(parts.join('|')).digest('hex').slice(0, 16);
   }
 
   /** Scan progress of a wallet the caller can read (for the CLI progress bar). */

@@ -1,0 +1,18 @@
+/// <reference lib="dom" />
+/// <reference lib="dom.iterable" />
+/**
+ * The web interface's progressive script: pages work without it; with it, pages follow live
+ * changes, copy buttons copy, form rows can be added and removed, fee estimates fill the fee
+ * field, and signed PSBT files are read into the upload form.
+ */
+import { watchLiveChanges } from './live.js';
+import { enhanceForms } from './forms.js';
+
+function start(): void {
+  enhanceForms(document);
+  const liveUrl = document.body.dataset.liveUrl;
+  if (liveUrl) watchLiveChanges(liveUrl);
+}
+
+if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', start);
+else start();
