@@ -47,6 +47,10 @@ export async function registerWebInterface(app: FastifyInstance, options: { serv
   }
   const deps: WebDeps = { services: options.services, config: options.config, assets };
   await app.register(async (scope) => {
+    // Pages are not part of the API description.
+    scope.addHook('onRoute', (route) => {
+      route.schema = { ...route.schema, hide: true };
+    });
     await scope.register(cookie);
     await scope.register(formbody, { bodyLimit: 2 * 1024 * 1024 });
     await scope.register(fastifyStatic, { root: deps.assets.folder, prefix: '/assets/', decorateReply: false, index: false, cacheControl: false });
