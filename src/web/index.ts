@@ -58,6 +58,8 @@ export async function registerWebInterface(app: FastifyInstance, options: { serv
 
     scope.addHook('onSend', async (request, reply, payload) => {
       reply.header('Content-Security-Policy', WEB_CSP);
+      // With no-referrer, browsers send `Origin: null` on form posts; same-origin keeps the origin checkable and leaks nothing to other sites.
+      reply.header('Referrer-Policy', 'same-origin');
       if (request.url.startsWith('/assets/')) reply.header('Cache-Control', 'public, max-age=31536000, immutable');
       return payload;
     });
