@@ -30,7 +30,7 @@ export function registerPsbtPages(app: FastifyInstance, deps: WebDeps): void {
     const session = sessionOf(request);
     const { alias, txid } = request.params;
     const { access } = await services.wallets.access.resolveWithAccess(session.principal, alias);
-    const wallet = await services.wallets.reads.details(session.principal, alias, { limit: 0 });
+    const wallet = await services.wallets.reads.details(session.principal, alias, { limit: 0 }, { utxos: false });
     const { record, base64 } = await services.psbts.get(session.principal, alias, txid);
     const statuses = cosignerStatus(record, wallet.keys);
     const needed = Math.max(0, wallet.sigs_required - record.sigs_count);

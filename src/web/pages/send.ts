@@ -188,7 +188,7 @@ export function registerSendPages(app: FastifyInstance, deps: WebDeps): void {
   async function show(request: SendRequest, reply: FastifyReply, v: SendValues, errors: Map<string, string>, preview: Preview | undefined, flash?: string, status = 200) {
     const session = sessionOf(request);
     const { alias } = request.params;
-    const wallet = await services.wallets.reads.details(session.principal, alias, { limit: 0 });
+    const wallet = await services.wallets.reads.details(session.principal, alias, { limit: 0 }, { utxos: false });
     const body = html`<p><a href="${walletUrl(alias)}">← ${wallet.name}</a></p><h1>Send</h1>
 ${sendForm(alias, session, v, errors, await estimates(), preview)}`;
     return respond(reply, deps, request, { title: `Send from ${wallet.name}`, body, ...(flash ? { flash: { kind: 'error' as const, text: flash } } : {}) }, status);

@@ -33,7 +33,7 @@ export function registerWalletPages(app: FastifyInstance, deps: WebDeps): void {
     const n = pageNumber(request.query.page);
     const { access } = await services.wallets.access.resolveWithAccess(principal, alias);
     const limit = view === 'transactions' ? TX_PAGE + 1 : 10;
-    const details = await services.wallets.reads.details(principal, alias, { limit, offset: view === 'transactions' ? (n - 1) * TX_PAGE : 0 });
+    const details = await services.wallets.reads.details(principal, alias, { limit, offset: view === 'transactions' ? (n - 1) * TX_PAGE : 0 }, { utxos: false });
     const here = walletUrl(alias, view === 'overview' ? '' : `?view=${view}${n > 1 ? `&page=${n}` : ''}`);
     let content: Html;
     if (view === 'overview') {
@@ -52,9 +52,8 @@ ${details.txlist.length > 0 ? html`<p><a href="${walletUrl(alias, '?view=transac
     } else if (view === 'transactions') {
       content = html`${transactionsTable(details, details.txlist.slice(0, TX_PAGE), session, access, here)}${pager(walletUrl(alias, '?view=transactions'), n, details.txlist.length > TX_PAGE)}`;
     } else if (view === 'coins') {
-      const coins = await services.wallets.reads.utxos(principal, alias);
-      const shown = coins.slice((n - 1) * COIN_PAGE, n * COIN_PAGE);
-      content = html`${coinsTable(details, shown, session, access, here)}${pager(walletUrl(alias, '?view=coins'), n, coins.length > n * COIN_PAGE)}`;
+      const { total, coins } = await services.wallets.reads.utxoPage(principal, alias, { offset: (n - 1) * COIN_PAGE, limit: COIN_PAGE });
+      content = html`${coinsTable(details, coins, session, access, here)}${pager(walletUrl(alias, '?view=coins'), n, total > n * COIN_PAGE)}`;
     } else {
       const branch = request.query.branch === 'change' ? 1 : 0;
       const entries = await services.wallets.reads.addresses(principal, alias, branch, (n - 1) * ADDRESS_PAGE, ADDRESS_PAGE);
@@ -67,7 +66,8 @@ ${addressesTable(details, entries, session, access, base)}${pager(base, n, true)
       : '';
     const tabs = VIEWS.map((v) => html`<a href="${walletUrl(alias, v === 'overview' ? '' : `?view=${v}`)}"${v === view ? html` aria-current="page"` : ''}>${v[0]!.toUpperCase() + v.slice(1)}</a>`);
     const actions = html`${canSpend(access) ? html`<a class="button" href="${walletUrl(alias, '/send')}">Send</a>` : ''}
-${access === 'owner' ? html`<form method="post" action="${walletUrl(alias, '/rescan')}" class="inline">${csrfField(session)}<button type="submit" class="secondary">Rescan</button></form>` : ''}`;
+${access === 'owner' ? html`<form method="post" action="${walletUrl(alias, '/rescan')}" class="inline">${csrfField(session)}<button type="submit" class="secondary">Rescan</button></form>
+<form method="post" action="${walletUrl(alias, '/delete')}" class="inline" data-confirm="Delete this wallet with its PSBTs and labels? The coins stay on the chain.">${csrfField(session)}<button type="submit" class="danger">Delete wallet</button></form>` : ''}`;
     const body = html`<div class="title-row"><h1>${details.name}</h1><div class="actions">${actions}</div></div>
 <p class="muted">${details.description} ${details.sigs_required} of ${details.sigs_total} · ${details.address_type} · ${details.network} · your access: ${access}</p>
 ${scan}
@@ -108,6 +108,12 @@ ${content}`;
       ...(frozen === 'true' ? { frozen: true } : frozen === 'false' ? { frozen: false } : {}),
     });
     return reply.redirect(backTo(alias, field(request.body, 'back')), 303);
+  });
+
+  app.post('/wallets/:alias/delete', async (request: WalletRequest, reply) => {
+    const session = sessionOf(request);
+    await services.wallets.admin.delete(session.principal, request.params.alias);
+    return reply.redirect('/', 303);
   });
 
   app.post('/wallets/:alias/rescan', async (request: WalletRequest, reply) => {

@@ -5,7 +5,7 @@
  * status change, broadcasts, sees the transaction arrive without reloading and bumps its fee. Also:
  * escaping, a cross-site post, a read user, sign-out.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,6 +18,23 @@ import { ensureWebAssets } from '../../support/web-client.js';
 import { cosign, describeWithBitcoind, fixtureWallets, startChainWorld, type ChainWorld } from '../bitcoind/chain-world.js';
 
 const wallet = fixtureWallets.w_wsh2of3!;
+/** `WCS_SCREENSHOTS=docs/screenshots` keeps PNGs of the main pages (desktop and phone, light and dark) there. */
+const SCREENSHOTS = process.env.WCS_SCREENSHOTS;
+
+async function shoot(page: Page, name: string): Promise<void> {
+  if (!SCREENSHOTS) return;
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  const viewport = page.viewport();
+  for (const [width, height, size] of [[1280, 900, 'desktop'], [390, 844, 'phone']] as const) {
+    for (const scheme of ['light', 'dark'] as const) {
+      await page.setViewport({ width, height });
+      await page.emulateMediaFeatures([{ name: 'prefers-color-scheme', value: scheme }]);
+      await page.screenshot({ path: join(SCREENSHOTS, `${name}-${size}-${scheme}.png`), fullPage: size === 'desktop' });
+    }
+  }
+  await page.emulateMediaFeatures([]);
+  if (viewport) await page.setViewport(viewport);
+}
 /** The key text as hardware wallets export it: [fingerprint/path]xpub. */
 const keyText = (k: { fingerprint: string; derivation: string; tpub: string }) => `[${k.fingerprint}${k.derivation.replace(/^m/, '').replaceAll("'", 'h')}]${k.tpub}`;
 
@@ -98,6 +115,10 @@ describeWithBitcoind('the web interface in a browser against a real Bitcoin Core
     await world.chain.mine(1);
     // The page follows the change by itself (polling), no reload from the test.
     await page.waitForFunction(() => document.querySelector('.balances dd')?.textContent?.includes('1.00000000 BTC'), { timeout: 30_000 });
+    await shoot(page, 'wallet-receive');
+    await page.goto(`${base}/`);
+    await shoot(page, 'wallet-list');
+    await page.goto(`${base}/wallets/family-vault`);
     await clickAndWait(page, 'a[href="/wallets/family-vault/send"]');
     const one = await world.chain.minerAddressOf('bech32');
     const two = await world.chain.minerAddressOf('bech32m');
@@ -116,6 +137,7 @@ describeWithBitcoind('the web interface in a browser against a real Bitcoin Core
     expect(preview).toContain('0.01234567 BTC');
     expect(preview).toContain('change');
     expect(await world.client.psbts('family-vault')).toEqual({}); // a preview stores nothing
+    await shoot(page, 'send-preview');
     await clickAndWait(page, 'button[value=create]');
     expect(page.url()).toMatch(/\/wallets\/family-vault\/psbts\/[0-9a-f]{64}$/);
     expect(await text(page, '[data-signatures-needed]')).toContain('2 more signatures needed');
@@ -146,6 +168,7 @@ describeWithBitcoind('the web interface in a browser against a real Bitcoin Core
     const rows = await page.$$eval('[data-cosigners] tbody tr', (trs) => trs.map((tr) => tr.textContent ?? ''));
     expect(rows.find((r) => r.includes("Bob's device"))).toContain('signed');
     expect(rows.find((r) => r.includes("Alice's device"))).toContain('not signed');
+    await shoot(page, 'psbt-signing');
     await uploadSigned(page, [await signedFile(page, signers[1]!, 'carol.psbt')]);
     expect(await text(page, '[data-signatures-needed]')).toContain('Signed enough to broadcast');
     await clickAndWait(page, 'form[action$="/broadcast"] button');
