@@ -3,7 +3,7 @@
  * signatures are still needed; the PSBT as a file, as base64 text and as an animated QR code; signed
  * copies back by file, pasted text or camera; then broadcast or delete.
  */
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ServiceError } from '../../services/errors.js';
 import { field, respond, sessionOf, walletUrl, type WebDeps } from '../context.js';
 import { btcText, satText, shortId } from '../format.js';
@@ -26,7 +26,7 @@ export function splitPsbtCopies(text: string): string[] {
 export function registerPsbtPages(app: FastifyInstance, deps: WebDeps): void {
   const { services } = deps;
 
-  app.get('/wallets/:alias/psbts/:txid', async (request: PsbtRequest, reply) => {
+  async function renderPsbtPage(request: PsbtRequest, reply: FastifyReply, refusal?: ServiceError) {
     const session = sessionOf(request);
     const { alias, txid } = request.params;
     const { access } = await services.wallets.access.resolveWithAccess(session.principal, alias);
@@ -65,7 +65,8 @@ ${canSign
   <label for="psbt-files">Signed PSBT files</label>
   <input id="psbt-files" type="file" accept=".psbt,.txt,application/octet-stream" multiple data-psbt-files>
   <label for="signed">Or paste signed PSBTs (base64, one per line)</label>
-  <textarea id="signed" name="psbt" rows="4" class="mono" spellcheck="false"></textarea>
+  <textarea id="signed" name="psbt" rows="4" class="mono" spellcheck="false"${refusal ? html` aria-describedby="signed-error"` : ''}></textarea>
+  ${refusal ? html`<span class="field-error" id="signed-error" role="alert">${refusal.message}</span>` : ''}
   <div data-qr-scanner></div>
   <button type="submit">Add the signatures</button>
 </form></section>
@@ -74,8 +75,11 @@ ${canSign
   <form method="post" action="${walletUrl(alias, `/psbts/${txid}/delete`)}" class="inline" data-confirm="Delete this PSBT and the signatures collected?">${csrfField(session)}<button type="submit" class="danger">Delete</button></form>
 </section>`
   : ''}`;
-    return respond(reply, deps, request, { title: 'Payment', body, liveUrl: walletUrl(alias, '/live') });
-  });
+    const status = refusal ? (refusal.kind === 'invalid_input' ? 400 : refusal.kind === 'conflict' ? 409 : 422) : 200;
+    return respond(reply, deps, request, { title: 'Payment', body, liveUrl: walletUrl(alias, '/live') }, status);
+  }
+
+  app.get('/wallets/:alias/psbts/:txid', (request: PsbtRequest, reply) => renderPsbtPage(request, reply));
 
   app.get('/wallets/:alias/psbts/:txid/file', async (request: PsbtRequest, reply) => {
     const session = sessionOf(request);
@@ -90,8 +94,15 @@ ${canSign
     const session = sessionOf(request);
     const { alias, txid } = request.params;
     const copies = splitPsbtCopies(field(request.body, 'psbt'));
-    if (copies.length === 0) throw new ServiceError('invalid_input', 'invalid_psbt', 'No signed PSBT was given: choose the files or paste the text');
-    for (const copy of copies) await services.psbts.update(session.principal, alias, txid, copy);
+    try {
+      if (copies.length === 0) throw new ServiceError('invalid_input', 'invalid_psbt', 'No signed PSBT was given: choose the files or paste the text');
+      // Each copy is merged on its own: copies merged before a refused one keep their signatures.
+      for (const copy of copies) await services.psbts.update(session.principal, alias, txid, copy);
+    } catch (error) {
+      const shownNextToTheField = error instanceof ServiceError && (error.kind === 'invalid_input' || error.kind === 'unprocessable' || (error.kind === 'conflict' && error.code !== 'psbt_busy'));
+      if (!shownNextToTheField) throw error;
+      return renderPsbtPage(request, reply, error);
+    }
     return reply.redirect(walletUrl(alias, `/psbts/${txid}`), 303);
   });
 

@@ -207,6 +207,38 @@ describe('what pages show', () => {
   });
 });
 
+describe('forms with refusals', () => {
+  it('keeps a refused wallet form with its values, the refusal next to the key field, and adds nothing', async () => {
+    const client = new WebClient(base);
+    await client.signIn('admin', TEST_ADMIN_PASSWORD);
+    const before = (await world.server.running.runtime.services.wallets.reads.list({ userName: 'admin', isAdmin: true })).length;
+    const page = await client.post('/wallets/new', {
+      mode: 'policy',
+      name: 'Broken <i>keys</i>',
+      type: 'wsh-sortedmulti',
+      threshold: '2',
+      key: ['not a key', 'also not'],
+      key_label: ['Alice', 'Bob'],
+    });
+    expect(page.status).toBe(400);
+    expect(page.text).toContain('value="Broken &lt;i&gt;keys&lt;/i&gt;"');
+    expect(page.text).toMatch(/class="field-error" id="key-0-error"|class="field-error" id="(threshold|keys|policy)-error"/);
+    expect((await world.server.running.runtime.services.wallets.reads.list({ userName: 'admin', isAdmin: true })).length).toBe(before);
+  });
+
+  it('adds a wallet by descriptor from the form and shows it', async () => {
+    const client = new WebClient(base);
+    await client.signIn('admin', TEST_ADMIN_PASSWORD);
+    const w = wallets.w_wpkh!;
+    const descriptor = w.recv_descriptor.replace('/0/*', '/<0;1>/*').replace(/#.*$/, '');
+    const made = await client.post('/wallets/new', { mode: 'descriptor', name: 'Single key', descriptor, birthday: '0', shares: 'reader read' });
+    expect(made.status, made.text.slice(0, 2000)).toBe(303);
+    expect(made.location).toBe('/wallets/single-key');
+    const details = await world.server.running.runtime.services.wallets.reads.details({ userName: 'reader', isAdmin: false }, 'single-key', { limit: 0 });
+    expect(details.recv_descriptor).toBe(w.recv_descriptor);
+  });
+});
+
 describe('the web_active setting', () => {
   let off: TestServer | undefined;
   afterAll(() => off?.dispose());
