@@ -3,13 +3,16 @@
 /**
  * The web interface's progressive script: pages work without it; with it, pages follow live
  * changes, copy buttons copy, form rows can be added and removed, fee estimates fill the fee
- * field, and signed PSBT files are read into the upload form.
+ * field, signed PSBT files are read into the upload form, and the PSBT page shows the animated QR
+ * code and the camera scanner.
  */
 import { watchLiveChanges } from './live.js';
 import { enhanceForms } from './forms.js';
+import { mountPsbtQr } from './psbt-qr.js';
 
 function start(): void {
   enhanceForms(document);
+  mountPsbtQr(document);
   const liveUrl = document.body.dataset.liveUrl;
   if (liveUrl) watchLiveChanges(liveUrl);
 }

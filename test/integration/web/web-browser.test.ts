@@ -2,21 +2,25 @@
  * The web interface in a real browser (Debian's Chromium) against a real Bitcoin Core: a person signs
  * in, adds a 2-of-3 wallet by the policy form, receives, sends to two recipients, takes the PSBT file
  * to two cosigners (Core signer wallets, outside the browser), uploads their signed files, watches the
- * status change, broadcasts, sees the transaction arrive without reloading and bumps its fee. Also:
- * escaping, a cross-site post, a read user, sign-out.
+ * status change, broadcasts, sees the transaction arrive without reloading and bumps its fee; the
+ * animated QR code decodes back to the PSBT. Also: escaping, a cross-site post, a read user, sign-out.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import jsQRModule from 'jsqr';
 import type { Browser, ElementHandle, Page } from 'puppeteer-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { WalletRpc } from '../../support/bitcoind-rpc.js';
+import { PsbtScanAccumulator, type ScanProgress } from '../../../src/web/client/qr/frames.js';
 import { clickAndWait, launchBrowser, newPage, signIn } from '../../support/browser.js';
 import { TEST_ADMIN_PASSWORD } from '../../support/server.js';
 import { ensureWebAssets } from '../../support/web-client.js';
 import { cosign, describeWithBitcoind, fixtureWallets, startChainWorld, type ChainWorld } from '../bitcoind/chain-world.js';
 
+// jsqr is a CommonJS bundle with `exports.default`: depending on the loader the default import is the function or the object.
+const jsQR = ((jsQRModule as unknown as { default?: unknown }).default ?? jsQRModule) as typeof jsQRModule.default;
 const wallet = fixtureWallets.w_wsh2of3!;
 /** `WCS_SCREENSHOTS=docs/screenshots` keeps PNGs of the main pages (desktop and phone, light and dark) there. */
 const SCREENSHOTS = process.env.WCS_SCREENSHOTS;
@@ -141,6 +145,39 @@ describeWithBitcoind('the web interface in a browser against a real Bitcoin Core
     await clickAndWait(page, 'button[value=create]');
     expect(page.url()).toMatch(/\/wallets\/family-vault\/psbts\/[0-9a-f]{64}$/);
     expect(await text(page, '[data-signatures-needed]')).toContain('2 more signatures needed');
+  });
+
+  it('shows the PSBT as an animated QR code that decodes back to the same PSBT, as UR and as BBQr', async () => {
+    const { page } = main;
+    const href = await page.$eval('a[download]', (a) => (a as HTMLAnchorElement).href);
+    const expected = Buffer.from(await page.evaluate(async (url) => [...new Uint8Array(await (await fetch(url)).arrayBuffer())], href));
+    await page.waitForSelector('[data-animated-qr] canvas.qr-canvas');
+    // Paused, the widget shows one frame per step: each is read off the canvas and decoded here, as a signer's camera would.
+    for (const format of ['ur', 'bbqr'] as const) {
+      await page.click(`[data-animated-qr] input[value=${format}]`);
+      const running = await page.$eval('[data-animated-qr] .qr-pause', (b) => b.getAttribute('aria-pressed') !== 'true' && !(b as HTMLElement).hidden);
+      if (running) await page.click('[data-animated-qr] .qr-pause');
+      const scan = new PsbtScanAccumulator();
+      let progress: ScanProgress | undefined;
+      const seen = new Set<string>();
+      for (let frame = 0; frame < 200 && progress?.state !== 'complete'; frame++) {
+        const image = await page.$eval('[data-animated-qr] canvas.qr-canvas', (canvas) => {
+          const c = canvas as HTMLCanvasElement;
+          const data = c.getContext('2d')!.getImageData(0, 0, c.width, c.height).data;
+          let binary = '';
+          for (let i = 0; i < data.length; i += 0x8000) binary += String.fromCharCode(...data.subarray(i, i + 0x8000));
+          return { width: c.width, height: c.height, rgba: btoa(binary) };
+        });
+        const decoded = jsQR(new Uint8ClampedArray(Buffer.from(image.rgba, 'base64')), image.width, image.height);
+        expect(decoded, `${format} frame ${frame} decodes`).not.toBeNull();
+        seen.add(decoded!.data);
+        progress = scan.push(decoded!.data);
+        if (progress.state !== 'complete') await page.click('[data-animated-qr] .qr-step');
+      }
+      expect(progress?.state, format).toBe('complete');
+      expect(Buffer.from((progress as { psbt: Uint8Array }).psbt).equals(expected), `${format} decodes to the downloaded PSBT`).toBe(true);
+      expect([...seen].every((t) => (format === 'ur' ? t.toLowerCase().startsWith('ur:crypto-psbt/') : t.startsWith('B$'))), format).toBe(true);
+    }
   });
 
   it('shows an amount refusal next to its field', async () => {
