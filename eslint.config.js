@@ -51,4 +51,13 @@ export default tseslint.config(
     files: ['src/api/**', 'src/cli/**'],
     rules: forbidLayers(['engine', 'chain/bitcoind', 'store/sqlite', 'store/postgres'], 'api/ and cli/ go through services/; only main.ts wires adapters.'),
   },
+  {
+    files: ['src/web/**'],
+    rules: forbidLayers(['engine', 'chain', 'store', 'cli', 'main'], 'web/ goes through services/, like api/.'),
+  },
+  {
+    // The web interface's browser code.
+    files: ['src/web/client/**'],
+    languageOptions: { globals: { ...globals.browser } },
+  },
 );

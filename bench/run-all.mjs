@@ -12,6 +12,7 @@ const BENCHMARKS = [
   'sync/sync.bench.mjs',
   'http/run.mjs',
   'psbt-http/run.mjs',
+  'web/run.mjs',
 ];
 
 const only = process.argv.slice(2);

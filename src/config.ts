@@ -41,6 +41,8 @@ export interface Config {
   syncIntervalMs: number;
   /** What one user may cost the service (docs/operations.md, "Cost limits"). */
   limits: CostLimits;
+  /** Serve the web interface at `/` (independent of the API). */
+  webActive: boolean;
 }
 
 export interface CostLimits {
@@ -198,6 +200,13 @@ export const SETTINGS: readonly Setting[] = [
     apply: (d, t) => { d.limits.addressPageMax = integer(t, 1, 1000); } },
   { key: 'request_timeout', env: 'SERVICE_REQUEST_TIMEOUT', flag: '--request-timeout', defaultText: '30', description: 'Seconds a request (headers and body) may take to arrive; a slower one answers 408 and its connection is closed.',
     apply: (d, t) => { d.limits.requestTimeoutMs = integer(t, 1, 3600) * 1000; } },
+  { key: 'web_active', env: 'SERVICE_WEB_ACTIVE', flag: '--web-active', defaultText: 'True', description: 'Serve the web interface at `/` (`True` or `False`); independent of `api_active`.',
+    apply: (d, t) => {
+      const word = t.trim().toLowerCase();
+      if (TRUE_WORDS.includes(word)) d.webActive = true;
+      else if (FALSE_WORDS.includes(word)) d.webActive = false;
+      else throw new Error('must be True or False');
+    } },
 ];
 
 /** The data-folder setting, read before the others because the config file lives in it. */
@@ -238,6 +247,7 @@ function defaults(): Draft {
     corsOrigins: [],
     syncIntervalMs: 5_000,
     limits: { ...DEFAULT_COST_LIMITS },
+    webActive: true,
   };
 }
 

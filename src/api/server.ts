@@ -18,6 +18,7 @@ import { UserRequestLimiter, installUserRateLimit } from './user-rate-limit.js';
 import { API_ROUTE_MODULES, type RouteModule } from './routes/index.js';
 import { registerHealthz } from './routes/probes.js';
 import { typeboxValidatorCompiler } from './validation.js';
+import { registerWebInterface } from '../web/index.js';
 
 export const API_PREFIX = '/api/v1alpha';
 export const BODY_LIMIT_BYTES = 1024 * 1024;
@@ -81,5 +82,6 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
     await installDocsPage(app);
   }
   registerHealthz(app, services);
+  if (config.webActive) await registerWebInterface(app, { services, config });
   return app;
 }

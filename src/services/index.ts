@@ -33,6 +33,7 @@ export interface WalletServices {
   labels: WalletLabels;
 }
 import { WalletLimits } from './wallet-limits.js';
+import { WebSessionService } from './web-sessions.js';
 
 export interface Services {
   authentication: AuthenticationService;
@@ -46,6 +47,8 @@ export interface Services {
   sync: SyncService;
   /** PSBTs of wallets: creation, reservations, signatures, broadcast. */
   psbts: PsbtService;
+  /** Sessions of the web interface. */
+  webSessions: WebSessionService;
 }
 
 export interface ServiceDeps {
@@ -106,8 +109,9 @@ export function createServices(deps: ServiceDeps): Services {
   const health = new HealthService([{ name: 'store', check: () => store.ping() }, chain.readinessCheck()]);
   const serviceDetails = new ServiceDetailsService({ config, version: deps.version, now, wallets: reads, ...(chain.source ? { chain } : {}) });
   const psbts = new PsbtService({ store, access, coins: wallets.coins, chain: () => chain.source, maxFeeRate: config.maxFeeRate, maxPending: config.maxPendingPsbts, now });
+  const authentication = new AuthenticationService({ store, hasher, jwt, limiter, rateLimit: config.auth.rateLimit, now });
   return {
-    authentication: new AuthenticationService({ store, hasher, jwt, limiter, rateLimit: config.auth.rateLimit, now }),
+    authentication,
     users: new UserService({ store, hasher, passwordMinChars: config.auth.passwordMinChars, now }),
     tokens: new TokenService({ store, jwt, maxLifeSeconds: config.tokenMaxLifeSeconds, now }),
     serviceDetails,
@@ -116,6 +120,7 @@ export function createServices(deps: ServiceDeps): Services {
     wallets,
     sync,
     psbts,
+    webSessions: new WebSessionService({ store, authentication, now }),
   };
 }
 

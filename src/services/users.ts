@@ -83,12 +83,13 @@ export class UserService {
     return { name, isAdmin: user.isAdmin, createdAt: user.createdAt };
   }
 
-  /** Sets a new password and revokes every token of the user; returns how many were revoked. */
+  /** Sets a new password and revokes every token and web session of the user; returns how many tokens were revoked. */
   async changePassword(name: string, password: string): Promise<{ revokedTokens: number }> {
     this.checkPassword(password, '/password');
     const passwordHash = await this.deps.hasher.hash(password);
     return this.deps.store.transaction(async (repos) => {
       if (!(await repos.users.updatePasswordHash(name, passwordHash))) throw userNotFound(name);
+      await repos.webSessions.deleteAllForUser(name);
       return { revokedTokens: await repos.tokens.deleteAllForUser(name) };
     });
   }
@@ -144,8 +145,21 @@ export class UserService {
         await repos.wallets.replaceShares(wallet.id, shares.filter((s) => s.userName !== name));
       }
       result.tokens = await repos.tokens.deleteAllForUser(name);
+      await repos.webSessions.deleteAllForUser(name);
       await repos.users.delete(name);
       return result;
+    });
+  }
+
+  /** Grants or withdraws the admin flag; the last admin keeps it. */
+  async setAdmin(name: string, isAdmin: boolean): Promise<void> {
+    await this.deps.store.transaction(async (repos) => {
+      const user = await repos.users.find(name);
+      if (!user) throw userNotFound(name);
+      if (user.isAdmin && !isAdmin && (await repos.users.list()).filter((u) => u.isAdmin).length === 1) {
+        throw new ServiceError('conflict', 'last_admin', `User ${name} is the last admin and keeps the admin flag`);
+      }
+      await repos.users.setAdmin(name, isAdmin);
     });
   }
 
@@ -159,6 +173,11 @@ export class UserService {
     if (length < min) throw invalidField(path, `must be at least ${min} characters`, 'password_too_short');
     if (length > PASSWORD_MAX_CHARS) throw invalidField(path, `must be at most ${PASSWORD_MAX_CHARS} characters`);
   }
+}
+
+/** Managing users from an interface other than the operator's command line takes an admin. */
+export function requireAdmin(principal: { isAdmin: boolean }): void {
+  if (!principal.isAdmin) throw new ServiceError('forbidden', 'admin_only', 'Only an admin may manage users');
 }
 
 function userNotFound(name: string): ServiceError {

@@ -7,10 +7,12 @@ import { NETWORKS } from '../core/network.js';
 import {
   addWallet,
   createEngineState,
+  getBalances,
   listTransactions,
   listUnspent,
   type Branch,
   type EngineState,
+  type WalletBalances,
   type ScriptDeriver,
   type WalletTxEntry,
   type WalletUtxo,
@@ -85,7 +87,7 @@ export interface WalletView {
   state: EngineState;
   revision: number;
   /** Shared by every copy of the view of one revision: lists computed once per revision. */
-  memo: { lists?: WalletLists };
+  memo: { lists?: WalletLists; balances?: WalletBalances; sortedLive?: readonly WalletTxEntry[] };
 }
 
 /** The engine's lists of one stored revision (frozen: callers map and filter, never change them). */
@@ -109,6 +111,25 @@ export function walletLists(view: WalletView): WalletLists {
     };
   }
   return view.memo.lists;
+}
+
+/** The view's balances, computed once per loaded revision (a walk over every transaction of the wallet). */
+export function walletBalances(view: WalletView): WalletBalances {
+  view.memo.balances ??= getBalances(view.state, view.wallet.id);
+  return view.memo.balances;
+}
+
+/** Live transactions (not dropped), newest first, sorted once per loaded revision. */
+export function liveTransactionsNewestFirst(view: WalletView): readonly WalletTxEntry[] {
+  if (!view.memo.sortedLive) {
+    const rank = (e: WalletTxEntry) => e.blockHeight ?? Number.MAX_SAFE_INTEGER;
+    view.memo.sortedLive = Object.freeze(
+      walletLists(view)
+        .transactions.filter((e) => e.status !== 'dropped')
+        .sort((a, b) => rank(b) - rank(a) || b.time - a.time || (a.txid < b.txid ? -1 : a.txid > b.txid ? 1 : 0)),
+    );
+  }
+  return view.memo.sortedLive;
 }
 
 export class WalletStateCache {

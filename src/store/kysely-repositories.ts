@@ -15,6 +15,7 @@ import type { Database, TokensTable, UsersTable } from './schema.js';
 import { KyselyPsbts } from './kysely-psbts.js';
 import { KyselyWallets } from './kysely-wallets.js';
 import { KyselyLabels } from './kysely-labels.js';
+import { KyselyWebSessions } from './kysely-web-sessions.js';
 
 /** Tells whether a driver error is a uniqueness violation (SQLite or PostgreSQL). */
 export function isUniqueViolation(error: unknown): boolean {
@@ -80,10 +81,16 @@ class KyselyUsers implements UserRepository {
     return Number(result.numUpdatedRows) > 0;
   }
 
+  async setAdmin(name: string, isAdmin: boolean): Promise<boolean> {
+    const result = await this.db.updateTable('users').set({ is_admin: isAdmin ? 1 : 0 }).where('name', '=', name).executeTakeFirst();
+    return Number(result.numUpdatedRows) > 0;
+  }
+
   async delete(name: string): Promise<boolean> {
     // Tokens go with the user (foreign key cascade); deleted explicitly too, so it never
     // depends on the connection's foreign-key setting.
     await this.db.deleteFrom('tokens').where('user_name', '=', name).execute();
+    await this.db.deleteFrom('web_sessions').where('user_name', '=', name).execute();
     const result = await this.db.deleteFrom('users').where('name', '=', name).executeTakeFirst();
     return Number(result.numDeletedRows) > 0;
   }
@@ -206,5 +213,6 @@ export function kyselyRepositories(db: Kysely<Database>): Repositories {
     wallets: new KyselyWallets(db),
     settings: new KyselyServiceSettings(db),
     labels: new KyselyLabels(db),
+    webSessions: new KyselyWebSessions(db),
   };
 }

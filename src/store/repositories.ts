@@ -20,6 +20,8 @@ export interface UserRepository {
   insert(user: UserRecord): Promise<void>;
   /** False when no such user. */
   updatePasswordHash(name: string, passwordHash: string): Promise<boolean>;
+  /** False when no such user. */
+  setAdmin(name: string, isAdmin: boolean): Promise<boolean>;
   /** Deletes the user and, by cascade, their tokens. False when no such user. */
   delete(name: string): Promise<boolean>;
 }
@@ -72,6 +74,30 @@ export interface ServiceSettingRepository {
   set(name: string, value: string, at: number): Promise<void>;
 }
 
+/** A session of the web interface; found by the hash of its id. */
+export interface WebSessionRecord {
+  /** SHA-256 (hex) of the session id. */
+  idHash: string;
+  userName: string;
+  /** Token every state-changing form of the session must carry. */
+  csrfToken: string;
+  /** Epoch milliseconds. */
+  createdAt: number;
+  /** Epoch milliseconds. */
+  expiresAt: number;
+}
+
+export interface WebSessionRepository {
+  insert(session: WebSessionRecord): Promise<void>;
+  /** The session and its user's admin flag, in one read; undefined when absent or expired at `now`. */
+  findValid(idHash: string, now: number): Promise<{ session: WebSessionRecord; userIsAdmin: boolean } | undefined>;
+  /** False when no such session. */
+  delete(idHash: string): Promise<boolean>;
+  deleteAllForUser(userName: string): Promise<number>;
+  /** Forgets sessions expired before `now`; returns how many. */
+  pruneExpired(now: number): Promise<number>;
+}
+
 import type { PsbtRepository } from './psbt-records.js';
 import type { WalletRepository } from './wallet-records.js';
 import type { WalletLabelRepository } from './label-records.js';
@@ -88,6 +114,7 @@ export interface Repositories {
   wallets: WalletRepository;
   settings: ServiceSettingRepository;
   labels: WalletLabelRepository;
+  webSessions: WebSessionRepository;
 }
 
 export interface Store extends Repositories {

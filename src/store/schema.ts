@@ -67,4 +67,14 @@ export interface Database {
   psbts: PsbtsTable;
   psbt_reservations: PsbtReservationsTable;
   service_settings: ServiceSettingsTable;
+  web_sessions: WebSessionsTable;
+}
+
+export interface WebSessionsTable {
+  /** SHA-256 (hex) of the session id; the id itself lives only in the browser's cookie. */
+  id_hash: string;
+  user_name: string;
+  csrf_token: string;
+  created_at: number;
+  expires_at: number;
 }

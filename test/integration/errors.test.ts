@@ -53,7 +53,8 @@ describe('API activation', () => {
 
 describe('unknown paths and methods', () => {
   it('answers 404 for unknown paths, inside and outside /api', async () => {
-    for (const path of ['/api/v1alpha/nothing', '/api/v2/token', '/nothing', '/', '/api']) {
+    // `/` is the web interface (test/integration/web/).
+    for (const path of ['/api/v1alpha/nothing', '/api/v2/token', '/nothing', '/api']) {
       const response = await request(`${server.url}${path}`, { headers: { authorization: bearer(token) } });
       expect(response.status, path).toBe(404);
       expect(response.body).toEqual(NOT_FOUND);

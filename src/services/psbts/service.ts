@@ -34,6 +34,7 @@ import { settle } from './chain-reconciler.js';
 import { planPsbt, walletKeys, type WalletKeys } from './plan.js';
 import { checkFeeRate, parseCreateRequest, type CreatePsbtInput } from './request.js';
 import { unsignedTxid } from './unsigned-txid.js';
+import { replacementDraft, type ReplacementDraft } from './replacement-draft.js';
 
 /** What the PSBT use cases need of the chain backend. */
 export type PsbtChain = FeeEstimator & Broadcaster;
@@ -189,6 +190,42 @@ export class PsbtService {
           ? new ServiceError('conflict', 'coins_reserved', 'The chosen coins were reserved by another PSBT; try again')
           : new ServiceError('conflict', 'wallet_changed', 'The wallet kept changing while the PSBT was built; try again');
       }
+    }
+  }
+
+  /**
+   * What `create` would build now, stored nowhere and reserving nothing: the same checks, coin
+   * selection and refusals, for a person to review before creating. Another creation or a sync may
+   * change the outcome before the real one.
+   */
+  async preview(principal: Principal, alias: string, body: unknown): Promise<{ record: PsbtRecord; changeOutputs: number[] }> {
+    const wallet = await this.deps.access.resolve(principal, alias, 'spend');
+    const network = getNetwork(wallet.network);
+    const request = parseCreateRequest(body as CreatePsbtInput, network);
+    const { feeRate, incrementalRate } = await this.feeRates(request.feeRate);
+    const spending = await this.deps.coins.forSpending(wallet.id);
+    const { reserved } = await this.reservedCoins(wallet.id, spending, request.replaces);
+    const plan = planPsbt(request, { spending, keys: this.keysOf(wallet), network, reserved, feeRate, incrementalRate });
+    const record = psbtRecord(plan.psbt, { network, changeOutputs: plan.changeOutputs, fullSizeVbytes: plan.fullSize, threshold: wallet.sigsRequired, time: this.now() / 1000 });
+    return { record, changeOutputs: plan.changeOutputs };
+  }
+
+  /** The payments and fee of an unconfirmed transaction of the wallet, to prefill its replacement. */
+  async replacementDraft(principal: Principal, alias: string, txid: string): Promise<ReplacementDraft> {
+    const wallet = await this.deps.access.resolve(principal, alias, 'spend');
+    return replacementDraft(await this.deps.coins.forSpending(wallet.id), txid.toLowerCase());
+  }
+
+  /** Fee rates (sat/kvB) the node estimates for confirmation within each target, null where it has none. */
+  async feeEstimates(targets: readonly number[]): Promise<(bigint | null)[]> {
+    const chain = this.requireChain();
+    try {
+      return await Promise.all(targets.map(async (t) => {
+        const estimate = await chain.estimateFee(t);
+        return estimate ? BigInt(estimate.satPerKvb) : null;
+      }));
+    } catch (error) {
+      throw chainUnavailable(error);
     }
   }
 

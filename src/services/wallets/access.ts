@@ -27,6 +27,14 @@ export class WalletAccess {
     return wallet;
   }
 
+  /** The wallet with the caller's access to it (at least `read`); otherwise 404 `wallet_not_found`. */
+  async resolveWithAccess(principal: Principal, alias: string): Promise<{ wallet: StoredWallet; access: 'owner' | 'read' | 'spend' }> {
+    const wallet = await this.resolve(principal, alias, 'read');
+    const access = await this.accessOf(principal, wallet);
+    if (access === null) throw walletNotFound(); // the share was removed between the two reads
+    return { wallet, access };
+  }
+
   private async accessOf(principal: Principal, wallet: StoredWallet): Promise<'owner' | 'read' | 'spend' | null> {
     if (wallet.ownerName === principal.userName) return 'owner';
     const share = (await this.store.wallets.shares(wallet.id)).find((s) => s.userName === principal.userName);

@@ -97,6 +97,19 @@ export class WalletCoins {
     };
   }
 
+  /** Labels an address of the wallet (spend access); the transactions paying it show the label. */
+  async setAddressLabel(principal: Principal, alias: string, address: string, label: string): Promise<void> {
+    const wallet = await this.deps.access.resolve(principal, alias, 'spend');
+    if (label.length > MAX_LABEL_CHARS) throw invalidField('/label', `must be at most ${MAX_LABEL_CHARS} characters`);
+    let write;
+    try {
+      write = this.addressLabelsWrite(wallet.id, [{ address, label }]);
+    } catch {
+      throw invalidField('/address', 'must be an address of the wallet\'s network', 'invalid_address');
+    }
+    await this.deps.store.transaction(write);
+  }
+
   /** The write of PSBT recipients' labels (checked by the caller), to run inside the transaction that stores the PSBT. */
   addressLabelsWrite(walletId: string, labels: { address: string; label: string }[]): (repos: Repositories) => Promise<void> {
     const network = NETWORKS[this.deps.network];

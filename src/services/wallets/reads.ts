@@ -3,10 +3,11 @@
  * addresses and scan progress. Nothing here writes. Coins held by pending PSBTs come from the store's
  * reservations, which the sync keeps in step with the chain.
  */
+import { createHash } from 'node:crypto';
 import { toHex } from '../../core/bytes.js';
 import { HARDENED } from '../../core/keys/derive.js';
 import { parseTransaction } from '../../core/tx.js';
-import { getBalances, walletSummary, type WalletTxEntry } from '../../engine/index.js';
+import { walletSummary, type WalletTxEntry } from '../../engine/index.js';
 import type { ChainSource, ChainTip } from '../../chain/types.js';
 import type { Store, StoredWallet } from '../../store/repositories.js';
 import { invalidField } from '../errors.js';
@@ -26,7 +27,7 @@ import {
   type WalletDetails,
   type WalletListItem,
 } from '../wallet-format.js';
-import { walletLists, type WalletScriptsCache, type WalletStateCache, type WalletView } from '../wallet-state.js';
+import { liveTransactionsNewestFirst, walletBalances, walletLists, type WalletScriptsCache, type WalletStateCache, type WalletView } from '../wallet-state.js';
 import type { WalletAccess } from './access.js';
 
 /** Where the wallet part reaches the chain; null when no node is configured. */
@@ -59,7 +60,7 @@ export class WalletReads implements WalletDirectory {
         address_type: wallet.addressType,
         sigs_required: wallet.sigsRequired,
         sigs_total: wallet.sigsTotal,
-        balance: balanceView(getBalances(view.state, wallet.id)),
+        balance: balanceView(walletBalances(view)),
       });
     }
     return items;
@@ -77,17 +78,18 @@ export class WalletReads implements WalletDirectory {
     return listing;
   }
 
-  async details(principal: Principal, alias: string, page: Page = {}): Promise<WalletDetails> {
-    return this.detailsOf(await this.deps.access.resolve(principal, alias, 'read'), page);
+  /** `utxos: false` leaves the coin list empty (pages that show coins page them with utxoPage). */
+  async details(principal: Principal, alias: string, page: Page = {}, options: { utxos?: boolean } = {}): Promise<WalletDetails> {
+    return this.detailsOf(await this.deps.access.resolve(principal, alias, 'read'), page, options);
   }
 
   /** The details of a wallet the caller was already checked for. */
-  async detailsOf(wallet: StoredWallet, page: Page = {}): Promise<WalletDetails> {
+  async detailsOf(wallet: StoredWallet, page: Page = {}, options: { utxos?: boolean } = {}): Promise<WalletDetails> {
     const view = await this.deps.states.view(wallet);
     const { state } = view;
     const summary = walletSummary(state, wallet.id);
     const labels = await this.deps.store.wallets.addressLabels(wallet.id);
-    const utxo = await this.utxoViews(view, labels);
+    const utxo = options.utxos === false ? [] : await this.utxoViews(view, labels);
     const scripts = this.deps.scripts.get(wallet);
     const receiveIndex = summary.lastUsedReceive + 1;
     const changeIndex = summary.lastUsedChange + 1;
@@ -107,9 +109,9 @@ export class WalletReads implements WalletDirectory {
       address_index: receiveIndex,
       change_address: address(1, changeIndex),
       change_index: changeIndex,
-      balance: balanceView(getBalances(state, wallet.id)),
+      balance: balanceView(walletBalances(view)),
       utxo,
-      txlist: paginate(this.txEntries(view, labels, await this.deps.store.labels.txLabels(wallet.id)), page),
+      txlist: this.txEntries(view, labels, await this.deps.store.labels.txLabels(wallet.id), page),
       scan: await this.scanState(wallet, summary.tip),
       pending_psbts: await this.deps.store.psbts.countPending(wallet.id),
     };
@@ -130,12 +132,13 @@ export class WalletReads implements WalletDirectory {
       .sort((a, b) => b.confirmations - a.confirmations || (a.txid < b.txid ? -1 : a.txid > b.txid ? 1 : a.vout - b.vout));
   }
 
-  /** Live transactions (confirmed and in the mempool), newest first; replaced or evicted ones are left out. */
-  private txEntries(view: WalletView, labels: Map<string, string>, txLabels: Map<string, string>): TxListEntry[] {
-    return walletLists(view)
-      .transactions.filter((e) => e.status !== 'dropped')
-      .map((e) => txListEntry(e, view.wallet.alias, view.wallet.network, labels, txLabels))
-      .sort(newestFirst);
+  /**
+   * Live transactions (confirmed and in the mempool), newest first; replaced or evicted ones are left out.
+   * Sorted on the engine's entries and only the page formatted: a page of a wallet with many transactions
+   * costs the sort, not an address encoding per transaction.
+   */
+  private txEntries(view: WalletView, labels: Map<string, string>, txLabels: Map<string, string>, page: Page = {}): TxListEntry[] {
+    return paginate([...liveTransactionsNewestFirst(view)], page).map((e) => txListEntry(e, view.wallet.alias, view.wallet.network, labels, txLabels));
   }
 
   private async scanState(wallet: StoredWallet, tip: ChainTip | null): Promise<ScanState | null> {
@@ -165,12 +168,30 @@ export class WalletReads implements WalletDirectory {
     return (await this.utxoViews(view, await this.deps.store.wallets.addressLabels(wallet.id))).map((u) => ({ ...u, frozen: frozen.has(`${u.txid}:${u.vout}`) }));
   }
 
+  /** One page of the coins (ordered as `utxos`), and how many there are: only the page is formatted. */
+  async utxoPage(principal: Principal, alias: string, page: { offset: number; limit: number }): Promise<{ total: number; coins: Array<UtxoView & { frozen: boolean }> }> {
+    const wallet = await this.deps.access.resolve(principal, alias, 'read');
+    const view = await this.deps.states.view(wallet);
+    const flags = await this.deps.store.wallets.utxoFlags(wallet.id);
+    const reservations = await this.deps.store.psbts.reservations(wallet.id);
+    const ctx = {
+      network: wallet.network,
+      addressLabels: await this.deps.store.wallets.addressLabels(wallet.id),
+      coinLabels: new Map(flags.filter((f) => f.label !== '').map((f) => [`${f.txid}:${f.vout}`, f.label])),
+      reservedBy: new Map(reservations.map((r) => [`${r.txid}:${r.vout}`, r.psbtTxid])),
+    };
+    const frozen = new Set(flags.filter((f) => f.frozen).map((f) => `${f.txid}:${f.vout}`));
+    const unspent = [...walletLists(view).unspent].sort((a, b) => b.confirmations - a.confirmations || (a.txid < b.txid ? -1 : a.txid > b.txid ? 1 : a.vout - b.vout));
+    const coins = unspent.slice(page.offset, page.offset + page.limit).map((u) => ({ ...utxoView(u, ctx), frozen: frozen.has(`${u.txid}:${u.vout}`) }));
+    return { total: unspent.length, coins };
+  }
+
   async addresses(principal: Principal, alias: string, branch: 0 | 1, from: number, count: number): Promise<AddressEntry[]> {
     // Addresses exist only at non-hardened indexes (BIP32); the query schema bounds from and count alone.
     if (from + count > HARDENED) throw invalidField('/from', `plus count must not pass ${HARDENED}: the last address index is ${HARDENED - 1}`);
     const wallet = await this.deps.access.resolve(principal, alias, 'read');
     const view = await this.deps.states.view(wallet);
-    const used = receivingScripts(walletLists(view).transactions);
+    const used = receivingScripts(view);
     const labels = await this.deps.store.wallets.addressLabels(wallet.id);
     const scripts = this.deps.scripts.get(wallet).derive(branch, from, count);
     return scripts.map((script, i) => {
@@ -178,6 +199,18 @@ export class WalletReads implements WalletDirectory {
       const address = scriptAddress(hex, wallet.network);
       return { index: from + i, address, label: labels.get(address) ?? '', used: used.has(hex) };
     });
+  }
+
+  /**
+   * A short fingerprint of what a wallet page shows: it changes when the sync writes the wallet, a PSBT
+   * is created, signed, settled or deleted, or the node's tip moves. Pages poll it to know when to reload.
+   */
+  async fingerprint(principal: Principal, alias: string): Promise<string> {
+    const wallet = await this.deps.access.resolve(principal, alias, 'read');
+    const psbts = await this.deps.store.psbts.list(wallet.id, 'pending');
+    const tip = await this.deps.chain.tip();
+    const parts = [String(wallet.revision), String(tip?.height ?? ''), ...psbts.map((p) => `${p.txid}:${p.version}:${p.status}`)];
+    return createHash('sha256').update(parts.join('|')).digest('hex').slice(0, 16);
   }
 
   /** Scan progress of a wallet the caller can read (for the CLI progress bar). */
@@ -192,12 +225,19 @@ function paginate<T>(items: T[], page: Page): T[] {
   return page.limit === undefined ? items.slice(offset) : items.slice(offset, offset + page.limit);
 }
 
-/** Output scripts of every live (confirmed or mempool) transaction of the wallet. */
-function receivingScripts(transactions: readonly WalletTxEntry[]): Set<string> {
+/** Scripts paid by each loaded transaction list (shared by every request on one wallet revision). */
+const receivingScriptsOf = new WeakMap<readonly WalletTxEntry[], Set<string>>();
+
+/** Output scripts of every live (confirmed or mempool) transaction of the wallet, worked out once per view. */
+function receivingScripts(view: WalletView): Set<string> {
+  const { transactions } = walletLists(view);
+  const cached = receivingScriptsOf.get(transactions);
+  if (cached) return cached;
   const scripts = new Set<string>();
   for (const t of transactions) {
     if (t.status === 'dropped') continue;
     for (const output of parseTransaction(t.hex).outputs) scripts.add(toHex(output.script));
   }
+  receivingScriptsOf.set(transactions, scripts);
   return scripts;
 }

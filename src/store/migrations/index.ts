@@ -5,9 +5,10 @@ import { wallets } from './0003-wallets.js';
 import { revealedReceive } from './0004-revealed-receive.js';
 import { psbtVersion } from './0005-psbt-version.js';
 import { serviceSettings } from './0006-service-settings.js';
+import { webSessions } from './0007-web-sessions.js';
 import { labelTimes } from './0010-label-times.js';
 import type { Migration } from './types.js';
 
 export type { Migration } from './types.js';
 
-export const MIGRATIONS: readonly Migration[] = [usersAndTokens, psbts, wallets, revealedReceive, psbtVersion, serviceSettings, labelTimes];
+export const MIGRATIONS: readonly Migration[] = [usersAndTokens, psbts, wallets, revealedReceive, psbtVersion, serviceSettings, webSessions, labelTimes];

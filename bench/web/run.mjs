@@ -1,0 +1,138 @@
+// HTML time of every page of the web interface on the real server (in-process `startService`, SQLite
+// file, request logging off), signed in with a session cookie, on a wpkh wallet whose store holds
+// 10,000 confirmed coins (synthetic funding transactions written as the sync would write them) and
+// one pending PSBT. Median and p99 of each page's full answer (request sent to body read).
+// The chain backend only answers relay fees here (in process), so node round trips are not included.
+// Usage: npm run build && node bench/web/run.mjs [--runs 60]
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadConfig } from '../../dist/config.js';
+import { startService } from '../../dist/main.js';
+import { PsbtService } from '../../dist/services/psbts/service.js';
+import { DescriptorDeriver, parseDescriptor } from '../../dist/core/descriptor/index.js';
+import { NETWORKS } from '../../dist/core/network.js';
+import { serializeTransaction, txid as txidOf } from '../../dist/core/tx.js';
+import { toHex } from '../../dist/core/bytes.js';
+
+const arg = (name, fallback) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 ? Number(process.argv[i + 1]) : fallback;
+};
+const RUNS = Math.min(arg('runs', 60), 500);
+const PASSWORD = 'bench-admin-password';
+const fixtures = JSON.parse(readFileSync(new URL('../../test/fixtures/regtest/wallets.json', import.meta.url), 'utf8'));
+const regtest = NETWORKS.regtest;
+const recvDeriver = new DescriptorDeriver(parseDescriptor(fixtures.w_wpkh.recv_descriptor, regtest));
+const external = new DescriptorDeriver(parseDescriptor(fixtures.w_tr.recv_descriptor, regtest)).deriveRange(100, 2).map((d) => d.address);
+
+const relayOnly = {
+  estimateFee: async () => null,
+  getRelayFees: async () => ({ minRelaySatPerVb: 1, incrementalSatPerVb: 1, mempoolMinSatPerVb: 1 }),
+  broadcast: async () => {
+    throw new Error('no broadcast in the benchmark');
+  },
+};
+
+const percentile = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+const stats = (ms) => {
+  const sorted = [...ms].sort((a, b) => a - b);
+  return { p50: +percentile(sorted, 50).toFixed(2), p99: +percentile(sorted, 99).toFixed(2), runs: ms.length };
+};
+
+/**
+ * Confirmed funding transactions, one per UTXO as payments arrive: each pays one of receive indexes
+ * 0..19 and returns change to its payer (two outputs, like an ordinary payment).
+ */
+function fundingRows(walletId, count, seed) {
+  const payerChange = Uint8Array.from([0x00, 0x14, ...new Uint8Array(20).fill(7)]);
+  const rows = [];
+  for (let t = 0; t < count; t++) {
+    const outputs = [
+      { value: 50_000n + BigInt((t * 37) % 20_000), script: recvDeriver.derive(t % 20).scriptPubKey },
+      { value: 1_000_000n, script: payerChange },
+    ];
+    const tx = { version: 2, inputs: [{ txid: (seed + t).toString(16).padStart(64, '0'), vout: 0, scriptSig: new Uint8Array(0), sequence: 0xffffffff, witness: [] }], outputs, locktime: 0 };
+    rows.push({ walletId, txid: txidOf(tx), hex: toHex(serializeTransaction(tx)), status: 'confirmed', blockHeight: 500, blockHash: 'ab'.repeat(32), blockTime: 1_700_000_000, firstSeen: 1_700_000_000, replaceable: false });
+  }
+  return rows;
+}
+
+async function main() {
+  const folder = mkdtempSync(join(tmpdir(), 'wcs-bench-web-'));
+  const config = loadConfig({
+    env: { SERVICE_DATA_FOLDER: folder, SERVICE_PORT: '0', SERVICE_HOST: '127.0.0.1', SERVICE_API_ACTIVE: 'True', SERVICE_USER_REQUEST_RATE: '0', SERVICE_ADMIN_PASSWORD: PASSWORD, SERVICE_NETWORK: 'regtest', SERVICE_LOG_LEVEL: 'error' },
+    flags: [],
+  });
+  const extend = (runtime) => {
+    const { store, config: c, services } = runtime;
+    services.psbts = new PsbtService({ store, access: services.wallets.access, coins: services.wallets.coins, chain: () => relayOnly, maxFeeRate: c.maxFeeRate, maxPending: c.maxPendingPsbts });
+  };
+  const running = await startService(config, { extend, announce: () => {} });
+  const api = `${running.url}/api/v1alpha`;
+  try {
+    const basic = `Basic ${Buffer.from(`admin:${PASSWORD}`).toString('base64')}`;
+    const tokenAnswer = await (await fetch(`${api}/token`, { method: 'POST', headers: { authorization: basic, 'content-type': 'application/json' }, body: JSON.stringify({ jwt_token_description: 'bench', jwt_token_life: '1 days' }) })).json();
+    const auth = { authorization: `Bearer ${tokenAnswer.jwt_token}`, 'content-type': 'application/json' };
+    const alias = 'bench10k';
+    const count = 10_000;
+    const made = await fetch(`${api}/wallets`, { method: 'POST', headers: auth, body: JSON.stringify({ name: alias, alias, recv_descriptor: fixtures.w_wpkh.recv_descriptor, change_descriptor: fixtures.w_wpkh.change_descriptor, birthday: 0 }) });
+    if (made.status !== 201) throw new Error(`wallet import: ${made.status} ${await made.text()}`);
+    const store = running.runtime.store;
+    const wallet = await store.wallets.findByAlias(alias);
+    const revision = await store.wallets.revision(wallet.id);
+    const known = new Set((await store.wallets.chainRows(wallet.id)).addresses.map((a) => `${a.branch}/${a.index}`));
+    const changeDeriver = new DescriptorDeriver(parseDescriptor(fixtures.w_wpkh.change_descriptor, regtest));
+    const addressesAdded = [0, 1].flatMap((branch) =>
+      (branch === 0 ? recvDeriver : changeDeriver)
+        .deriveRange(0, 40)
+        .filter((d) => !known.has(`${branch}/${d.index}`))
+        .map((d) => ({ walletId: wallet.id, branch, index: d.index, script: toHex(d.scriptPubKey) })),
+    );
+    await store.transaction((repos) =>
+      repos.wallets.applyChange(
+        { walletId: wallet.id, addressesAdded, transactionsAdded: fundingRows(wallet.id, count, 2_000_000), transactionsUpdated: [], transactionsRemoved: [], sync: { walletId: wallet.id, tip: { height: 1000, hash: 'cd'.repeat(32) }, lastUsedReceive: 19, lastUsedChange: -1 } },
+        revision,
+      ),
+    );
+    const created = await fetch(`${api}/wallets/${alias}/psbt`, { method: 'POST', headers: auth, body: JSON.stringify({ recipients: [{ address: external[0], amount: '0.004' }, { address: external[1], amount: 150_000, unit: 'sat' }], fee_rate: '5' }) });
+    if (created.status !== 201) throw new Error(`create: ${created.status} ${await created.text()}`);
+    const txid = (await created.json()).result.tx.txid;
+
+    // Sign in through the sign-in form, as a browser does.
+    const signIn = await fetch(`${running.url}/sign-in`, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded', origin: running.url }, body: new URLSearchParams({ user: 'admin', password: PASSWORD }).toString() });
+    const cookie = signIn.headers.getSetCookie().find((c) => c.startsWith('wcs_session='))?.split(';')[0];
+    if (signIn.status !== 303 || !cookie) throw new Error(`sign-in: ${signIn.status}`);
+
+    const pages = [
+      ['wallet list', '/'],
+      ['wallet page (receive, latest transactions, pending PSBTs)', `/wallets/${alias}`],
+      ['transactions, first page of 50', `/wallets/${alias}?view=transactions`],
+      ['coins, first page of 100', `/wallets/${alias}?view=coins`],
+      ['addresses, first page of 50', `/wallets/${alias}?view=addresses`],
+      ['send form', `/wallets/${alias}/send`],
+      ['PSBT page', `/wallets/${alias}/psbts/${txid}`],
+      ['live fingerprint (JSON)', `/wallets/${alias}/live`],
+      ['administration', '/admin'],
+    ];
+    const results = {};
+    for (const [name, path] of pages) {
+      const times = [];
+      for (let i = 0; i < RUNS + 5; i++) {
+        const started = performance.now();
+        const answer = await fetch(`${running.url}${path}`, { headers: { cookie }, redirect: 'manual' });
+        await answer.text();
+        const elapsed = performance.now() - started;
+        if (answer.status !== 200) throw new Error(`${path}: ${answer.status}`);
+        if (i >= 5) times.push(elapsed); // the first requests warm caches and the JIT
+      }
+      results[name] = stats(times);
+    }
+    console.log(JSON.stringify({ machine: `${cpus().length} cores, Node ${process.version}`, coins: count, results }, null, 2));
+  } finally {
+    await running.close();
+    rmSync(folder, { recursive: true, force: true });
+  }
+}
+
+await main();

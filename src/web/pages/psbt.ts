@@ -1,0 +1,121 @@
+/**
+ * A PSBT collecting signatures: per cosigner whether their key signed every input, how many
+ * signatures are still needed; the PSBT as a file, as base64 text and as an animated QR code; signed
+ * copies back by file, pasted text or camera; then broadcast or delete.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { ServiceError } from '../../services/errors.js';
+import { field, respond, sessionOf, walletUrl, type WebDeps } from '../context.js';
+import { btcText, satText, shortId } from '../format.js';
+import { html } from '../html.js';
+import { csrfField } from '../layout.js';
+import { cosignerStatus } from './psbt-status.js';
+
+type PsbtRequest = FastifyRequest<{ Params: { alias: string; txid: string } }>;
+
+/** PSBTs in pasted text: whitespace separates copies; a line that does not start a PSBT continues the one before (wrapped text). */
+export function splitPsbtCopies(text: string): string[] {
+  const copies: string[] = [];
+  for (const token of text.split(/\s+/).filter((t) => t !== '')) {
+    if (copies.length === 0 || token.startsWith('cHNidP8')) copies.push(token);
+    else copies[copies.length - 1] += token;
+  }
+  return copies;
+}
+
+export function registerPsbtPages(app: FastifyInstance, deps: WebDeps): void {
+  const { services } = deps;
+
+  async function renderPsbtPage(request: PsbtRequest, reply: FastifyReply, refusal?: ServiceError) {
+    const session = sessionOf(request);
+    const { alias, txid } = request.params;
+    const { access } = await services.wallets.access.resolveWithAccess(session.principal, alias);
+    const wallet = await services.wallets.reads.details(session.principal, alias, { limit: 0 }, { utxos: false });
+    const { record, base64 } = await services.psbts.get(session.principal, alias, txid);
+    const statuses = cosignerStatus(record, wallet.keys);
+    const needed = Math.max(0, wallet.sigs_required - record.sigs_count);
+    const canSign = access !== 'read';
+    const cosigners = statuses.map(
+      (s) => html`<tr><td>${s.label || html`<span class="muted">no label</span>`}</td><td class="mono">${s.fingerprint}</td>
+<td>${s.signedInputs === s.inputs ? html`<span class="badge ok">signed</span>` : s.signedInputs === 0 ? html`<span class="badge">not signed</span>` : html`<span class="badge">${s.signedInputs} of ${s.inputs} inputs</span>`}</td></tr>`,
+    );
+    const outputs = record.tx.vout.map((o) => {
+      const isRecipient = record.address.includes(o.scriptPubKey.addresses?.[0] ?? '\u0000');
+      const sats = Math.round(o.value * 1e8);
+      return html`<tr><td class="mono">${o.scriptPubKey.addresses?.[0] ?? o.scriptPubKey.hex}${isRecipient ? '' : html` <span class="badge">change</span>`}</td><td class="amount">${btcText(sats)} BTC<span class="sat">${satText(sats)} sat</span></td></tr>`;
+    });
+    const fileName = `${txid.slice(0, 16)}.psbt`;
+    const body = html`<p><a href="${walletUrl(alias)}">← ${wallet.name}</a></p>
+<h1>Payment <span class="mono">${shortId(record.tx.txid)}</span></h1>
+<p class="status-line" role="status" data-signatures-needed="${needed}">${needed === 0 ? 'Signed enough to broadcast.' : `${needed} more signature${needed === 1 ? '' : 's'} needed (${record.sigs_count} of ${wallet.sigs_required}).`}</p>
+<section><h2>Cosigners</h2>
+<table class="list" data-cosigners><thead><tr><th scope="col">Key</th><th scope="col">Fingerprint</th><th scope="col">Signed</th></tr></thead><tbody>${cosigners}</tbody></table></section>
+<section><h2>Outputs</h2><table class="list"><tbody>${outputs}</tbody></table>
+<p>Fee ${btcText(Math.round(record.fee * 1e8))} BTC · ${record.fee_rate} sat/vB · about ${record.tx_full_size} vB signed</p></section>
+<section><h2>Sign on a device</h2>
+<p><a class="button" href="${walletUrl(alias, `/psbts/${txid}/file`)}" download="${fileName}">Download ${fileName}</a>
+<button type="button" data-copy="#psbt-base64" class="secondary">Copy as base64</button></p>
+<textarea id="psbt-base64" readonly rows="4" class="mono" aria-label="The PSBT as base64">${base64}</textarea>
+<div data-animated-qr data-psbt-base64="${base64}"></div>
+</section>
+${canSign
+  ? html`<section><h2>Add signatures</h2>
+<form method="post" action="${walletUrl(alias, `/psbts/${txid}/sign`)}" class="stack wide" data-sign-form>
+  ${csrfField(session)}
+  <label for="psbt-files">Signed PSBT files</label>
+  <input id="psbt-files" type="file" accept=".psbt,.txt,application/octet-stream" multiple data-psbt-files>
+  <label for="signed">Or paste signed PSBTs (base64, one per line)</label>
+  <textarea id="signed" name="psbt" rows="4" class="mono" spellcheck="false"${refusal ? html` aria-describedby="signed-error"` : ''}></textarea>
+  ${refusal ? html`<span class="field-error" id="signed-error" role="alert">${refusal.message}</span>` : ''}
+  <div data-qr-scanner></div>
+  <button type="submit">Add the signatures</button>
+</form></section>
+<section class="actions">
+  <form method="post" action="${walletUrl(alias, `/psbts/${txid}/broadcast`)}" class="inline">${csrfField(session)}<button type="submit"${needed > 0 ? html` disabled` : ''}>Broadcast</button></form>
+  <form method="post" action="${walletUrl(alias, `/psbts/${txid}/delete`)}" class="inline" data-confirm="Delete this PSBT and the signatures collected?">${csrfField(session)}<button type="submit" class="danger">Delete</button></form>
+</section>`
+  : ''}`;
+    const status = refusal ? (refusal.kind === 'invalid_input' ? 400 : refusal.kind === 'conflict' ? 409 : 422) : 200;
+    return respond(reply, deps, request, { title: 'Payment', body, liveUrl: walletUrl(alias, '/live') }, status);
+  }
+
+  app.get('/wallets/:alias/psbts/:txid', (request: PsbtRequest, reply) => renderPsbtPage(request, reply));
+
+  app.get('/wallets/:alias/psbts/:txid/file', async (request: PsbtRequest, reply) => {
+    const session = sessionOf(request);
+    const { psbt } = await services.psbts.get(session.principal, request.params.alias, request.params.txid);
+    return reply
+      .type('application/octet-stream')
+      .header('Content-Disposition', `attachment; filename="${request.params.txid.toLowerCase().slice(0, 16)}.psbt"`)
+      .send(Buffer.from(psbt));
+  });
+
+  app.post('/wallets/:alias/psbts/:txid/sign', async (request: PsbtRequest, reply) => {
+    const session = sessionOf(request);
+    const { alias, txid } = request.params;
+    const copies = splitPsbtCopies(field(request.body, 'psbt'));
+    try {
+      if (copies.length === 0) throw new ServiceError('invalid_input', 'invalid_psbt', 'No signed PSBT was given: choose the files or paste the text');
+      // Each copy is merged on its own: copies merged before a refused one keep their signatures.
+      for (const copy of copies) await services.psbts.update(session.principal, alias, txid, copy);
+    } catch (error) {
+      const shownNextToTheField = error instanceof ServiceError && (error.kind === 'invalid_input' || error.kind === 'unprocessable' || (error.kind === 'conflict' && error.code !== 'psbt_busy'));
+      if (!shownNextToTheField) throw error;
+      return renderPsbtPage(request, reply, error);
+    }
+    return reply.redirect(walletUrl(alias, `/psbts/${txid}`), 303);
+  });
+
+  app.post('/wallets/:alias/psbts/:txid/broadcast', async (request: PsbtRequest, reply) => {
+    const session = sessionOf(request);
+    const { alias, txid } = request.params;
+    const sent = await services.psbts.broadcast(session.principal, alias, txid);
+    return reply.redirect(walletUrl(alias, `?broadcast=${sent.txid}`), 303);
+  });
+
+  app.post('/wallets/:alias/psbts/:txid/delete', async (request: PsbtRequest, reply) => {
+    const session = sessionOf(request);
+    await services.psbts.delete(session.principal, request.params.alias, request.params.txid);
+    return reply.redirect(walletUrl(request.params.alias), 303);
+  });
+}

@@ -1,0 +1,177 @@
+/** The wallet list (balances, scan progress) and adding a wallet by descriptor or by a guided policy form. */
+import type { FastifyInstance } from 'fastify';
+import { ServiceError } from '../../services/errors.js';
+import type { Principal } from '../../services/principal.js';
+import { field, fieldList, respond, sessionOf, walletUrl, type WebDeps } from '../context.js';
+import { btcText, satText } from '../format.js';
+import { html, type Html } from '../html.js';
+import { csrfField, fieldError, fieldErrorMap } from '../layout.js';
+import type { WebSession } from '../../services/web-sessions.js';
+
+const POLICY_TYPES = [
+  ['wsh-sortedmulti', 'Multisig, native SegWit (P2WSH, sorted keys)'],
+  ['sh-wsh-sortedmulti', 'Multisig, nested SegWit (P2SH-P2WSH, sorted keys)'],
+  ['sh-sortedmulti', 'Multisig, legacy (P2SH, sorted keys)'],
+  ['wsh-multi', 'Multisig, native SegWit, keys in the given order'],
+  ['wpkh', 'Single key, native SegWit (P2WPKH)'],
+  ['sh-wpkh', 'Single key, nested SegWit (P2SH-P2WPKH)'],
+  ['tr', 'Single key, Taproot (P2TR)'],
+  ['pkh', 'Single key, legacy (P2PKH)'],
+] as const;
+
+export function amountCell(sats: number): Html {
+  return html`<td class="amount"><span class="btc">${btcText(sats)} BTC</span><span class="sat">${satText(sats)} sat</span></td>`;
+}
+
+async function listPage(deps: WebDeps, principal: Principal): Promise<Html> {
+  const wallets = await deps.services.wallets.reads.list(principal);
+  if (wallets.length === 0) {
+    return html`<h1>Wallets</h1><p class="empty">No wallets yet: <a href="/wallets/new">add one</a>.</p>`;
+  }
+  const rows: Html[] = [];
+  for (const w of wallets) {
+    const scan = await deps.services.wallets.reads.scan(principal, w.alias);
+    rows.push(html`<tr>
+  <td><a href="${walletUrl(w.alias)}">${w.name}</a><div class="muted">${w.description}</div></td>
+  <td>${w.sigs_required} of ${w.sigs_total} · ${w.address_type}${scan ? html` <progress max="1" value="${scan.progress.toFixed(3)}" aria-label="Scan progress">${Math.floor(scan.progress * 100)}%</progress> scanning` : ''}</td>
+  ${amountCell(w.balance.total_sat)}
+</tr>`);
+  }
+  return html`<div class="title-row"><h1>Wallets</h1><a class="button" href="/wallets/new">Add a wallet</a></div>
+<table class="list"><thead><tr><th scope="col">Wallet</th><th scope="col">Keys</th><th scope="col" class="amount">Balance</th></tr></thead>
+<tbody>${rows}</tbody></table>`;
+}
+
+interface NewWalletValues {
+  mode: string;
+  name: string;
+  description: string;
+  descriptor: string;
+  type: string;
+  threshold: string;
+  keys: { key: string; label: string }[];
+  birthday: string;
+  shares: string;
+}
+
+function newWalletForm(session: WebSession, v: NewWalletValues, errors: Map<string, string>): Html {
+  const keyRows = (v.keys.length > 0 ? v.keys : [{ key: '', label: '' }, { key: '', label: '' }, { key: '', label: '' }]).map(
+    (k, i) => html`<fieldset class="key-row" data-key-row>
+  <legend>Key ${i + 1}</legend>
+  <label for="key-${i}">Key as the hardware wallet exports it: [fingerprint/path]xpub</label>
+  <textarea id="key-${i}" name="key" rows="2" spellcheck="false" placeholder="[73c5da0a/48h/0h/0h/2h]xpub6E…">${k.key}</textarea>
+  ${fieldError(errors, `/policy/keys/${i}/key`, `key-${i}`)}
+  <label for="key-label-${i}">Label (who holds it, which device)</label>
+  <input id="key-label-${i}" name="key_label" value="${k.label}" maxlength="256">
+  <button type="button" class="link" data-remove-row>Remove this key</button>
+</fieldset>`,
+  );
+  return html`<h1>Add a wallet</h1>
+<form method="post" action="/wallets/new" class="stack wide" data-wallet-form>
+  ${csrfField(session)}
+  ${fieldError(errors, '', 'form')}
+  <label for="name">Name</label>
+  <input id="name" name="name" required maxlength="128" value="${v.name}">
+  ${fieldError(errors, '/name', 'name')}${fieldError(errors, '/alias', 'name')}
+  <label for="description">Description</label>
+  <input id="description" name="description" maxlength="1024" value="${v.description}">
+  <fieldset>
+    <legend>Keys</legend>
+    <label><input type="radio" name="mode" value="policy"${v.mode !== 'descriptor' ? html` checked` : ''}> Guided: type, threshold and keys</label>
+    <label><input type="radio" name="mode" value="descriptor"${v.mode === 'descriptor' ? html` checked` : ''}> A descriptor</label>
+  </fieldset>
+  <div data-mode="policy" class="stack">
+    <label for="type">Type</label>
+    <select id="type" name="type">${POLICY_TYPES.map(([value, text]) => html`<option value="${value}"${v.type === value ? html` selected` : ''}>${text}</option>`)}</select>
+    ${fieldError(errors, '/policy/type', 'type')}
+    <label for="threshold">Signatures required</label>
+    <input id="threshold" name="threshold" inputmode="numeric" pattern="[0-9]*" value="${v.threshold}">
+    ${fieldError(errors, '/policy/threshold', 'threshold')}${fieldError(errors, '/policy', 'policy')}${fieldError(errors, '/policy/keys', 'keys')}
+    <div data-key-rows>${keyRows}</div>
+    <button type="button" data-add-row>Add a key</button>
+  </div>
+  <div data-mode="descriptor" class="stack">
+    <label for="descriptor">Descriptor (multipath <code>&lt;0;1&gt;</code>)</label>
+    <textarea id="descriptor" name="descriptor" rows="4" spellcheck="false">${v.descriptor}</textarea>
+    ${fieldError(errors, '/descriptor', 'descriptor')}
+  </div>
+  <label for="birthday">Birthday: block height or date (YYYY-MM-DD) of the wallet's first transaction; empty: now</label>
+  <input id="birthday" name="birthday" value="${v.birthday}">
+  ${fieldError(errors, '/birthday', 'birthday')}
+  <label for="shares">Share with (one per line: <code>user read</code> or <code>user spend</code>)</label>
+  <textarea id="shares" name="shares" rows="2">${v.shares}</textarea>
+  ${fieldError(errors, '/shared_with', 'shares')}
+  <button type="submit">Add the wallet</button>
+</form>`;
+}
+
+function valuesOf(body: unknown): NewWalletValues {
+  const keys = fieldList(body, 'key');
+  const labels = fieldList(body, 'key_label');
+  return {
+    mode: field(body, 'mode'),
+    name: field(body, 'name'),
+    description: field(body, 'description'),
+    descriptor: field(body, 'descriptor'),
+    type: field(body, 'type'),
+    threshold: field(body, 'threshold'),
+    keys: keys.map((key, i) => ({ key, label: labels[i] ?? '' })),
+    birthday: field(body, 'birthday'),
+    shares: field(body, 'shares'),
+  };
+}
+
+/** The API's creation input from the form. */
+function creationInput(v: NewWalletValues): Record<string, unknown> {
+  const shares = v.shares
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line !== '')
+    .map((line) => {
+      const [user = '', access = 'read'] = line.split(/[\s:,]+/);
+      return { user, access };
+    });
+  const keys = v.keys.filter((k) => k.key.trim() !== '' || k.label.trim() !== '').map((k) => ({ key: k.key.trim(), label: k.label.trim() }));
+  return {
+    name: v.name,
+    description: v.description,
+    ...(v.mode === 'descriptor'
+      ? { descriptor: v.descriptor.trim() }
+      : { policy: { type: v.type, threshold: /^\d{1,3}$/.test(v.threshold.trim()) ? Number(v.threshold.trim()) : v.threshold, keys } }),
+    ...(v.birthday.trim() !== '' ? { birthday: v.birthday.trim() } : {}),
+    ...(shares.length > 0 ? { shared_with: shares } : {}),
+  };
+}
+
+export function registerWalletListPages(app: FastifyInstance, deps: WebDeps): void {
+  app.get('/', async (request, reply) => {
+    const session = sessionOf(request);
+    return respond(reply, deps, request, { title: 'Wallets', body: await listPage(deps, session.principal), liveUrl: '/live' });
+  });
+
+  app.get('/live', async (request) => {
+    const session = sessionOf(request);
+    const wallets = await deps.services.wallets.reads.list(session.principal);
+    const parts = await Promise.all(wallets.map((w) => deps.services.wallets.reads.fingerprint(session.principal, w.alias)));
+    return { fingerprint: parts.join('.') };
+  });
+
+  app.get('/wallets/new', async (request, reply) => {
+    const session = sessionOf(request);
+    const empty: NewWalletValues = { mode: 'policy', name: '', description: '', descriptor: '', type: 'wsh-sortedmulti', threshold: '2', keys: [], birthday: '', shares: '' };
+    return respond(reply, deps, request, { title: 'Add a wallet', body: newWalletForm(session, empty, new Map()) });
+  });
+
+  app.post('/wallets/new', async (request, reply) => {
+    const session = sessionOf(request);
+    const values = valuesOf(request.body);
+    try {
+      const created = await deps.services.wallets.admin.create(session.principal, creationInput(values));
+      return reply.redirect(walletUrl(created.alias), 303);
+    } catch (error) {
+      if (!(error instanceof ServiceError) || error.kind === 'unavailable' || error.kind === 'rate_limited') throw error;
+      const errors = fieldErrorMap(error.details.errors);
+      return respond(reply, deps, request, { title: 'Add a wallet', body: newWalletForm(session, values, errors), flash: { kind: 'error', text: error.message } }, 400);
+    }
+  });
+}
