@@ -13,6 +13,7 @@ const BENCHMARKS = [
   'http/run.mjs',
   'psbt-http/run.mjs',
   'web/run.mjs',
+  'rescan/run.mjs',
 ];
 
 const only = process.argv.slice(2);
