@@ -41,6 +41,10 @@ export interface Config {
   syncIntervalMs: number;
   /** What one user may cost the service (docs/operations.md, "Cost limits"). */
   limits: CostLimits;
+  /** Depth (besides 1) at which `transaction.confirmed` is recorded. */
+  confirmationsNotify: number;
+  /** Webhooks may deliver to loopback and private addresses (never to link-local or metadata ones). */
+  webhookAllowPrivate: boolean;
 }
 
 export interface CostLimits {
@@ -198,6 +202,15 @@ export const SETTINGS: readonly Setting[] = [
     apply: (d, t) => { d.limits.addressPageMax = integer(t, 1, 1000); } },
   { key: 'request_timeout', env: 'SERVICE_REQUEST_TIMEOUT', flag: '--request-timeout', defaultText: '30', description: 'Seconds a request (headers and body) may take to arrive; a slower one answers 408 and its connection is closed.',
     apply: (d, t) => { d.limits.requestTimeoutMs = integer(t, 1, 3600) * 1000; } },
+  { key: 'confirmations_notify', env: 'SERVICE_CONFIRMATIONS_NOTIFY', flag: '--confirmations-notify', defaultText: '6', description: 'Confirmations at which a `transaction.confirmed` event is recorded besides the first one.',
+    apply: (d, t) => { d.confirmationsNotify = integer(t, 1, 1000); } },
+  { key: 'webhook_allow_private', env: 'SERVICE_WEBHOOK_ALLOW_PRIVATE', flag: '--webhook-allow-private', defaultText: 'False', description: 'Let webhooks deliver to loopback and private addresses (a neighbour on the same machine or network); link-local and cloud metadata addresses stay refused.',
+    apply: (d, t) => {
+      const word = t.trim().toLowerCase();
+      if (TRUE_WORDS.includes(word)) d.webhookAllowPrivate = true;
+      else if (FALSE_WORDS.includes(word)) d.webhookAllowPrivate = false;
+      else throw new Error('must be True or False');
+    } },
 ];
 
 /** The data-folder setting, read before the others because the config file lives in it. */
@@ -238,6 +251,8 @@ function defaults(): Draft {
     corsOrigins: [],
     syncIntervalMs: 5_000,
     limits: { ...DEFAULT_COST_LIMITS },
+    confirmationsNotify: 6,
+    webhookAllowPrivate: false,
   };
 }
 

@@ -93,6 +93,8 @@ export function createServices(deps: ServiceDeps): Services {
     leadership: deps.syncLeadership ?? ALWAYS_LEADER,
     psbts: new PsbtChainReconciler(now),
     onTip: (tip) => chain.noteTip(tip),
+    confirmationsNotify: config.confirmationsNotify,
+    now,
     ...(deps.syncBatchBlocks !== undefined ? { batchBlocks: deps.syncBatchBlocks } : {}),
   });
   chain.syncState = () => sync.syncState;
@@ -102,7 +104,7 @@ export function createServices(deps: ServiceDeps): Services {
   return {
     authentication: new AuthenticationService({ store, hasher, jwt, limiter, rateLimit: config.auth.rateLimit, now }),
     users: new UserService({ store, hasher, passwordMinChars: config.auth.passwordMinChars, now }),
-    tokens: new TokenService({ store, jwt, maxLifeSeconds: config.tokenMaxLifeSeconds, now }),
+    tokens: new TokenService({ store, jwt, maxLifeSeconds: config.tokenMaxLifeSeconds, now, wallets: access }),
     serviceDetails,
     health,
     chain,

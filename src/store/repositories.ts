@@ -36,6 +36,10 @@ export interface TokenRecord {
   createdAt: number;
   /** Epoch milliseconds. */
   expiresAt: number;
+  /** Permissions the token is limited to; absent: all of its user's rights. */
+  permissions?: string[];
+  /** Wallet ids the token is limited to; absent: every wallet its user can reach. */
+  walletIds?: string[];
 }
 
 export interface TokenRepository {
@@ -72,10 +76,12 @@ export interface ServiceSettingRepository {
   set(name: string, value: string, at: number): Promise<void>;
 }
 
+import type { EventRepository, WebhookRepository } from './event-records.js';
 import type { PsbtRepository } from './psbt-records.js';
 import type { WalletRepository } from './wallet-records.js';
 
 export type * from './wallet-records.js';
+export type * from './event-records.js';
 export type { PsbtRepository, PsbtStatus, StoredPsbt, Outpoint, Reservation } from './psbt-records.js';
 
 export interface Repositories {
@@ -85,6 +91,8 @@ export interface Repositories {
   psbts: PsbtRepository;
   wallets: WalletRepository;
   settings: ServiceSettingRepository;
+  events: EventRepository;
+  webhooks: WebhookRepository;
 }
 
 export interface Store extends Repositories {

@@ -5,8 +5,10 @@ import { wallets } from './0003-wallets.js';
 import { revealedReceive } from './0004-revealed-receive.js';
 import { psbtVersion } from './0005-psbt-version.js';
 import { serviceSettings } from './0006-service-settings.js';
+import { eventsAndWebhooks } from './0008-events-and-webhooks.js';
+import { tokenPermissions } from './0009-token-permissions.js';
 import type { Migration } from './types.js';
 
 export type { Migration } from './types.js';
 
-export const MIGRATIONS: readonly Migration[] = [usersAndTokens, psbts, wallets, revealedReceive, psbtVersion, serviceSettings];
+export const MIGRATIONS: readonly Migration[] = [usersAndTokens, psbts, wallets, revealedReceive, psbtVersion, serviceSettings, eventsAndWebhooks, tokenPermissions];
