@@ -29,6 +29,9 @@ export interface WalletServices {
   coins: WalletCoins;
 }
 import { WalletLimits } from './wallet-limits.js';
+import { WebhookDeliverer } from './events/deliverer.js';
+import { EventStreamService } from './events/stream.js';
+import { WebhookService } from './events/webhooks.js';
 
 export interface Services {
   authentication: AuthenticationService;
@@ -42,6 +45,12 @@ export interface Services {
   sync: SyncService;
   /** PSBTs of wallets: creation, reservations, signatures, broadcast. */
   psbts: PsbtService;
+  /** Webhook registration, delivery log and redelivery. */
+  webhooks: WebhookService;
+  /** Sends the recorded events to the webhooks (started with the server). */
+  webhookDeliverer: WebhookDeliverer;
+  /** The live stream's reads. */
+  events: EventStreamService;
 }
 
 export interface ServiceDeps {
@@ -111,6 +120,9 @@ export function createServices(deps: ServiceDeps): Services {
     wallets,
     sync,
     psbts,
+    webhooks: new WebhookService({ store, access, allowPrivate: config.webhookAllowPrivate, now }),
+    webhookDeliverer: new WebhookDeliverer({ store, allowPrivate: config.webhookAllowPrivate, now }),
+    events: new EventStreamService({ store, access }),
   };
 }
 

@@ -22,8 +22,8 @@ export interface EventRepository {
    * which other writers of events then wait for until this transaction ends.
    */
   append(events: readonly NewEvent[]): Promise<StoredEvent[]>;
-  /** Events after `afterSeq`, oldest first, of these wallets (undefined: of all). */
-  listAfter(afterSeq: number, walletIds: readonly string[] | undefined, limit: number): Promise<StoredEvent[]>;
+  /** Events after `afterSeq` and up to `upTo`, oldest first, of these wallets (undefined: of all). */
+  listAfter(afterSeq: number, walletIds: readonly string[] | undefined, limit: number, upTo?: number): Promise<StoredEvent[]>;
   find(seq: number): Promise<StoredEvent | undefined>;
   /** The seq of the newest event, 0 for none. */
   lastSeq(): Promise<number>;

@@ -61,9 +61,10 @@ export class KyselyEvents implements EventRepository {
     return stored;
   }
 
-  async listAfter(afterSeq: number, walletIds: readonly string[] | undefined, limit: number): Promise<StoredEvent[]> {
+  async listAfter(afterSeq: number, walletIds: readonly string[] | undefined, limit: number, upTo?: number): Promise<StoredEvent[]> {
     if (walletIds?.length === 0) return [];
     let query = this.db.selectFrom('events').selectAll().where('seq', '>', afterSeq);
+    if (upTo !== undefined) query = query.where('seq', '<=', upTo);
     if (walletIds) query = query.where('wallet_id', 'in', [...walletIds]);
     return (await query.orderBy('seq').limit(limit).execute()).map(toEvent);
   }
