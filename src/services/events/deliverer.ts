@@ -22,6 +22,8 @@ const LEASE_MS = 60_000;
 const REQUEST_TIMEOUT_MS = 10_000;
 const FAN_OUT_BATCH = 500;
 const SEND_BATCH = 100;
+/** Send passes in one round (each moves every wallet's queue on by one event). */
+const MAX_SEND_PASSES = 50;
 const ERROR_MAX_CHARS = 200;
 
 export type AddressLookup = (host: string) => Promise<Array<{ address: string; family: number }>>;
@@ -96,11 +98,20 @@ export class WebhookDeliverer {
     }
   }
 
+  /** Sends the due heads; while some get delivered, the events behind them follow in the same round. */
   private async sendDue(): Promise<void> {
+    for (let pass = 0; pass < MAX_SEND_PASSES; pass++) {
+      if ((await this.sendHeads()) === 0) return;
+    }
+  }
+
+  /** Sends every due queue head once; the number delivered. */
+  private async sendHeads(): Promise<number> {
     const { store } = this.deps;
     const now = this.deps.now();
     const due = (await store.webhooks.queueHeads(SEND_BATCH)).filter((d) => d.nextAttemptAt <= now && (d.leaseUntil === null || d.leaseUntil <= now));
     const webhooks = new Map<string, WebhookRecord | undefined>();
+    let delivered = 0;
     await Promise.all(
       due.map(async (delivery) => {
         if (!(await store.webhooks.claim(delivery.id, now, now + LEASE_MS))) return; // another instance sends it
@@ -108,9 +119,12 @@ export class WebhookDeliverer {
         const webhook = webhooks.get(delivery.webhookId);
         const event = await store.events.find(delivery.eventSeq);
         const outcome = webhook && event ? await this.send(webhook, delivery, event) : { responseCode: null, error: 'the webhook or the event is gone' };
-        await store.webhooks.recordAttempt(delivery.id, this.nextState(delivery, outcome), this.deps.now());
+        const next = this.nextState(delivery, outcome);
+        await store.webhooks.recordAttempt(delivery.id, next, this.deps.now());
+        if (next.status === 'delivered') delivered++;
       }),
     );
+    return delivered;
   }
 
   private nextState(delivery: DeliveryRecord, outcome: SendOutcome): Pick<DeliveryRecord, 'status' | 'attempts' | 'nextAttemptAt' | 'responseCode' | 'error'> {
