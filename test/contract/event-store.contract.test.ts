@@ -129,7 +129,9 @@ describe.each(STORE_KINDS)('event store conformance: $kind', ({ open }) => {
     await store.tokens.insert({ ...base, id: 't1', tokenHash: 'a'.repeat(64), description: 'narrow', permissions: ['wallets:read'], walletIds: ['w1', 'w2'] });
     await store.tokens.insert({ ...base, id: 't2', tokenHash: 'b'.repeat(64), description: 'full' });
     expect(await store.tokens.findForUser('alice', 't1')).toMatchObject({ permissions: ['wallets:read'], walletIds: ['w1', 'w2'] });
+    expect((await store.tokens.findWithUser('t1'))!.token).toMatchObject({ permissions: ['wallets:read'], walletIds: ['w1', 'w2'] });
     const full = await store.tokens.findForUser('alice', 't2');
+    expect((await store.tokens.findWithUser('t2'))!.token).not.toHaveProperty('permissions');
     expect(full).not.toHaveProperty('permissions');
     expect(full).not.toHaveProperty('walletIds');
   });
