@@ -122,7 +122,7 @@ export function createServices(deps: ServiceDeps): Services {
     psbts,
     webhooks: new WebhookService({ store, access, allowPrivate: config.webhookAllowPrivate, now }),
     webhookDeliverer: new WebhookDeliverer({ store, allowPrivate: config.webhookAllowPrivate, now }),
-    events: new EventStreamService({ store, access }),
+    events: new EventStreamService({ store, access, now }),
   };
 }
 

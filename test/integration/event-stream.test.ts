@@ -70,4 +70,18 @@ describe('the event stream', () => {
     expect(new Set(stream.messages.map((m) => m.data.wallet))).toEqual(new Set(['w_tr']));
     expect(new Set(stream.messages.map((m) => m.event))).toContain('transaction.received');
   }, 60_000);
+
+  it('ends when its token is deleted, and refuses a token without wallets:read', async () => {
+    const admin = { authorization: basicAuth('admin', world.server.adminPassword) };
+    const created = await request(`${world.server.api}/token`, { method: 'POST', headers: admin, json: { jwt_token_description: 'short-lived stream', jwt_token_life: 600 } });
+    const stream = await readStream(`${world.server.api}/events`, { authorization: bearer(created.body.jwt_token) }, 1, async () => {
+      expect((await request(`${world.server.api}/token/${created.body.jwt_token_id}`, { method: 'DELETE', headers: admin })).status).toBe(200);
+    });
+    expect(stream).toEqual({ status: 200, messages: [] }); // the server closed it
+
+    const narrow = await request(`${world.server.api}/token`, { method: 'POST', headers: admin, json: { jwt_token_description: 'no read', jwt_token_life: 600, permissions: ['psbt:sign'] } });
+    const refused = await request(`${world.server.api}/events`, { headers: { authorization: bearer(narrow.body.jwt_token) } });
+    expect(refused.status).toBe(403);
+    expect(refused.body).toMatchObject({ code: 'permission_missing', permission: 'wallets:read' });
+  }, 60_000);
 });

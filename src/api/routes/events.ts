@@ -63,7 +63,7 @@ export const eventRoutes: RouteModule = {
             cursor = page.cursor;
             if (page.events.length > 0) continue;
           } catch (error) {
-            // Rights taken away (token deleted, permission) or the store failing: the stream ends; the client reconnects.
+            // The token deleted or expired, or the store failing: the stream ends; the client reconnects.
             request.log.warn({ reason: error instanceof Error ? error.message : String(error) }, 'event stream ended');
             break;
           }

@@ -201,7 +201,6 @@ function post(url: URL, body: string, headers: Record<string, string>, target: {
       {
         method: 'POST',
         headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
-        timeout: REQUEST_TIMEOUT_MS,
         lookup: (_host, options, callback) => {
           if ((options as { all?: boolean }).all) (callback as unknown as (e: null, a: Array<{ address: string; family: number }>) => void)(null, [target]);
           else callback(null, target.address, target.family);
@@ -213,7 +212,9 @@ function post(url: URL, body: string, headers: Record<string, string>, target: {
         response.on('error', reject);
       },
     );
-    req.on('timeout', () => req.destroy(new Error(`no answer within ${REQUEST_TIMEOUT_MS / 1000} s`)));
+    // The whole exchange, not only idle time: a receiver trickling bytes is cut off too.
+    const timer = setTimeout(() => req.destroy(new Error(`no answer within ${REQUEST_TIMEOUT_MS / 1000} s`)), REQUEST_TIMEOUT_MS);
+    req.on('close', () => clearTimeout(timer));
     req.on('error', reject);
     req.end(body);
   });

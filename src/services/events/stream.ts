@@ -3,7 +3,7 @@
  * the one after `Last-Event-ID` (the event's seq) or, without it, from now on.
  */
 import type { Store } from '../../store/repositories.js';
-import { invalidField } from '../errors.js';
+import { invalidField, unauthenticated } from '../errors.js';
 import { requirePermission } from '../permissions.js';
 import type { Principal } from '../principal.js';
 import type { WalletAccess } from '../wallets/access.js';
@@ -12,7 +12,7 @@ import { readFeed, type FeedPage } from './feed.js';
 const PAGE = 200;
 
 export class EventStreamService {
-  constructor(private readonly deps: { store: Store; access: Pick<WalletAccess, 'readable'> }) {}
+  constructor(private readonly deps: { store: Store; access: Pick<WalletAccess, 'readable'>; now: () => number }) {}
 
   /** Where a stream starts: after `lastEventId`, or after the newest event. 403 without `wallets:read`. */
   async start(principal: Principal, lastEventId: string | undefined): Promise<number> {
@@ -24,6 +24,11 @@ export class EventStreamService {
 
   /** The next events after `cursor` of the wallets the caller reaches now (access may change while it listens). */
   async next(principal: Principal, cursor: number): Promise<FeedPage> {
+    // A stream outlives its request's authentication: a token deleted or expired since ends it.
+    if (principal.tokenId !== undefined) {
+      const token = await this.deps.store.tokens.findWithUser(principal.tokenId);
+      if (!token || token.token.expiresAt <= this.deps.now()) throw unauthenticated('Bearer');
+    }
     requirePermission(principal, 'wallets:read');
     const wallets = await this.deps.access.readable(principal);
     return readFeed(this.deps.store, cursor, wallets.map((w) => w.id), PAGE);
