@@ -79,6 +79,13 @@ describe('the event stream', () => {
     });
     expect(stream).toEqual({ status: 200, messages: [] }); // the server closed it
 
+    // The stream carries the security headers every answer has.
+    const controller = new AbortController();
+    const open = await fetch(`${world.server.api}/events`, { headers: world.auth, signal: controller.signal });
+    expect(open.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    expect(open.headers.get('x-content-type-options')).toBe('nosniff');
+    controller.abort();
+
     const narrow = await request(`${world.server.api}/token`, { method: 'POST', headers: admin, json: { jwt_token_description: 'no read', jwt_token_life: 600, permissions: ['psbt:sign'] } });
     const refused = await request(`${world.server.api}/events`, { headers: { authorization: bearer(narrow.body.jwt_token) } });
     expect(refused.status).toBe(403);
