@@ -87,4 +87,20 @@ describe('events of the sync', () => {
     expect(settled.filter((e) => e.type === 'transaction.confirmed').map((e) => [e.data.txid, e.data.confirmations])).toContainEqual([replacement, 1]);
     expect(settled.some((e) => e.type === 'wallet.synced')).toBe(false);
   }, 60_000);
+
+  it('keep syncing when a wallet still waiting for its first block is deleted', async () => {
+    world = await startWalletWorld({ snapshot: 7 });
+    const { services } = world.server.running.runtime;
+    const future = await request(`${world.server.api}/wallets`, {
+      method: 'POST',
+      headers: world.auth,
+      json: { name: 'Later', alias: 'w_later', recv_descriptor: wallets.w_tr!.recv_descriptor, change_descriptor: wallets.w_tr!.change_descriptor, birthday: 1000 },
+    });
+    expect(future.status, future.text).toBe(201);
+    expect((await services.sync.runOnce()).ran).toBe(true);
+    expect((await request(`${world.server.api}/wallets/w_later`, { method: 'DELETE', headers: world.auth })).status).toBe(200);
+    const pass = await services.sync.runOnce();
+    expect(pass.ran).toBe(true);
+    expect(pass.tip?.height).toBe(131);
+  }, 60_000);
 });

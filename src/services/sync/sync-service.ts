@@ -146,7 +146,7 @@ export class SyncService {
       await this.refreshWallets();
       let tip = await this.readTip(chain);
       // Wallets already at the tip when loaded have no scan to finish.
-      for (const id of this.scanning) if (walletSummary(this.state, id).tip?.hash === tip.hash) this.scanning.delete(id);
+      for (const id of this.scanning) if (!this.loaded.has(id) || walletSummary(this.state, id).tip?.hash === tip.hash) this.scanning.delete(id);
       this.filtersAvailable = undefined;
       let idleRounds = 0;
       let tipReadAt = Date.now();
@@ -185,6 +185,8 @@ export class SyncService {
       if (!present.has(id)) {
         removeWallet(this.state, id);
         this.loaded.delete(id);
+        this.scanning.delete(id);
+        this.eventHeights.delete(id);
       }
     }
     for (const wallet of wallets) {
