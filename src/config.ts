@@ -43,6 +43,10 @@ export interface Config {
   limits: CostLimits;
   /** Serve the web interface at `/` (independent of the API). */
   webActive: boolean;
+  /** Depth (besides 1) at which `transaction.confirmed` is recorded. */
+  confirmationsNotify: number;
+  /** Webhooks may deliver to loopback and private addresses (never to link-local or metadata ones). */
+  webhookAllowPrivate: boolean;
 }
 
 export interface CostLimits {
@@ -207,6 +211,15 @@ export const SETTINGS: readonly Setting[] = [
       else if (FALSE_WORDS.includes(word)) d.webActive = false;
       else throw new Error('must be True or False');
     } },
+  { key: 'confirmations_notify', env: 'SERVICE_CONFIRMATIONS_NOTIFY', flag: '--confirmations-notify', defaultText: '6', description: 'Confirmations at which a `transaction.confirmed` event is recorded besides the first one.',
+    apply: (d, t) => { d.confirmationsNotify = integer(t, 1, 1000); } },
+  { key: 'webhook_allow_private', env: 'SERVICE_WEBHOOK_ALLOW_PRIVATE', flag: '--webhook-allow-private', defaultText: 'False', description: 'Let webhooks deliver to loopback and private addresses (a neighbour on the same machine or network); link-local and cloud metadata addresses stay refused.',
+    apply: (d, t) => {
+      const word = t.trim().toLowerCase();
+      if (TRUE_WORDS.includes(word)) d.webhookAllowPrivate = true;
+      else if (FALSE_WORDS.includes(word)) d.webhookAllowPrivate = false;
+      else throw new Error('must be True or False');
+    } },
 ];
 
 /** The data-folder setting, read before the others because the config file lives in it. */
@@ -248,6 +261,8 @@ function defaults(): Draft {
     syncIntervalMs: 5_000,
     limits: { ...DEFAULT_COST_LIMITS },
     webActive: true,
+    confirmationsNotify: 6,
+    webhookAllowPrivate: false,
   };
 }
 

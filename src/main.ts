@@ -29,6 +29,9 @@ export { SigningKeyMismatchError };
 
 export const INITIAL_ADMIN_PASSWORD_FILE = 'initial-admin-password';
 
+/** Milliseconds between webhook delivery rounds (due times themselves follow the service clock). */
+const WEBHOOK_ROUND_MS = 500;
+
 /** The package version, read from package.json (one level above src/ and dist/). */
 export function readVersion(): string {
   const text = readFileSync(new URL('../package.json', import.meta.url), 'utf8');
@@ -100,6 +103,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     version,
     signingKeyFingerprint: signingKeyFingerprint(signingKey),
     close: async () => {
+      await services.webhookDeliverer.stop();
       await services.sync.stop();
       await chain?.close();
       await store.close();
@@ -202,6 +206,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
       throw listenError(error, config);
     }
     if (config.syncIntervalMs > 0) runtime.services.sync.start(config.syncIntervalMs, (level, message, details) => logger[level](details ?? {}, message));
+    runtime.services.webhookDeliverer.start(WEBHOOK_ROUND_MS, (level, message, details) => logger[level](details ?? {}, message));
     const address = server.server.address();
     const port = typeof address === 'object' && address ? address.port : config.port;
     const host = config.host.includes(':') ? `[${config.host}]` : config.host;

@@ -23,6 +23,7 @@ export interface ErrorBody {
   message: string;
   code: string;
   errors?: FieldError[];
+  permission?: string;
 }
 
 function send(reply: FastifyReply, status: number, body: ErrorBody): FastifyReply {
@@ -31,10 +32,10 @@ function send(reply: FastifyReply, status: number, body: ErrorBody): FastifyRepl
 
 function sendServiceError(reply: FastifyReply, error: ServiceError): FastifyReply {
   const status = STATUS_OF_KIND[error.kind];
-  const { scheme, retryAfterSeconds, errors } = error.details;
+  const { scheme, retryAfterSeconds, errors, permission } = error.details;
   if (status === 401) reply.header('WWW-Authenticate', scheme === 'Basic' ? 'Basic realm="api"' : 'Bearer');
   if (status === 429 && retryAfterSeconds !== undefined) reply.header('Retry-After', String(retryAfterSeconds));
-  return send(reply, status, { message: error.message, code: error.code, ...(errors ? { errors } : {}) });
+  return send(reply, status, { message: error.message, code: error.code, ...(errors ? { errors } : {}), ...(permission ? { permission } : {}) });
 }
 
 function validationErrors(issues: readonly ValidationIssue[], context: string | undefined): FieldError[] {

@@ -12,6 +12,7 @@ const errorBody = (description: string) =>
       message: Type.String({ description: 'Human-readable text.' }),
       code: Type.String({ description: 'Stable snake_case code.' }),
       errors: Type.Optional(Type.Array(FieldErrorSchema, { description: 'Present on validation errors (400).' })),
+      permission: Type.Optional(Type.String({ description: 'The permission the token lacks (403 `permission_missing`).' })),
     },
     { description },
   );

@@ -9,6 +9,7 @@ import type { PasswordHasher } from '../auth/passwords.js';
 import type { FailedLoginLimiter } from '../auth/rate-limit.js';
 import type { Store } from '../store/repositories.js';
 import { ServiceError, unauthenticated } from './errors.js';
+import { isPermission } from './permissions.js';
 import type { Principal } from './principal.js';
 
 export interface AuthenticationDeps {
@@ -63,6 +64,13 @@ export class AuthenticationService {
     ) {
       throw unauthenticated('Bearer');
     }
-    return { userName: found.token.userName, isAdmin: found.userIsAdmin, tokenId: found.token.id };
+    const { permissions, walletIds } = found.token;
+    return {
+      userName: found.token.userName,
+      isAdmin: found.userIsAdmin,
+      tokenId: found.token.id,
+      ...(permissions ? { permissions: permissions.filter(isPermission) } : {}),
+      ...(walletIds ? { walletIds } : {}),
+    };
   }
 }

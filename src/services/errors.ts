@@ -24,6 +24,8 @@ export interface ServiceErrorDetails {
   retryAfterSeconds?: number;
   /** The scheme an unauthenticated caller should use. */
   scheme?: 'Basic' | 'Bearer';
+  /** The permission a narrowed token lacks (403 `permission_missing`). */
+  permission?: string;
 }
 
 export class ServiceError extends Error {

@@ -1,3 +1,6 @@
+import { requirePermission } from './permissions.js';
+import type { Principal } from './principal.js';
+
 /** Liveness and readiness. Readiness runs a list of named checks; other parts add theirs (chain). */
 
 export interface ReadinessCheck {
@@ -39,6 +42,12 @@ export class HealthService {
     const reasons: Record<string, string> = {};
     for (const [c, r] of results) if (r.state === 'failing' && c.publicReason && r.reason) reasons[c.name] = r.reason;
     return { ready: results.every(([, r]) => r.state === 'ok'), checks, reasons };
+  }
+
+  /** Readiness for an authenticated caller: a narrowed token needs `service:read`. */
+  async readinessFor(principal: Principal): Promise<Readiness> {
+    requirePermission(principal, 'service:read');
+    return this.readiness();
   }
 
   private async run(check: ReadinessCheck): Promise<{ state: CheckState; reason?: string }> {

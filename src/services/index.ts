@@ -34,6 +34,9 @@ export interface WalletServices {
 }
 import { WalletLimits } from './wallet-limits.js';
 import { WebSessionService } from './web-sessions.js';
+import { WebhookDeliverer } from './events/deliverer.js';
+import { EventStreamService } from './events/stream.js';
+import { WebhookService } from './events/webhooks.js';
 
 export interface Services {
   authentication: AuthenticationService;
@@ -49,6 +52,12 @@ export interface Services {
   psbts: PsbtService;
   /** Sessions of the web interface. */
   webSessions: WebSessionService;
+  /** Webhook registration, delivery log and redelivery. */
+  webhooks: WebhookService;
+  /** Sends the recorded events to the webhooks (started with the server). */
+  webhookDeliverer: WebhookDeliverer;
+  /** The live stream's reads. */
+  events: EventStreamService;
 }
 
 export interface ServiceDeps {
@@ -82,6 +91,8 @@ export function createServices(deps: ServiceDeps): Services {
     leadership: deps.syncLeadership ?? ALWAYS_LEADER,
     psbts: new PsbtChainReconciler(now),
     onTip: (tip) => chain.noteTip(tip),
+    confirmationsNotify: config.confirmationsNotify,
+    now,
     ...(deps.syncBatchBlocks !== undefined ? { batchBlocks: deps.syncBatchBlocks } : {}),
   });
   const access = new WalletAccess(store);
@@ -113,7 +124,7 @@ export function createServices(deps: ServiceDeps): Services {
   return {
     authentication,
     users: new UserService({ store, hasher, passwordMinChars: config.auth.passwordMinChars, now }),
-    tokens: new TokenService({ store, jwt, maxLifeSeconds: config.tokenMaxLifeSeconds, now }),
+    tokens: new TokenService({ store, jwt, maxLifeSeconds: config.tokenMaxLifeSeconds, now, wallets: access }),
     serviceDetails,
     health,
     chain,
@@ -121,6 +132,9 @@ export function createServices(deps: ServiceDeps): Services {
     sync,
     psbts,
     webSessions: new WebSessionService({ store, authentication, now }),
+    webhooks: new WebhookService({ store, access, allowPrivate: config.webhookAllowPrivate, now }),
+    webhookDeliverer: new WebhookDeliverer({ store, allowPrivate: config.webhookAllowPrivate, now }),
+    events: new EventStreamService({ store, access, now }),
   };
 }
 

@@ -4,6 +4,7 @@
  */
 import type { Config } from '../config.js';
 import { ServiceError } from './errors.js';
+import { requirePermission } from './permissions.js';
 import type { Principal } from './principal.js';
 
 /** What the wallet part tells about the wallets a caller can access. */
@@ -141,6 +142,7 @@ export class ServiceDetailsService {
   }
 
   async details(principal: Principal): Promise<ServiceDetails> {
+    requirePermission(principal, 'service:read');
     if (!principal.isAdmin) throw new ServiceError('forbidden', 'forbidden', 'Only an admin may read the service details');
     const [listing, chain] = await Promise.all([this.wallets.listFor(principal), this.chain ? this.chain.status() : null]);
     // Member order is part of the contract.

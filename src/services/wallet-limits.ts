@@ -5,6 +5,7 @@
  */
 import type { Store } from '../store/repositories.js';
 import { ServiceError } from './errors.js';
+import { requirePermission } from './permissions.js';
 import type { Principal } from './principal.js';
 import { checkGapLimitWithin } from './wallet-input.js';
 
@@ -22,6 +23,7 @@ export class WalletLimits {
   }
 
   async checkCreate(principal: Principal, input: { gap_limit?: unknown }): Promise<void> {
+    requirePermission(principal, 'wallets:manage');
     this.checkGapLimit(input.gap_limit);
     const max = this.deps.maxWalletsPerUser;
     const owned = (await this.deps.store.wallets.listAccessible(principal.userName)).filter((w) => w.access === 'owner').length;

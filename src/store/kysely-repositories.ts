@@ -12,6 +12,7 @@ import {
   type UserRepository,
 } from './repositories.js';
 import type { Database, TokensTable, UsersTable } from './schema.js';
+import { KyselyEvents, KyselyWebhooks } from './kysely-events.js';
 import { KyselyPsbts } from './kysely-psbts.js';
 import { KyselyWallets } from './kysely-wallets.js';
 import { KyselyLabels } from './kysely-labels.js';
@@ -47,6 +48,8 @@ export const toTokenRecord = (row: Selectable<TokensTable>): TokenRecord => ({
   lifeSeconds: Number(row.life_seconds),
   createdAt: Number(row.created_at),
   expiresAt: Number(row.expires_at),
+  ...(row.permissions != null ? { permissions: JSON.parse(row.permissions) as string[] } : {}),
+  ...(row.wallet_ids != null ? { walletIds: JSON.parse(row.wallet_ids) as string[] } : {}),
 });
 
 class KyselyUsers implements UserRepository {
@@ -111,6 +114,8 @@ class KyselyTokens implements TokenRepository {
           life_seconds: token.lifeSeconds,
           created_at: token.createdAt,
           expires_at: token.expiresAt,
+          permissions: token.permissions ? JSON.stringify(token.permissions) : null,
+          wallet_ids: token.walletIds ? JSON.stringify(token.walletIds) : null,
         })
         .execute(),
       'A token with this description already exists',
@@ -214,5 +219,7 @@ export function kyselyRepositories(db: Kysely<Database>): Repositories {
     settings: new KyselyServiceSettings(db),
     labels: new KyselyLabels(db),
     webSessions: new KyselyWebSessions(db),
+    events: new KyselyEvents(db),
+    webhooks: new KyselyWebhooks(db),
   };
 }

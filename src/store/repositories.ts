@@ -38,6 +38,10 @@ export interface TokenRecord {
   createdAt: number;
   /** Epoch milliseconds. */
   expiresAt: number;
+  /** Permissions the token is limited to; absent: all of its user's rights. */
+  permissions?: string[];
+  /** Wallet ids the token is limited to; absent: every wallet its user can reach. */
+  walletIds?: string[];
 }
 
 export interface TokenRepository {
@@ -98,11 +102,13 @@ export interface WebSessionRepository {
   pruneExpired(now: number): Promise<number>;
 }
 
+import type { EventRepository, WebhookRepository } from './event-records.js';
 import type { PsbtRepository } from './psbt-records.js';
 import type { WalletRepository } from './wallet-records.js';
 import type { WalletLabelRepository } from './label-records.js';
 
 export type * from './wallet-records.js';
+export type * from './event-records.js';
 export type { PsbtRepository, PsbtStatus, StoredPsbt, Outpoint, Reservation } from './psbt-records.js';
 export type { StoredLabel, WalletLabelRepository } from './label-records.js';
 
@@ -115,6 +121,8 @@ export interface Repositories {
   settings: ServiceSettingRepository;
   labels: WalletLabelRepository;
   webSessions: WebSessionRepository;
+  events: EventRepository;
+  webhooks: WebhookRepository;
 }
 
 export interface Store extends Repositories {

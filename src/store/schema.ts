@@ -23,6 +23,10 @@ export interface TokensTable {
   life_seconds: number;
   created_at: number;
   expires_at: number;
+  /** JSON array of permissions; null: all of the user's rights. */
+  permissions: string | null;
+  /** JSON array of wallet ids; null: every wallet of the user. */
+  wallet_ids: string | null;
 }
 
 export interface AuthFailuresTable {
@@ -59,6 +63,49 @@ export interface ServiceSettingsTable {
   updated_at: number;
 }
 
+export interface EventSequenceTable {
+  name: string;
+  last_seq: number;
+}
+
+export interface EventsTable {
+  seq: number;
+  id: string;
+  type: string;
+  wallet_id: string;
+  wallet_alias: string;
+  occurred_at: number;
+  /** JSON object. */
+  data: string;
+}
+
+export interface WebhooksTable {
+  id: string;
+  user_name: string;
+  url: string;
+  event_types: string;
+  wallet_ids: string;
+  secret: string;
+  created_at: number;
+  updated_at: number;
+  event_cursor: number;
+}
+
+export interface WebhookDeliveriesTable {
+  id: string;
+  webhook_id: string;
+  event_seq: number;
+  wallet_id: string;
+  status: string;
+  attempts: number;
+  next_attempt_at: number;
+  lease_until: number | null;
+  response_code: number | null;
+  error: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
 export interface Database {
   schema_version: SchemaVersionTable;
   users: UsersTable;
@@ -68,6 +115,10 @@ export interface Database {
   psbt_reservations: PsbtReservationsTable;
   service_settings: ServiceSettingsTable;
   web_sessions: WebSessionsTable;
+  event_sequence: EventSequenceTable;
+  events: EventsTable;
+  webhooks: WebhooksTable;
+  webhook_deliveries: WebhookDeliveriesTable;
 }
 
 export interface WebSessionsTable {

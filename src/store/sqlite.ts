@@ -41,7 +41,7 @@ function withFastTokenLookup(store: Store, path: string): Store {
   const reader = new BetterSqlite3(path, { readonly: true, fileMustExist: true });
   reader.pragma('busy_timeout = 5000');
   const statement = reader.prepare<[string], TokenWithAdminRow>(
-    'select t.id, t.user_name, t.description, t.token_hash, t.life_seconds, t.created_at, t.expires_at, u.is_admin ' +
+    'select t.id, t.user_name, t.description, t.token_hash, t.life_seconds, t.created_at, t.expires_at, t.permissions, t.wallet_ids, u.is_admin ' +
       'from tokens t join users u on u.name = t.user_name where t.id = ?',
   );
   const base = store.tokens;

@@ -1,4 +1,5 @@
 /** Liveness and readiness under /api (Bearer, with details) and /healthz (no auth, status only). */
+import { principalOf } from '../auth.js';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { Services } from '../../services/index.js';
@@ -32,13 +33,13 @@ export const probeRoutes: RouteModule = {
       },
       async () => ({ message: 'alive' as const }),
     );
-    const readiness = async (_request: unknown, reply: import('fastify').FastifyReply) => {
-      const result = await services.health.readiness();
+    const readiness = async (request: import('fastify').FastifyRequest, reply: import('fastify').FastifyReply) => {
+      const result = await services.health.readinessFor(principalOf(request));
       if (result.ready) return reply.send({ message: 'ready', checks: result.checks });
       const reasons = Object.keys(result.reasons).length > 0 ? { reasons: result.reasons } : {};
       return reply.status(503).send({ message: 'not ready', code: 'not_ready', checks: result.checks, ...reasons });
     };
-    const readinessSchema = { tags, summary: 'Readiness', operationId: 'getReadiness', response: { 200: success('Ready: the store and the chain backend answer.', Ready), 503: success('Not ready: the failing check is named.', NotReady), ...errorResponses(401, 500) } };
+    const readinessSchema = { tags, summary: 'Readiness', operationId: 'getReadiness', response: { 200: success('Ready: the store and the chain backend answer.', Ready), 503: success('Not ready: the failing check is named.', NotReady), ...errorResponses(401, 403, 500) } };
     app.get('/readiness', { config: { auth: 'bearer' }, schema: readinessSchema }, readiness);
     app.get('/readyness', { config: { auth: 'bearer' }, schema: { ...readinessSchema, summary: 'Readiness (alias)', operationId: 'getReadynessAlias' } }, readiness);
   },

@@ -45,7 +45,7 @@ export const psbtRoutes: RouteModule = {
           operationId: 'listPsbts',
           description: 'Pending PSBTs keyed by txid, newest first. Needs read access to the wallet.',
           params: WalletParams,
-          response: { 200: success('Pending PSBTs keyed by txid.', PsbtList), ...errorResponses(401, 404, 500, 503) },
+          response: { 200: success('Pending PSBTs keyed by txid.', PsbtList), ...errorResponses(401, 403, 404, 500, 503) },
         },
       },
       async (request) => {
@@ -66,7 +66,7 @@ export const psbtRoutes: RouteModule = {
             'Selects coins (never frozen ones or ones held by another pending PSBT; confirmed ones first), adds change to the next unused change address (or `change_address`, which must be an address of this wallet: 422 `change_address_not_owned`) and stores the PSBT as pending, its coins reserved. A wallet holds at most `max_pending_psbts` pending PSBTs (422 `too_many_pending_psbts`). A creation that keeps losing races to others answers 409 `coins_reserved` or `wallet_changed`. Needs spend access.',
           params: WalletParams,
           body: CreatePsbtBody,
-          response: { 201: success('The created PSBT, stored as pending with its coins reserved.', PsbtResult), ...errorResponses(400, 401, 404, 409, 413, 415, 422, 500, 503) },
+          response: { 201: success('The created PSBT, stored as pending with its coins reserved.', PsbtResult), ...errorResponses(400, 401, 403, 404, 409, 413, 415, 422, 500, 503) },
         },
       },
       async (request, reply) => {
@@ -87,7 +87,7 @@ export const psbtRoutes: RouteModule = {
             'The record as JSON; with `?format=base64` the PSBT as base64 text; with `Accept: application/octet-stream` (or `?format=binary`) the binary PSBT file signers import. `?version=2` gives the PSBT as version 2 (BIP370) in each form; both versions have the same unsigned txid.',
           params: PsbtParams,
           querystring: PsbtQuery,
-          response: { 200: success('The PSBT record (or, as asked, the base64 text or the binary PSBT).', PsbtResult), ...errorResponses(400, 401, 404, 500, 503) },
+          response: { 200: success('The PSBT record (or, as asked, the base64 text or the binary PSBT).', PsbtResult), ...errorResponses(400, 401, 403, 404, 500, 503) },
         },
       },
       async (request, reply) => {
@@ -115,7 +115,7 @@ export const psbtRoutes: RouteModule = {
             'A copy (PSBT version 0 or 2) of the same unsigned transaction carrying one or more signatures: they are checked and merged; only signatures and finalized inputs are kept from the copy. Cosigners may send their copies at once, to any instance: every signature is kept. Another transaction: 409 `different_transaction`; an invalid signature: 422; a PSBT deleted, broadcast or invalidated meanwhile: 404. Needs spend access.',
           params: PsbtParams,
           body: UpdatePsbtBody,
-          response: { 200: success('The PSBT record with the signatures merged.', PsbtResult), ...errorResponses(400, 401, 404, 409, 413, 415, 422, 500, 503) },
+          response: { 200: success('The PSBT record with the signatures merged.', PsbtResult), ...errorResponses(400, 401, 403, 404, 409, 413, 415, 422, 500, 503) },
         },
       },
       async (request) => {
@@ -134,7 +134,7 @@ export const psbtRoutes: RouteModule = {
           operationId: 'deletePsbt',
           description: 'Removes it and frees its reserved coins. Needs spend access.',
           params: PsbtParams,
-          response: { 200: success('Deleted; its coins are free again.', DeletedPsbtBody), ...errorResponses(401, 404, 409, 500, 503) },
+          response: { 200: success('Deleted; its coins are free again.', DeletedPsbtBody), ...errorResponses(401, 403, 404, 409, 500, 503) },
         },
       },
       async (request) => {
@@ -154,7 +154,7 @@ export const psbtRoutes: RouteModule = {
           description:
             'Finalizes every input, verifies every signature against the coins spent and sends the transaction to the node. Not enough signatures: 422 `not_enough_signatures`; rejected by the node: 422 `broadcast_rejected` with the node’s reason. The PSBT leaves the pending list once the wallet sees its transaction. Needs spend access.',
           params: PsbtParams,
-          response: { 200: success('The transaction the node accepted.', BroadcastBody), ...errorResponses(401, 404, 409, 422, 500, 503) },
+          response: { 200: success('The transaction the node accepted.', BroadcastBody), ...errorResponses(401, 403, 404, 409, 422, 500, 503) },
         },
       },
       async (request) => services.psbts.broadcast(principalOf(request), request.params.wallet_alias, request.params.txid),

@@ -2,7 +2,24 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { principalOf } from '../auth.js';
 import { errorResponses, success } from '../schemas.js';
+import { PERMISSIONS } from '../../services/permissions.js';
+import type { TokenLimits } from '../../services/tokens.js';
 import type { RouteModule } from './types.js';
+
+const PermissionList = Type.Array(Type.String({ enum: [...PERMISSIONS] }), {
+  description: `Beyond the contract: the token may do only this (${PERMISSIONS.join(', ')}). Absent: all of its user's rights.`,
+});
+const WalletAliasList = Type.Array(Type.String(), {
+  description: 'Beyond the contract: the wallets (aliases) the token is limited to; others answer 404 as unknown wallets. Absent: every wallet of the user.',
+});
+const limitFields = {
+  permissions: Type.Optional(PermissionList),
+  wallets: Type.Optional(WalletAliasList),
+};
+
+function limitsBody(limits: TokenLimits): { permissions?: string[]; wallets?: string[] } {
+  return { ...(limits.permissions ? { permissions: limits.permissions } : {}), ...(limits.wallets ? { wallets: limits.wallets } : {}) };
+}
 
 const CreateTokenBody = Type.Object({
   jwt_token_description: Type.String({ description: 'What the token is for; 1 to 256 characters after trimming, unique among your tokens.' }),
@@ -11,6 +28,8 @@ const CreateTokenBody = Type.Object({
       'Lifetime: `<n> <unit>` (seconds, minutes, hours, days, weeks; short forms s, sec, m, min, h, hr, d, w; decimals allowed), or a whole number of seconds as text or as a JSON number.',
     examples: ['30 days', '12 hours', 3600],
   }),
+  permissions: Type.Optional(Type.Array(Type.String(), { description: PermissionList.description })),
+  wallets: Type.Optional(Type.Array(Type.String(), { minItems: 1, description: WalletAliasList.description })),
 });
 
 const TokenIdParams = Type.Object({ jwt_token_id: Type.String({ description: 'The token id (UUID).' }) });
@@ -21,6 +40,7 @@ const CreatedTokenBody = Type.Object({
   jwt_token: Type.String({ description: 'The token; shown only in this response.' }),
   jwt_token_description: Type.String(),
   jwt_token_life: Type.Integer({ description: 'Seconds.' }),
+  ...limitFields,
 });
 
 const TokenListBody = Type.Object({
@@ -32,6 +52,7 @@ const TokenListBody = Type.Object({
       jwt_token_life: Type.Integer({ description: 'Seconds.' }),
       jwt_token_remaining_life: Type.Number({ description: 'Seconds, computed at request time; 0 once expired.' }),
       expiry_status: Type.Union([Type.Literal('Valid'), Type.Literal('Expired')]),
+      ...limitFields,
     }),
     { description: 'Keyed by jwt_token_id.' },
   ),
@@ -43,6 +64,7 @@ const TokenBody = Type.Object({
   jwt_token_life: Type.Integer({ description: 'Seconds.' }),
   jwt_token_life_remaining: Type.Number({ description: 'Seconds, computed at request time; 0 once expired.' }),
   expiry_status: Type.Union([Type.Literal('Valid'), Type.Literal('Expired')]),
+  ...limitFields,
 });
 
 const DeletedBody = Type.Object({ message: Type.Literal('Token deleted') });
@@ -67,6 +89,8 @@ export const tokenRoutes: RouteModule = {
         const created = await services.tokens.createToken(principalOf(request), {
           description: request.body.jwt_token_description,
           life: request.body.jwt_token_life,
+          permissions: request.body.permissions,
+          wallets: request.body.wallets,
         });
         return reply.status(201).send({
           message: 'Token generated',
@@ -74,6 +98,7 @@ export const tokenRoutes: RouteModule = {
           jwt_token: created.token,
           jwt_token_description: created.description,
           jwt_token_life: created.lifeSeconds,
+          ...limitsBody(created.limits),
         });
       },
     );
@@ -93,6 +118,7 @@ export const tokenRoutes: RouteModule = {
             jwt_token_life: t.lifeSeconds,
             jwt_token_remaining_life: t.remainingSeconds,
             expiry_status: t.expiryStatus,
+            ...limitsBody(t.limits),
           };
         }
         return { message: 'Tokens exists', jwt_tokens };
@@ -113,6 +139,7 @@ export const tokenRoutes: RouteModule = {
           jwt_token_life: t.lifeSeconds,
           jwt_token_life_remaining: t.remainingSeconds,
           expiry_status: t.expiryStatus,
+          ...limitsBody(t.limits),
         };
       },
     );

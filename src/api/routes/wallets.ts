@@ -37,7 +37,7 @@ export const walletRoutes: RouteModule = {
           summary: 'Create (import) a wallet from descriptors, a policy or a wallet setup file',
           operationId: 'createWallet',
           body: CreateWalletBody,
-          response: { 201: success('The created wallet.', WalletDetailsSchema), ...errorResponses(400, 401, 409, 413, 415, 422, 429, 500, 503) },
+          response: { 201: success('The created wallet.', WalletDetailsSchema), ...errorResponses(400, 401, 403, 409, 413, 415, 422, 429, 500, 503) },
         },
       },
       async (request, reply) => reply.status(201).send(await admin.create(principalOf(request), request.body)),
@@ -45,7 +45,7 @@ export const walletRoutes: RouteModule = {
 
     app.get(
       '/wallets',
-      { config: { auth: 'bearer' }, schema: { tags, summary: 'Your wallets and the ones shared with you', operationId: 'listWallets', response: { 200: success('The wallets you can access, with balances.', WalletListSchema), ...errorResponses(401, 500) } } },
+      { config: { auth: 'bearer' }, schema: { tags, summary: 'Your wallets and the ones shared with you', operationId: 'listWallets', response: { 200: success('The wallets you can access, with balances.', WalletListSchema), ...errorResponses(401, 403, 500) } } },
       async (request) => ({ wallets: await reads.list(principalOf(request)) }),
     );
 
@@ -59,7 +59,7 @@ export const walletRoutes: RouteModule = {
           operationId: 'getWallet',
           params: WalletParams,
           querystring: PageQuery,
-          response: { 200: success('The wallet details.', WalletDetailsSchema), ...errorResponses(400, 401, 404, 500) },
+          response: { 200: success('The wallet details.', WalletDetailsSchema), ...errorResponses(400, 401, 403, 404, 500) },
         },
       },
       (request) => reads.details(principalOf(request), request.params.wallet_alias, request.query),
@@ -75,7 +75,7 @@ export const walletRoutes: RouteModule = {
           operationId: 'updateWallet',
           params: WalletParams,
           body: UpdateWalletBody,
-          response: { 200: success('The updated wallet details.', WalletDetailsSchema), ...errorResponses(400, 401, 404, 413, 415, 422, 500) },
+          response: { 200: success('The updated wallet details.', WalletDetailsSchema), ...errorResponses(400, 401, 403, 404, 413, 415, 422, 500) },
         },
       },
       (request) => admin.update(principalOf(request), request.params.wallet_alias, request.body),
@@ -85,7 +85,7 @@ export const walletRoutes: RouteModule = {
       '/wallets/:wallet_alias',
       {
         config: { auth: 'bearer' },
-        schema: { tags, summary: 'Delete a wallet with its PSBTs (owner only)', operationId: 'deleteWallet', params: WalletParams, response: { 200: success('Deleted with its PSBTs and reservations.', Type.Object({ message: Type.Literal('Wallet deleted') })), ...errorResponses(401, 404, 500) } },
+        schema: { tags, summary: 'Delete a wallet with its PSBTs (owner only)', operationId: 'deleteWallet', params: WalletParams, response: { 200: success('Deleted with its PSBTs and reservations.', Type.Object({ message: Type.Literal('Wallet deleted') })), ...errorResponses(401, 403, 404, 500) } },
       },
       async (request) => {
         await admin.delete(principalOf(request), request.params.wallet_alias);
@@ -103,7 +103,7 @@ export const walletRoutes: RouteModule = {
           operationId: 'rescanWallet',
           params: WalletParams,
           body: Type.Optional(RescanBody),
-          response: { 202: success('The rescan is accepted and runs from this height.', Type.Object({ alias: Type.String(), from: Type.Integer() })), ...errorResponses(400, 401, 404, 422, 500, 503) },
+          response: { 202: success('The rescan is accepted and runs from this height.', Type.Object({ alias: Type.String(), from: Type.Integer() })), ...errorResponses(400, 401, 403, 404, 422, 500, 503) },
         },
       },
       async (request, reply) => reply.status(202).send(await admin.rescan(principalOf(request), request.params.wallet_alias, request.body?.from)),
@@ -113,7 +113,7 @@ export const walletRoutes: RouteModule = {
       '/wallets/:wallet_alias/addresses',
       {
         config: { auth: 'bearer' },
-        schema: { tags, summary: 'Derived addresses with label and use', operationId: 'listAddresses', params: WalletParams, querystring: addressesQuery(config.limits.addressPageMax), response: { 200: success('One page of derived addresses.', AddressListSchema), ...errorResponses(400, 401, 404, 500) } },
+        schema: { tags, summary: 'Derived addresses with label and use', operationId: 'listAddresses', params: WalletParams, querystring: addressesQuery(config.limits.addressPageMax), response: { 200: success('One page of derived addresses.', AddressListSchema), ...errorResponses(400, 401, 403, 404, 500) } },
       },
       async (request) => {
         const { branch = 'receive', from = 0, count = 20 } = request.query;
@@ -136,7 +136,7 @@ export const walletRoutes: RouteModule = {
             'unused addresses handed out, or have the owner raise `gap_limit`). "read" access suffices: receiving risks no funds. ' +
             'The wallet details\' `address` stays the first receive address not used on chain.',
           params: WalletParams,
-          response: { 200: success('The receive address handed out and its index.', RevealedAddressSchema), ...errorResponses(401, 404, 409, 500) },
+          response: { 200: success('The receive address handed out and its index.', RevealedAddressSchema), ...errorResponses(401, 403, 404, 409, 500) },
         },
       },
       (request) => coins.revealNextAddress(principalOf(request), request.params.wallet_alias),
@@ -146,7 +146,7 @@ export const walletRoutes: RouteModule = {
       '/wallets/:wallet_alias/utxo',
       {
         config: { auth: 'bearer' },
-        schema: { tags, summary: 'Unspent outputs', operationId: 'listUtxos', params: WalletParams, response: { 200: success('The wallet\'s unspent outputs.', Type.Object({ utxo: Type.Array(UtxoWithFlagsSchema) })), ...errorResponses(401, 404, 500) } },
+        schema: { tags, summary: 'Unspent outputs', operationId: 'listUtxos', params: WalletParams, response: { 200: success('The wallet\'s unspent outputs.', Type.Object({ utxo: Type.Array(UtxoWithFlagsSchema) })), ...errorResponses(401, 403, 404, 500) } },
       },
       async (request) => ({ utxo: await reads.utxos(principalOf(request), request.params.wallet_alias) }),
     );
@@ -161,7 +161,7 @@ export const walletRoutes: RouteModule = {
           operationId: 'updateUtxo',
           params: WalletParams,
           body: UtxoPatchBody,
-          response: { 200: success('The wallet\'s unspent outputs after the change.', Type.Object({ utxo: Type.Array(UtxoWithFlagsSchema) })), ...errorResponses(400, 401, 404, 500) },
+          response: { 200: success('The wallet\'s unspent outputs after the change.', Type.Object({ utxo: Type.Array(UtxoWithFlagsSchema) })), ...errorResponses(400, 401, 403, 404, 500) },
         },
       },
       async (request) => {
@@ -184,7 +184,7 @@ export const walletRoutes: RouteModule = {
           summary: 'Every transaction of every wallet you can access, newest first',
           operationId: 'listAllTransactions',
           querystring: PageQuery,
-          response: { 200: success('Transactions, newest first.', Type.Array(TxEntrySchema)), ...errorResponses(400, 401, 500) },
+          response: { 200: success('Transactions, newest first.', Type.Array(TxEntrySchema)), ...errorResponses(400, 401, 403, 500) },
         },
       },
       (request) => reads.fullTxList(principalOf(request), request.query),

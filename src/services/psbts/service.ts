@@ -30,6 +30,8 @@ import { StoreConflictError } from '../../store/repositories.js';
 import { ServiceError } from '../errors.js';
 import type { Principal } from '../principal.js';
 import type { WalletAccess, WalletCoins, WalletForSpending } from '../wallets/index.js';
+import { newEvent } from '../events/types.js';
+import { psbtFacts, signerFingerprints } from '../events/psbt-events.js';
 import { settle } from './chain-reconciler.js';
 import { planPsbt, walletKeys, type WalletKeys } from './plan.js';
 import { checkFeeRate, parseCreateRequest, type CreatePsbtInput } from './request.js';
@@ -164,9 +166,13 @@ export class PsbtService {
           // Counted under that hold: creations on the wallet, of any instance, take turns here.
           if ((await repos.psbts.countPending(wallet.id)) >= this.deps.maxPending) return 'too_many';
           // A replacement of the transaction a pending PSBT produced takes over that PSBT's coins.
-          if (takenOver) await settle(repos, wallet.id, takenOver, 'broadcast', now);
+          const events = [];
+          if (takenOver && (await settle(repos, wallet.id, takenOver, 'broadcast', now))) events.push(newEvent('psbt.broadcast', wallet, now, { txid: takenOver, status: 'broadcast' }));
           await repos.psbts.insert(stored, plan.inputs);
           await writeLabels(repos);
+          const record = this.recordOf(wallet, { ...stored, version: 0 });
+          events.push(newEvent('psbt.created', wallet, now, { ...psbtFacts(txid, record, wallet.sigsRequired), created_by: principal.userName }));
+          await repos.events.append(events);
           return 'stored';
         });
       } catch (error) {
@@ -293,7 +299,7 @@ export class PsbtService {
 
   /** Merges a cosigner's copy (base64 or binary) into the stored PSBT, again on the current version when another merge came first. */
   async update(principal: Principal, alias: string, txid: string, copy: string | Uint8Array): Promise<PsbtRecord> {
-    const wallet = await this.deps.access.resolve(principal, alias, 'spend');
+    const wallet = await this.deps.access.resolve(principal, alias, 'spend', 'psbt:sign');
     let incoming: Psbt;
     try {
       incoming = parsePsbt(typeof copy === 'string' ? copy.trim() : copy);
@@ -303,11 +309,18 @@ export class PsbtService {
     }
     for (let attempt = 0; attempt < MAX_CHANGE_ATTEMPTS; attempt++) {
       const stored = await this.findPending(wallet, txid);
-      const base64 = psbtToBase64(mergeInto(stored, incoming));
+      const merged = mergeInto(stored, incoming);
+      const base64 = psbtToBase64(merged);
       if (base64 === stored.psbt) return this.recordOf(wallet, stored); // nothing new
       const updatedAt = this.now();
-      const version = await this.deps.store.psbts.updatePsbt(wallet.id, stored.txid, base64, updatedAt, stored.version);
-      if (version !== undefined) return this.recordOf(wallet, { ...stored, psbt: base64, updatedAt, version });
+      const before = this.recordOf(wallet, stored);
+      const after = this.recordOf(wallet, { ...stored, psbt: base64, updatedAt });
+      const version = await this.deps.store.transaction(async (repos) => {
+        const written = await repos.psbts.updatePsbt(wallet.id, stored.txid, base64, updatedAt, stored.version);
+        if (written !== undefined) await repos.events.append(this.signingEvents(wallet, stored, merged, before, after, principal, updatedAt));
+        return written;
+      });
+      if (version !== undefined) return after;
     }
     throw psbtBusy(txid);
   }
@@ -316,14 +329,33 @@ export class PsbtService {
     const wallet = await this.deps.access.resolve(principal, alias, 'spend');
     for (let attempt = 0; attempt < MAX_CHANGE_ATTEMPTS; attempt++) {
       const stored = await this.findPending(wallet, txid);
-      if (await this.deps.store.psbts.delete(wallet.id, stored.txid, stored.version)) return;
+      const at = this.now();
+      const deleted = await this.deps.store.transaction(async (repos) => {
+        if (!(await repos.psbts.delete(wallet.id, stored.txid, stored.version))) return false;
+        await repos.events.append([newEvent('psbt.deleted', wallet, at, { txid: stored.txid, deleted_by: principal.userName })]);
+        return true;
+      });
+      if (deleted) return;
     }
     throw psbtBusy(txid);
   }
 
+  /** psbt.signed when the merge added signers' signatures, and psbt.ready when it reached the threshold. */
+  private signingEvents(wallet: StoredWallet, stored: StoredPsbt, merged: Psbt, before: PsbtRecord, after: PsbtRecord, principal: Principal, at: number) {
+    const earlier = new Set(signerFingerprints(parsePsbt(stored.psbt)));
+    const signers = signerFingerprints(merged);
+    const facts = psbtFacts(stored.txid, after, wallet.sigsRequired);
+    const events = [];
+    if (after.sigs_count > before.sigs_count || signers.some((f) => !earlier.has(f))) {
+      events.push(newEvent('psbt.signed', wallet, at, { ...facts, signed_by: signers.filter((f) => !earlier.has(f)), signers, updated_by: principal.userName }));
+    }
+    if (before.sigs_count < wallet.sigsRequired && after.sigs_count >= wallet.sigsRequired) events.push(newEvent('psbt.ready', wallet, at, { ...facts, signers }));
+    return events;
+  }
+
   /** Finalizes, verifies every signature and broadcasts. The PSBT stays pending until the sync sees its transaction. */
   async broadcast(principal: Principal, alias: string, txid: string): Promise<BroadcastResult> {
-    const wallet = await this.deps.access.resolve(principal, alias, 'spend');
+    const wallet = await this.deps.access.resolve(principal, alias, 'spend', 'psbt:broadcast');
     const chain = this.requireChain();
     let hex: string | undefined;
     for (let attempt = 0; hex === undefined; attempt++) {

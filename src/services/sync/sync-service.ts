@@ -21,7 +21,9 @@ import {
   type WalletChangeset,
 } from '../../engine/index.js';
 import type { Store, StoredWallet, SyncBlockRow } from '../../store/repositories.js';
-import type { PsbtChainReconciler } from '../psbts/chain-reconciler.js';
+import { walletEvents } from '../events/chain-events.js';
+import type { NewEvent } from '../../store/repositories.js';
+import type { PsbtChainReconciler, PsbtSettlement } from '../psbts/chain-reconciler.js';
 import { loadWalletInto, type WalletScriptsCache } from '../wallet-state.js';
 import { BlockPrefetch } from './block-prefetch.js';
 import type { SyncLeadership } from './leadership.js';
@@ -66,6 +68,9 @@ export interface SyncServiceDeps {
   /** Blocks a group advances before the next group gets its turn. */
   batchBlocks?: number;
   onTip?: (tip: ChainTip) => void;
+  /** Depth (besides 1) at which transaction.confirmed is recorded. */
+  confirmationsNotify?: number;
+  now?: () => number;
   log?: ((level: 'info' | 'warn', message: string, details?: Record<string, unknown>) => void) | undefined;
 }
 
@@ -98,6 +103,11 @@ export class SyncService {
   private groupScripts: { key: string; scripts: Uint8Array[] } | undefined;
   /** The filter matches of the last summaries read, for the scripts they were computed with. */
   private lastMatches: { scripts: Uint8Array[]; matched: ReadonlySet<string> } | undefined;
+  /** Per loaded wallet, the tip height its recorded events have reached (confirmation depths are counted from it). */
+  private readonly eventHeights = new Map<string, number | null>();
+  /** Wallets loaded (imported, rescanned, or behind at start) that have not reached the node's tip yet. */
+  private readonly scanning = new Set<string>();
+  private nodeTip: ChainTip | undefined;
   readonly totals: SyncStats = { blocksConnected: 0, blocksDisconnected: 0, blocksSkippedByFilter: 0, blocksFetched: 0 };
 
   constructor(private readonly deps: SyncServiceDeps) {}
@@ -165,6 +175,8 @@ export class SyncService {
       this.passRequested = false;
       await this.refreshWallets();
       let tip = await this.readTip(chain);
+      // Wallets already at the tip when loaded have no scan to finish.
+      for (const id of this.scanning) if (!this.loaded.has(id) || walletSummary(this.state, id).tip?.hash === tip.hash) this.scanning.delete(id);
       let idleRounds = 0;
       let tipReadAt = Date.now();
       let mempoolReadAt = Date.now();
@@ -212,6 +224,8 @@ export class SyncService {
       if (!present.has(id)) {
         removeWallet(this.state, id);
         this.loaded.delete(id);
+        this.scanning.delete(id);
+        this.eventHeights.delete(id);
       }
     }
     for (const wallet of wallets) {
@@ -228,6 +242,8 @@ export class SyncService {
       if (!rows) continue;
       const changes = loadWalletInto(this.state, wallet, rows, this.deps.scripts.get(wallet));
       this.loaded.set(wallet.id, { wallet, revision: rows.revision });
+      this.eventHeights.set(wallet.id, walletSummary(this.state, wallet.id).tip?.height ?? null);
+      this.scanning.add(wallet.id);
       // Loading settles what the chain already decided, should an earlier write have left a PSBT behind.
       await this.persist(changes, [], [wallet.id]);
     }
@@ -240,6 +256,7 @@ export class SyncService {
    */
   private async readTip(chain: ChainSource): Promise<ChainTip> {
     const tip = await chain.getTip();
+    this.nodeTip = tip;
     this.deps.onTip?.(tip);
     await this.watchRevealedAddresses();
     return tip;
@@ -428,25 +445,58 @@ export class SyncService {
     const settle = new Map<string, ReadonlySet<string>>(reconcile.map((id) => [id, new Set()]));
     for (const change of changes.wallets.filter(touchesTransactions)) settle.set(change.walletId, new Set(change.transactionsRemoved));
     try {
+      const reached = changes.wallets.filter((c) => this.scanning.has(c.walletId) && c.sync.tip !== null && c.sync.tip.hash === this.nodeTip?.hash).map((c) => c.walletId);
       const revisions = await this.deps.store.transaction(async (repos) => {
         if (blocks.length > 0) await repos.wallets.recordBlocks(blocks);
         const next = new Map<string, number>();
         for (const change of changes.wallets) {
           next.set(change.walletId, await repos.wallets.applyChange(change, this.loaded.get(change.walletId)!.revision));
         }
+        const settlements = new Map<string, PsbtSettlement[]>();
         for (const [walletId, removed] of settle) {
-          await this.deps.psbts.reconcile(repos, walletId, (txid, vout) => coinHistory(this.state, walletId, txid, vout), removed);
+          settlements.set(walletId, await this.deps.psbts.reconcile(repos, walletId, (txid, vout) => coinHistory(this.state, walletId, txid, vout), removed));
         }
+        // Last in the transaction: appending events waits for other writers of events (docs/adr/0007).
+        await repos.events.append(this.eventsOf(changes, settlements, reached));
         return next;
       });
       for (const [id, revision] of revisions) this.loaded.get(id)!.revision = revision;
+      for (const change of changes.wallets) this.eventHeights.set(change.walletId, change.sync.tip?.height ?? null);
+      for (const id of reached) this.scanning.delete(id);
     } catch (error) {
       this.reset();
       throw error;
     }
   }
 
+  /** The events of one sync write, wallet by wallet: settled PSBTs, transactions, confirmations, scans done. */
+  private eventsOf(changes: EngineChangeset, settlements: ReadonlyMap<string, PsbtSettlement[]>, reached: readonly string[]): NewEvent[] {
+    const at = (this.deps.now ?? Date.now)();
+    const byWallet = new Map(changes.wallets.map((c) => [c.walletId, c]));
+    const depths = [...new Set([1, this.deps.confirmationsNotify ?? 6])];
+    const events: NewEvent[] = [];
+    for (const walletId of new Set([...byWallet.keys(), ...settlements.keys()])) {
+      const loaded = this.loaded.get(walletId);
+      if (!loaded) continue;
+      events.push(
+        ...walletEvents({
+          state: this.state,
+          wallet: loaded.wallet,
+          change: byWallet.get(walletId),
+          previousHeight: this.eventHeights.get(walletId) ?? null,
+          settlements: settlements.get(walletId) ?? [],
+          depths,
+          reachedTip: reached.includes(walletId),
+          at,
+        }),
+      );
+    }
+    return events;
+  }
+
   private reset(): void {
+    this.eventHeights.clear();
+    this.scanning.clear();
     this.pendingTips = new Map();
     this.pendingBlocks = [];
     this.state = createEngineState();

@@ -4,6 +4,7 @@
  */
 import type { Store, StoredWallet } from '../../store/repositories.js';
 import { ServiceError } from '../errors.js';
+import { requirePermission, walletInScope, type Permission } from '../permissions.js';
 import type { Principal } from '../principal.js';
 
 /** `read`: every GET; `spend`: also PSBT creation, update, broadcast; `owner`: manage the wallet itself. */
@@ -14,14 +15,21 @@ export const walletNotFound = () => new ServiceError('not_found', 'wallet_not_fo
 
 const ACCESS_RANK = { read: 1, spend: 2, owner: 3 } as const;
 
+/** The token permission a use case needs unless it names another (PSBT signing and broadcast do). */
+const PERMISSION_OF_NEED: Record<WalletAccessNeed, Permission> = { read: 'wallets:read', spend: 'psbt:create', owner: 'wallets:manage' };
+
 export class WalletAccess {
   constructor(private readonly store: Store) {}
 
-  /** The wallet, when the caller has at least `need`; otherwise 404 `wallet_not_found`. */
-  async resolve(principal: Principal, alias: string, need: WalletAccessNeed): Promise<StoredWallet> {
+  /**
+   * The wallet, when the caller has at least `need`; otherwise 404 `wallet_not_found` (also for a wallet
+   * outside a narrowed token's list). A token without `permission` gets 403 `permission_missing` first.
+   */
+  async resolve(principal: Principal, alias: string, need: WalletAccessNeed, permission: Permission = PERMISSION_OF_NEED[need]): Promise<StoredWallet> {
+    requirePermission(principal, permission);
     if (typeof alias !== 'string' || alias.length > 64) throw walletNotFound();
     const wallet = await this.store.wallets.findByAlias(alias);
-    if (!wallet) throw walletNotFound();
+    if (!wallet || !walletInScope(principal, wallet.id)) throw walletNotFound();
     const access = await this.accessOf(principal, wallet);
     if (access === null || ACCESS_RANK[access] < ACCESS_RANK[need]) throw walletNotFound();
     return wallet;
@@ -39,5 +47,16 @@ export class WalletAccess {
     if (wallet.ownerName === principal.userName) return 'owner';
     const share = (await this.store.wallets.shares(wallet.id)).find((s) => s.userName === principal.userName);
     return share?.access ?? null;
+  }
+
+  /** The wallets the caller may read (narrowed tokens: those of its list; 403 without `wallets:read`). */
+  async readable(principal: Principal): Promise<StoredWallet[]> {
+    requirePermission(principal, 'wallets:read');
+    return this.reachable(principal);
+  }
+
+  /** The wallets the caller reaches (its own, shared with it, within a narrowed token's list), whatever the permissions. */
+  async reachable(principal: Principal): Promise<StoredWallet[]> {
+    return (await this.store.wallets.listAccessible(principal.userName)).map((w) => w.wallet).filter((w) => walletInScope(principal, w.id));
   }
 }

@@ -49,7 +49,7 @@ export class WalletReads implements WalletDirectory {
   constructor(private readonly deps: WalletReadsDeps) {}
 
   async list(principal: Principal): Promise<WalletListItem[]> {
-    const wallets = await this.deps.store.wallets.listAccessible(principal.userName);
+    const wallets = (await this.deps.access.readable(principal)).map((wallet) => ({ wallet }));
     const items: WalletListItem[] = [];
     for (const { wallet } of wallets) {
       const view = await this.deps.states.view(wallet);
@@ -67,7 +67,7 @@ export class WalletReads implements WalletDirectory {
   }
 
   async listFor(principal: Principal): Promise<WalletListing> {
-    const wallets = await this.deps.store.wallets.listAccessible(principal.userName);
+    const wallets = (await this.deps.access.reachable(principal)).map((wallet) => ({ wallet }));
     const listing: WalletListing = { wallets_names: [], alias_name: {}, name_alias: {}, wallets_alias: [] };
     for (const { wallet } of wallets) {
       listing.wallets_names.push(wallet.name);
@@ -152,7 +152,7 @@ export class WalletReads implements WalletDirectory {
   }
 
   async fullTxList(principal: Principal, page: Page = {}): Promise<TxListEntry[]> {
-    const wallets = await this.deps.store.wallets.listAccessible(principal.userName);
+    const wallets = (await this.deps.access.readable(principal)).map((wallet) => ({ wallet }));
     const entries: TxListEntry[] = [];
     for (const { wallet } of wallets) {
       const view = await this.deps.states.view(wallet);

@@ -6,9 +6,11 @@ import { revealedReceive } from './0004-revealed-receive.js';
 import { psbtVersion } from './0005-psbt-version.js';
 import { serviceSettings } from './0006-service-settings.js';
 import { webSessions } from './0007-web-sessions.js';
+import { eventsAndWebhooks } from './0008-events-and-webhooks.js';
+import { tokenPermissions } from './0009-token-permissions.js';
 import { labelTimes } from './0010-label-times.js';
 import type { Migration } from './types.js';
 
 export type { Migration } from './types.js';
 
-export const MIGRATIONS: readonly Migration[] = [usersAndTokens, psbts, wallets, revealedReceive, psbtVersion, serviceSettings, webSessions, labelTimes];
+export const MIGRATIONS: readonly Migration[] = [usersAndTokens, psbts, wallets, revealedReceive, psbtVersion, serviceSettings, webSessions, eventsAndWebhooks, tokenPermissions, labelTimes];

@@ -1,0 +1,74 @@
+/**
+ * The events a sync write causes for one wallet, computed from the engine state after the change: a
+ * transaction first seen (received or sent), confirmed at depth 1 and at the configured depth, replaced
+ * (left the mempool unconfirmed), the PSBTs the change settled, and the wallet's scan reaching the tip.
+ */
+import { listTransactions, type EngineState, type WalletChangeset, type WalletTxEntry } from '../../engine/index.js';
+import type { NewEvent } from '../../store/repositories.js';
+import type { PsbtSettlement } from '../psbts/chain-reconciler.js';
+import { newEvent } from './types.js';
+
+export interface WalletEventInput {
+  state: EngineState;
+  wallet: { id: string; alias: string };
+  /** The wallet's change in this write, if any. */
+  change: WalletChangeset | undefined;
+  /** Height of the wallet's tip before this write (null before its first block). */
+  previousHeight: number | null;
+  settlements: readonly PsbtSettlement[];
+  /** Depths at which transaction.confirmed is recorded (1 and the configured one). */
+  depths: readonly number[];
+  /** True when this write brings a wallet that was scanning to the node's tip. */
+  reachedTip: boolean;
+  at: number;
+}
+
+const sats = (value: bigint | null): number | null => (value === null ? null : Number(value));
+
+function txFacts(entry: WalletTxEntry): Record<string, unknown> {
+  return {
+    txid: entry.txid,
+    category: entry.category,
+    amount_sat: sats(entry.netSat),
+    fee_sat: sats(entry.feeSat),
+    status: entry.status,
+    block_height: entry.blockHeight,
+    block_hash: entry.blockHash,
+  };
+}
+
+export function walletEvents(input: WalletEventInput): NewEvent[] {
+  const { wallet, change, at } = input;
+  const events: NewEvent[] = input.settlements.map((s) => newEvent(s.status === 'broadcast' ? 'psbt.broadcast' : 'psbt.invalid', wallet, at, { txid: s.txid, status: s.status }));
+  const newHeight = change?.sync.tip?.height ?? null;
+  const tipRose = newHeight !== null && (input.previousHeight === null || newHeight > input.previousHeight);
+  const touched = change !== undefined && change.transactionsAdded.length + change.transactionsUpdated.length + change.transactionsRemoved.length > 0;
+  if (touched || tipRose) {
+    const entries = new Map(listTransactions(input.state, wallet.id).map((e) => [e.txid, e]));
+    for (const added of change?.transactionsAdded ?? []) {
+      const entry = entries.get(added.txid);
+      if (!entry || entry.status === 'dropped') continue;
+      events.push(newEvent(entry.category === 'receive' ? 'transaction.received' : 'transaction.sent', wallet, at, txFacts(entry)));
+    }
+    for (const updated of change?.transactionsUpdated ?? []) {
+      const entry = entries.get(updated.txid);
+      if (entry?.status !== 'dropped') continue;
+      const replacedBy = entry.conflicts.filter((txid) => entries.get(txid)?.status !== 'dropped');
+      events.push(newEvent('transaction.replaced', wallet, at, { ...txFacts(entry), replaced_by: replacedBy }));
+    }
+    for (const txid of change?.transactionsRemoved ?? []) events.push(newEvent('transaction.replaced', wallet, at, { txid, replaced_by: [] }));
+    if (tipRose) {
+      const from = input.previousHeight ?? -1;
+      const confirmed = [...entries.values()].filter((e) => e.status === 'confirmed' && e.blockHeight !== null).sort((a, b) => a.blockHeight! - b.blockHeight!);
+      for (const depth of input.depths) {
+        for (const entry of confirmed) {
+          // The block at which the transaction reaches `depth` confirmations came with this write.
+          const reachedAt = entry.blockHeight! + depth - 1;
+          if (reachedAt > from && reachedAt <= newHeight) events.push(newEvent('transaction.confirmed', wallet, at, { ...txFacts(entry), confirmations: depth }));
+        }
+      }
+    }
+  }
+  if (input.reachedTip && change?.sync.tip) events.push(newEvent('wallet.synced', wallet, at, { tip_height: change.sync.tip.height, tip_hash: change.sync.tip.hash }));
+  return events;
+}

@@ -1,0 +1,26 @@
+/** The facts of PSBT events: who signed (master key fingerprints), how many signatures, the amounts. */
+import { toHex } from '../../core/bytes.js';
+import type { Psbt, PsbtRecord } from '../../core/psbt/index.js';
+
+/** Fingerprints (hex) of the keys that have signed at least one input, sorted. */
+export function signerFingerprints(psbt: Psbt): string[] {
+  const signers = new Set<string>();
+  for (const input of psbt.inputs) {
+    for (const sig of input.partialSigs) {
+      const origin = input.bip32Derivations.find((d) => equalHex(d.pubkey, sig.pubkey));
+      if (origin) signers.add(toHex(origin.fingerprint));
+    }
+    if (input.tapKeySig) {
+      const origin = input.tapBip32Derivations.find((d) => d.leafHashes.length === 0);
+      if (origin) signers.add(toHex(origin.fingerprint));
+    }
+  }
+  return [...signers].sort();
+}
+
+const equalHex = (a: Uint8Array, b: Uint8Array) => a.length === b.length && a.every((v, i) => v === b[i]);
+
+/** What every PSBT event says of the PSBT, so a client needs no second call. */
+export function psbtFacts(txid: string, record: PsbtRecord, sigsRequired: number): Record<string, unknown> {
+  return { txid, fee: record.fee, amount: record.amount, address: record.address, sigs_count: record.sigs_count, sigs_required: sigsRequired };
+}

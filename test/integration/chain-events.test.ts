@@ -1,0 +1,106 @@
+/**
+ * The events the sync records, along the recorded timeline on the JSON-RPC test node: transactions first seen,
+ * confirmed at 1 and at `confirmations_notify`, a mempool spend replaced, the PSBT whose coin the replacement
+ * spent made invalid, and the wallet's scan reaching the tip. Read from the outbox, in its order.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { DescriptorDeriver, parseDescriptor } from '../../src/core/descriptor/index.js';
+import { NETWORKS } from '../../src/core/network.js';
+import { parseTransaction } from '../../src/core/tx.js';
+import type { StoredEvent } from '../../src/store/repositories.js';
+import { request } from '../support/server.js';
+import { startWalletWorld, timeline, walletDetails, wallets, type WalletWorld } from './wallet-helpers.js';
+
+const external = new DescriptorDeriver(parseDescriptor(wallets.w_tr!.recv_descriptor, NETWORKS.regtest)).derive(90).address;
+const lowFee: string = timeline.snapshots[8].mempool[0].txid;
+const replacement: string = timeline.snapshots[9].mempool[0].txid;
+const spentLater = parseTransaction(timeline.snapshots[8].mempool[0].hex).inputs.map((i) => ({ txid: i.txid, vout: i.vout }));
+
+let world: WalletWorld | undefined;
+afterEach(async () => {
+  await world?.close();
+  world = undefined;
+});
+
+describe('events of the sync', () => {
+  it('record what the chain did to a wallet, once each, in order', async () => {
+    world = await startWalletWorld({ snapshot: 7 }, { env: { SERVICE_CONFIRMATIONS_NOTIFY: '2' } });
+    const imported = await request(`${world.server.api}/wallets`, {
+      method: 'POST',
+      headers: world.auth,
+      json: { name: 'Hot', alias: 'w_wpkh', recv_descriptor: wallets.w_wpkh!.recv_descriptor, change_descriptor: wallets.w_wpkh!.change_descriptor, birthday: 0 },
+    });
+    expect(imported.status, imported.text).toBe(201);
+    const { store, services } = world.server.running.runtime;
+    let seen = 0;
+    const next = async (): Promise<StoredEvent[]> => {
+      const events = await store.events.listAfter(seen, undefined, 10_000);
+      seen = events.at(-1)?.seq ?? seen;
+      return events;
+    };
+    const sync = async (snapshot: number) => {
+      world!.node.setSnapshot(snapshot);
+      expect((await services.sync.runOnce()).ran).toBe(true);
+    };
+
+    await sync(7);
+    const first = await next();
+    const details = await walletDetails(world, 'w_wpkh');
+    const seenTx = first.filter((e) => e.type === 'transaction.received' || e.type === 'transaction.sent');
+    expect(seenTx.map((e) => e.data.txid).sort()).toEqual(details.txlist.map((t: any) => t.txid).sort());
+    const confirmedTxids = details.txlist.filter((t: any) => t.confirmations >= 2).map((t: any) => t.txid).sort();
+    for (const depth of [1, 2]) {
+      expect(first.filter((e) => e.type === 'transaction.confirmed' && e.data.confirmations === depth).map((e) => e.data.txid).sort(), `depth ${depth}`).toEqual(confirmedTxids);
+    }
+    // Each transaction's "seen" event comes before its confirmations; the scan's end comes last.
+    for (const e of first.filter((x) => x.type === 'transaction.confirmed')) {
+      expect(seenTx.find((s) => s.data.txid === e.data.txid)!.seq).toBeLessThan(e.seq);
+    }
+    expect(first.filter((e) => e.type === 'wallet.synced')).toHaveLength(1);
+    expect(first.at(-1)).toMatchObject({ type: 'wallet.synced', walletAlias: 'w_wpkh', data: { tip_height: 131 } });
+    expect(first.every((e) => e.walletAlias === 'w_wpkh')).toBe(true);
+
+    // Nothing new: no event.
+    await sync(7);
+    expect(await next()).toEqual([]);
+
+    const coins = (await walletDetails(world, 'w_wpkh')).utxo;
+    const other = coins.find((u: any) => !spentLater.some((s) => s.txid === u.txid && s.vout === u.vout));
+    const doomed = await request(`${world.server.api}/wallets/w_wpkh/psbt`, { method: 'POST', headers: world.auth, json: { recipients: [{ address: external, amount: '0.01' }], fee_rate: 2, inputs: [...spentLater, { txid: other.txid, vout: other.vout }] } });
+    expect(doomed.status, doomed.text).toBe(201);
+    expect((await next()).map((e) => e.type)).toEqual(['psbt.created']);
+
+    await sync(8);
+    expect((await next()).map((e) => [e.type, e.data.txid, e.data.status])).toEqual([['transaction.sent', lowFee, 'mempool']]);
+
+    await sync(9);
+    const replaced = await next();
+    expect(replaced.map((e) => [e.type, e.data.txid])).toEqual([
+      ['transaction.sent', replacement],
+      ['transaction.replaced', lowFee],
+    ]);
+    expect(replaced[1]!.data.replaced_by).toEqual([replacement]);
+
+    await sync(10);
+    const settled = await next();
+    expect(settled[0]).toMatchObject({ type: 'psbt.invalid', data: { txid: doomed.body.result.tx.txid, status: 'invalid' } });
+    expect(settled.filter((e) => e.type === 'transaction.confirmed').map((e) => [e.data.txid, e.data.confirmations])).toContainEqual([replacement, 1]);
+    expect(settled.some((e) => e.type === 'wallet.synced')).toBe(false);
+  }, 60_000);
+
+  it('keep syncing when a wallet still waiting for its first block is deleted', async () => {
+    world = await startWalletWorld({ snapshot: 7 });
+    const { services } = world.server.running.runtime;
+    const future = await request(`${world.server.api}/wallets`, {
+      method: 'POST',
+      headers: world.auth,
+      json: { name: 'Later', alias: 'w_later', recv_descriptor: wallets.w_tr!.recv_descriptor, change_descriptor: wallets.w_tr!.change_descriptor, birthday: 1000 },
+    });
+    expect(future.status, future.text).toBe(201);
+    expect((await services.sync.runOnce()).ran).toBe(true);
+    expect((await request(`${world.server.api}/wallets/w_later`, { method: 'DELETE', headers: world.auth })).status).toBe(200);
+    const pass = await services.sync.runOnce();
+    expect(pass.ran).toBe(true);
+    expect(pass.tip?.height).toBe(131);
+  }, 60_000);
+});
