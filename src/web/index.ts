@@ -19,6 +19,7 @@ import { SESSION_COOKIE, checkFormToken, checkSameOrigin } from './session.js';
 import { registerAuthPages } from './pages/auth.js';
 import { registerWalletListPages } from './pages/wallets.js';
 import { registerWalletPages } from './pages/wallet.js';
+import { registerWalletFilePages } from './pages/wallet-files.js';
 import { registerSendPages } from './pages/send.js';
 import { registerPsbtPages } from './pages/psbt.js';
 import { registerAdminPages } from './pages/admin.js';
@@ -91,6 +92,7 @@ export async function registerWebInterface(app: FastifyInstance, options: { serv
     registerAuthPages(scope, deps);
     registerWalletListPages(scope, deps);
     registerWalletPages(scope, deps);
+    registerWalletFilePages(scope, deps);
     registerSendPages(scope, deps);
     registerPsbtPages(scope, deps);
     registerAdminPages(scope, deps);

@@ -88,6 +88,17 @@ function psbtFiles(root: ParentNode): void {
   });
 }
 
+/** A text file chosen in `<input type="file" data-text-file="ID">` is read into the text field with that id. */
+function textFiles(root: ParentNode): void {
+  for (const input of root.querySelectorAll<HTMLInputElement>('input[type=file][data-text-file]')) {
+    input.addEventListener('change', async () => {
+      const target = document.getElementById(input.dataset.textFile ?? '') as HTMLTextAreaElement | null;
+      const file = input.files?.[0];
+      if (target && file) target.value = await file.text();
+    });
+  }
+}
+
 function confirmations(root: ParentNode): void {
   for (const form of root.querySelectorAll<HTMLFormElement>('form[data-confirm]')) {
     form.addEventListener('submit', (event) => {
@@ -114,6 +125,7 @@ export function enhanceForms(root: ParentNode): void {
   repeatableRows(root, '[data-key-rows]', '[data-key-row]');
   feeEstimates(root);
   psbtFiles(root);
+  textFiles(root);
   confirmations(root);
   keyMode(root);
 }

@@ -66,6 +66,7 @@ ${addressesTable(details, entries, session, access, base)}${pager(base, n, true)
       : '';
     const tabs = VIEWS.map((v) => html`<a href="${walletUrl(alias, v === 'overview' ? '' : `?view=${v}`)}"${v === view ? html` aria-current="page"` : ''}>${v[0]!.toUpperCase() + v.slice(1)}</a>`);
     const actions = html`${canSpend(access) ? html`<a class="button" href="${walletUrl(alias, '/send')}">Send</a>` : ''}
+<a class="button secondary" href="${walletUrl(alias, '/files')}">Files and labels</a>
 ${access === 'owner' ? html`<form method="post" action="${walletUrl(alias, '/rescan')}" class="inline">${csrfField(session)}<button type="submit" class="secondary">Rescan</button></form>
 <form method="post" action="${walletUrl(alias, '/delete')}" class="inline" data-confirm="Delete this wallet with its PSBTs and labels? The coins stay on the chain.">${csrfField(session)}<button type="submit" class="danger">Delete wallet</button></form>` : ''}`;
     const body = html`<div class="title-row"><h1>${details.name}</h1><div class="actions">${actions}</div></div>

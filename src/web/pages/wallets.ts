@@ -42,8 +42,19 @@ async function listPage(deps: WebDeps, principal: Principal): Promise<Html> {
 <tbody>${rows}</tbody></table>`;
 }
 
+const FILE_FORMATS = [
+  ['', 'Recognise it'],
+  ['descriptor', 'Output descriptors'],
+  ['bsms', 'BSMS record (BIP129)'],
+  ['coldcard', 'Coldcard multisig file'],
+  ['specter', 'Specter wallet file'],
+  ['caravan', 'Caravan configuration'],
+] as const;
+
 interface NewWalletValues {
   mode: string;
+  importText: string;
+  importFormat: string;
   name: string;
   description: string;
   descriptor: string;
@@ -70,8 +81,8 @@ function newWalletForm(session: WebSession, v: NewWalletValues, errors: Map<stri
 <form method="post" action="/wallets/new" class="stack wide" data-wallet-form>
   ${csrfField(session)}
   ${fieldError(errors, '', 'form')}
-  <label for="name">Name</label>
-  <input id="name" name="name" required maxlength="128" value="${v.name}">
+  <label for="name">Name (from the file when it has one and this is empty)</label>
+  <input id="name" name="name" maxlength="128" value="${v.name}">
   ${fieldError(errors, '/name', 'name')}${fieldError(errors, '/alias', 'name')}
   <label for="description">Description</label>
   <input id="description" name="description" maxlength="1024" value="${v.description}">
@@ -79,7 +90,18 @@ function newWalletForm(session: WebSession, v: NewWalletValues, errors: Map<stri
     <legend>Keys</legend>
     <label><input type="radio" name="mode" value="policy"${v.mode !== 'descriptor' ? html` checked` : ''}> Guided: type, threshold and keys</label>
     <label><input type="radio" name="mode" value="descriptor"${v.mode === 'descriptor' ? html` checked` : ''}> A descriptor</label>
+    <label><input type="radio" name="mode" value="file"${v.mode === 'file' ? html` checked` : ''}> A wallet setup file (Coldcard, Sparrow, Specter, Caravan, BSMS)</label>
   </fieldset>
+  <div data-mode="file" class="stack">
+    <label for="import-file">The file another coordinator or a hardware wallet exported</label>
+    <input id="import-file" type="file" accept=".txt,.json,.bsms,.conf,text/plain,application/json" data-text-file="import_text">
+    <label for="import_text">Or paste its text</label>
+    <textarea id="import_text" name="import_text" rows="8" spellcheck="false">${v.importText}</textarea>
+    ${fieldError(errors, '/import', 'import_text')}
+    <label for="import_format">Format</label>
+    <select id="import_format" name="import_format">${FILE_FORMATS.map(([value, text]) => html`<option value="${value}"${v.importFormat === value ? html` selected` : ''}>${text}</option>`)}</select>
+    ${fieldError(errors, '/import_format', 'import_format')}
+  </div>
   <div data-mode="policy" class="stack">
     <label for="type">Type</label>
     <select id="type" name="type">${POLICY_TYPES.map(([value, text]) => html`<option value="${value}"${v.type === value ? html` selected` : ''}>${text}</option>`)}</select>
@@ -110,6 +132,8 @@ function valuesOf(body: unknown): NewWalletValues {
   const labels = fieldList(body, 'key_label');
   return {
     mode: field(body, 'mode'),
+    importText: field(body, 'import_text'),
+    importFormat: field(body, 'import_format'),
     name: field(body, 'name'),
     description: field(body, 'description'),
     descriptor: field(body, 'descriptor'),
@@ -132,12 +156,17 @@ function creationInput(v: NewWalletValues): Record<string, unknown> {
       return { user, access };
     });
   const keys = v.keys.filter((k) => k.key.trim() !== '' || k.label.trim() !== '').map((k) => ({ key: k.key.trim(), label: k.label.trim() }));
+  const keysInput =
+    v.mode === 'file'
+      ? { import: v.importText, ...(v.importFormat !== '' ? { import_format: v.importFormat } : {}) }
+      : v.mode === 'descriptor'
+        ? { descriptor: v.descriptor.trim() }
+        : { policy: { type: v.type, threshold: /^\d{1,3}$/.test(v.threshold.trim()) ? Number(v.threshold.trim()) : v.threshold, keys } };
   return {
-    name: v.name,
+    // A file may name the wallet: an empty name leaves it to the file.
+    ...(v.name.trim() !== '' || v.mode !== 'file' ? { name: v.name } : {}),
     description: v.description,
-    ...(v.mode === 'descriptor'
-      ? { descriptor: v.descriptor.trim() }
-      : { policy: { type: v.type, threshold: /^\d{1,3}$/.test(v.threshold.trim()) ? Number(v.threshold.trim()) : v.threshold, keys } }),
+    ...keysInput,
     ...(v.birthday.trim() !== '' ? { birthday: v.birthday.trim() } : {}),
     ...(shares.length > 0 ? { shared_with: shares } : {}),
   };
@@ -158,7 +187,7 @@ export function registerWalletListPages(app: FastifyInstance, deps: WebDeps): vo
 
   app.get('/wallets/new', async (request, reply) => {
     const session = sessionOf(request);
-    const empty: NewWalletValues = { mode: 'policy', name: '', description: '', descriptor: '', type: 'wsh-sortedmulti', threshold: '2', keys: [], birthday: '', shares: '' };
+    const empty: NewWalletValues = { mode: 'policy', importText: '', importFormat: '', name: '', description: '', descriptor: '', type: 'wsh-sortedmulti', threshold: '2', keys: [], birthday: '', shares: '' };
     return respond(reply, deps, request, { title: 'Add a wallet', body: newWalletForm(session, empty, new Map()) });
   });
 
