@@ -4,16 +4,13 @@
 // one pending PSBT. Median and p99 of each page's full answer (request sent to body read).
 // The chain backend only answers relay fees here (in process), so node round trips are not included.
 // Usage: npm run build && node bench/web/run.mjs [--runs 60]
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '../../dist/config.js';
 import { startService } from '../../dist/main.js';
 import { PsbtService } from '../../dist/services/psbts/service.js';
-import { DescriptorDeriver, parseDescriptor } from '../../dist/core/descriptor/index.js';
-import { NETWORKS } from '../../dist/core/network.js';
-import { serializeTransaction, txid as txidOf } from '../../dist/core/tx.js';
-import { toHex } from '../../dist/core/bytes.js';
+import { external, fillFixtureWallet, fixtures, relayOnly, stats } from '../wallet-bench-support.mjs';
 
 const arg = (name, fallback) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -21,43 +18,6 @@ const arg = (name, fallback) => {
 };
 const RUNS = Math.min(arg('runs', 60), 500);
 const PASSWORD = 'bench-admin-password';
-const fixtures = JSON.parse(readFileSync(new URL('../../test/fixtures/regtest/wallets.json', import.meta.url), 'utf8'));
-const regtest = NETWORKS.regtest;
-const recvDeriver = new DescriptorDeriver(parseDescriptor(fixtures.w_wpkh.recv_descriptor, regtest));
-const external = new DescriptorDeriver(parseDescriptor(fixtures.w_tr.recv_descriptor, regtest)).deriveRange(100, 2).map((d) => d.address);
-
-const relayOnly = {
-  estimateFee: async () => null,
-  getRelayFees: async () => ({ minRelaySatPerVb: 1, incrementalSatPerVb: 1, mempoolMinSatPerVb: 1 }),
-  broadcast: async () => {
-    throw new Error('no broadcast in the benchmark');
-  },
-};
-
-const percentile = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
-const stats = (ms) => {
-  const sorted = [...ms].sort((a, b) => a - b);
-  return { p50: +percentile(sorted, 50).toFixed(2), p99: +percentile(sorted, 99).toFixed(2), runs: ms.length };
-};
-
-/**
- * Confirmed funding transactions, one per UTXO as payments arrive: each pays one of receive indexes
- * 0..19 and returns change to its payer (two outputs, like an ordinary payment).
- */
-function fundingRows(walletId, count, seed) {
-  const payerChange = Uint8Array.from([0x00, 0x14, ...new Uint8Array(20).fill(7)]);
-  const rows = [];
-  for (let t = 0; t < count; t++) {
-    const outputs = [
-      { value: 50_000n + BigInt((t * 37) % 20_000), script: recvDeriver.derive(t % 20).scriptPubKey },
-      { value: 1_000_000n, script: payerChange },
-    ];
-    const tx = { version: 2, inputs: [{ txid: (seed + t).toString(16).padStart(64, '0'), vout: 0, scriptSig: new Uint8Array(0), sequence: 0xffffffff, witness: [] }], outputs, locktime: 0 };
-    rows.push({ walletId, txid: txidOf(tx), hex: toHex(serializeTransaction(tx)), status: 'confirmed', blockHeight: 500, blockHash: 'ab'.repeat(32), blockTime: 1_700_000_000, firstSeen: 1_700_000_000, replaceable: false });
-  }
-  return rows;
-}
-
 async function main() {
   const folder = mkdtempSync(join(tmpdir(), 'wcs-bench-web-'));
   const config = loadConfig({
@@ -79,22 +39,7 @@ async function main() {
     const made = await fetch(`${api}/wallets`, { method: 'POST', headers: auth, body: JSON.stringify({ name: alias, alias, recv_descriptor: fixtures.w_wpkh.recv_descriptor, change_descriptor: fixtures.w_wpkh.change_descriptor, birthday: 0 }) });
     if (made.status !== 201) throw new Error(`wallet import: ${made.status} ${await made.text()}`);
     const store = running.runtime.store;
-    const wallet = await store.wallets.findByAlias(alias);
-    const revision = await store.wallets.revision(wallet.id);
-    const known = new Set((await store.wallets.chainRows(wallet.id)).addresses.map((a) => `${a.branch}/${a.index}`));
-    const changeDeriver = new DescriptorDeriver(parseDescriptor(fixtures.w_wpkh.change_descriptor, regtest));
-    const addressesAdded = [0, 1].flatMap((branch) =>
-      (branch === 0 ? recvDeriver : changeDeriver)
-        .deriveRange(0, 40)
-        .filter((d) => !known.has(`${branch}/${d.index}`))
-        .map((d) => ({ walletId: wallet.id, branch, index: d.index, script: toHex(d.scriptPubKey) })),
-    );
-    await store.transaction((repos) =>
-      repos.wallets.applyChange(
-        { walletId: wallet.id, addressesAdded, transactionsAdded: fundingRows(wallet.id, count, 2_000_000), transactionsUpdated: [], transactionsRemoved: [], sync: { walletId: wallet.id, tip: { height: 1000, hash: 'cd'.repeat(32) }, lastUsedReceive: 19, lastUsedChange: -1 } },
-        revision,
-      ),
-    );
+    await fillFixtureWallet(store, alias, count, 2_000_000);
     const created = await fetch(`${api}/wallets/${alias}/psbt`, { method: 'POST', headers: auth, body: JSON.stringify({ recipients: [{ address: external[0], amount: '0.004' }, { address: external[1], amount: 150_000, unit: 'sat' }], fee_rate: '5' }) });
     if (created.status !== 201) throw new Error(`create: ${created.status} ${await created.text()}`);
     const txid = (await created.json()).result.tx.txid;
