@@ -104,9 +104,10 @@ export class UserService {
   async deleteUser(name: string, options: DeleteUserOptions = {}): Promise<DeletedUser> {
     const wallets = options.wallets ?? { action: 'refuse' };
     return this.deps.store.transaction(async (repos) => {
+      const admins = await repos.users.lockAdmins();
       const user = await repos.users.find(name);
       if (!user) throw userNotFound(name);
-      if (user.isAdmin && (await repos.users.list()).filter((u) => u.isAdmin).length === 1) {
+      if (user.isAdmin && admins === 1) {
         throw new ServiceError('conflict', 'last_admin', `User ${name} is the last admin and cannot be deleted`);
       }
       const accessible = await repos.wallets.listAccessible(name);
@@ -154,9 +155,10 @@ export class UserService {
   /** Grants or withdraws the admin flag; the last admin keeps it. */
   async setAdmin(name: string, isAdmin: boolean): Promise<void> {
     await this.deps.store.transaction(async (repos) => {
+      const admins = await repos.users.lockAdmins();
       const user = await repos.users.find(name);
       if (!user) throw userNotFound(name);
-      if (user.isAdmin && !isAdmin && (await repos.users.list()).filter((u) => u.isAdmin).length === 1) {
+      if (user.isAdmin && !isAdmin && admins === 1) {
         throw new ServiceError('conflict', 'last_admin', `User ${name} is the last admin and keeps the admin flag`);
       }
       await repos.users.setAdmin(name, isAdmin);

@@ -84,6 +84,13 @@ class KyselyUsers implements UserRepository {
     return Number(result.numUpdatedRows) > 0;
   }
 
+  async lockAdmins(): Promise<number> {
+    // A no-op update: a row lock per admin on PostgreSQL (a waiting update skips rows no longer admin once the
+    // other transaction commits), the write lock on SQLite.
+    const result = await this.db.updateTable('users').set((eb) => ({ is_admin: eb.ref('is_admin') })).where('is_admin', '=', 1).executeTakeFirst();
+    return Number(result.numUpdatedRows);
+  }
+
   async setAdmin(name: string, isAdmin: boolean): Promise<boolean> {
     const result = await this.db.updateTable('users').set({ is_admin: isAdmin ? 1 : 0 }).where('name', '=', name).executeTakeFirst();
     return Number(result.numUpdatedRows) > 0;

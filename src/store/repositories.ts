@@ -22,6 +22,11 @@ export interface UserRepository {
   updatePasswordHash(name: string, passwordHash: string): Promise<boolean>;
   /** False when no such user. */
   setAdmin(name: string, isAdmin: boolean): Promise<boolean>;
+  /**
+   * In a transaction: takes the write lock on every admin row (waiting for a concurrent admin change to end) and
+   * returns how many admins there are then, so "not the last admin" checks cannot both pass.
+   */
+  lockAdmins(): Promise<number>;
   /** Deletes the user and, by cascade, their tokens. False when no such user. */
   delete(name: string): Promise<boolean>;
 }
