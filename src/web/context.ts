@@ -25,7 +25,7 @@ export function respond(
   reply: FastifyReply,
   deps: WebDeps,
   request: FastifyRequest,
-  content: { title: string; body: Html } & Pick<PageShell, 'liveUrl' | 'flash'>,
+  content: { title: string; body: Html } & Pick<PageShell, 'live' | 'flash'>,
   status = 200,
 ): FastifyReply {
   const markup = page({ ...content, session: request.webSession, assets: deps.assets });

@@ -8,8 +8,11 @@ export interface PageShell {
   session: WebSession | undefined;
   assets: WebAssets;
   body: Html;
-  /** A small JSON endpoint whose `fingerprint` changes when the page would show something new. */
-  liveUrl?: string;
+  /**
+   * A small JSON endpoint whose `fingerprint` changes when the page would show something new, and the
+   * fingerprint read before the page's data: a change made while the page was built still shows.
+   */
+  live?: { url: string; fingerprint: string } | undefined;
   /** Field errors or a notice shown above the content. */
   flash?: { kind: 'error' | 'notice'; text: string } | undefined;
 }
@@ -39,7 +42,7 @@ export function page(shell: PageShell): Html {
 <link rel="stylesheet" href="${shell.assets.urls['style.css']}">
 <script type="module" src="${shell.assets.urls['app.js']}"></script>
 </head>
-<body${shell.liveUrl ? html` data-live-url="${shell.liveUrl}"` : ''}>
+<body${shell.live ? html` data-live-url="${shell.live.url}" data-live-fingerprint="${shell.live.fingerprint}"` : ''}>
 <header><a class="brand" href="/">Wallet coordination</a>${nav}</header>
 <main>
 ${flash}

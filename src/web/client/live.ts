@@ -28,8 +28,8 @@ function offerReload(): void {
   document.querySelector('main')?.prepend(notice);
 }
 
-export function watchLiveChanges(url: string): void {
-  let known: string | undefined;
+/** `shown`: the fingerprint the server read before building the page. */
+export function watchLiveChanges(url: string, shown: string): void {
   const check = async () => {
     try {
       const response = await fetch(url, { headers: { accept: 'application/json' }, credentials: 'same-origin', cache: 'no-store' });
@@ -39,8 +39,7 @@ export function watchLiveChanges(url: string): void {
       }
       if (!response.ok) return;
       const { fingerprint } = (await response.json()) as { fingerprint: string };
-      if (known === undefined) known = fingerprint;
-      else if (fingerprint !== known) {
+      if (fingerprint !== shown) {
         if (editing()) offerReload();
         else location.reload();
         return;

@@ -13,8 +13,8 @@ import { mountPsbtQr } from './psbt-qr.js';
 function start(): void {
   enhanceForms(document);
   mountPsbtQr(document);
-  const liveUrl = document.body.dataset.liveUrl;
-  if (liveUrl) watchLiveChanges(liveUrl);
+  const { liveUrl, liveFingerprint } = document.body.dataset;
+  if (liveUrl && liveFingerprint !== undefined) watchLiveChanges(liveUrl, liveFingerprint);
 }
 
 if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', start);

@@ -30,6 +30,7 @@ export function registerPsbtPages(app: FastifyInstance, deps: WebDeps): void {
     const session = sessionOf(request);
     const { alias, txid } = request.params;
     const { access } = await services.wallets.access.resolveWithAccess(session.principal, alias);
+    const fingerprint = await services.wallets.reads.fingerprint(session.principal, alias); // before the data it stands for
     const wallet = await services.wallets.reads.details(session.principal, alias, { limit: 0 }, { utxos: false });
     const { record, base64 } = await services.psbts.get(session.principal, alias, txid);
     const statuses = cosignerStatus(record, wallet.keys);
@@ -76,7 +77,7 @@ ${canSign
 </section>`
   : ''}`;
     const status = refusal ? (refusal.kind === 'invalid_input' ? 400 : refusal.kind === 'conflict' ? 409 : 422) : 200;
-    return respond(reply, deps, request, { title: 'Payment', body, liveUrl: walletUrl(alias, '/live') }, status);
+    return respond(reply, deps, request, { title: 'Payment', body, live: { url: walletUrl(alias, '/live'), fingerprint } }, status);
   }
 
   app.get('/wallets/:alias/psbts/:txid', (request: PsbtRequest, reply) => renderPsbtPage(request, reply));

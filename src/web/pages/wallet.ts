@@ -29,6 +29,7 @@ export function registerWalletPages(app: FastifyInstance, deps: WebDeps): void {
     const session = sessionOf(request);
     const { principal } = session;
     const { alias } = request.params;
+    const fingerprint = await services.wallets.reads.fingerprint(principal, alias); // before the data it stands for
     const view = VIEWS.find((v) => v === request.query.view) ?? 'overview';
     const n = pageNumber(request.query.page);
     const { access } = await services.wallets.access.resolveWithAccess(principal, alias);
@@ -77,7 +78,7 @@ ${balances(details)}
 ${content}`;
     const sent = request.query.broadcast;
     const flash = sent !== undefined && /^[0-9a-f]{64}$/.test(sent) ? { kind: 'notice' as const, text: `Broadcast transaction ${sent}` } : undefined;
-    return respond(reply, deps, request, { title: details.name, body, liveUrl: walletUrl(alias, '/live'), flash });
+    return respond(reply, deps, request, { title: details.name, body, live: { url: walletUrl(alias, '/live'), fingerprint }, flash });
   });
 
   app.get('/wallets/:alias/live', async (request: WalletRequest) => {

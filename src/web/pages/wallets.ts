@@ -23,6 +23,13 @@ export function amountCell(sats: number): Html {
   return html`<td class="amount"><span class="btc">${btcText(sats)} BTC</span><span class="sat">${satText(sats)} sat</span></td>`;
 }
 
+/** Changes when any of the user's wallets would show something new. */
+async function listFingerprint(deps: WebDeps, principal: Principal): Promise<string> {
+  const wallets = await deps.services.wallets.reads.list(principal);
+  const parts = await Promise.all(wallets.map((w) => deps.services.wallets.reads.fingerprint(principal, w.alias)));
+  return parts.join('.');
+}
+
 async function listPage(deps: WebDeps, principal: Principal): Promise<Html> {
   const wallets = await deps.services.wallets.reads.list(principal);
   if (wallets.length === 0) {
@@ -175,15 +182,11 @@ function creationInput(v: NewWalletValues): Record<string, unknown> {
 export function registerWalletListPages(app: FastifyInstance, deps: WebDeps): void {
   app.get('/', async (request, reply) => {
     const session = sessionOf(request);
-    return respond(reply, deps, request, { title: 'Wallets', body: await listPage(deps, session.principal), liveUrl: '/live' });
+    const fingerprint = await listFingerprint(deps, session.principal);
+    return respond(reply, deps, request, { title: 'Wallets', body: await listPage(deps, session.principal), live: { url: '/live', fingerprint } });
   });
 
-  app.get('/live', async (request) => {
-    const session = sessionOf(request);
-    const wallets = await deps.services.wallets.reads.list(session.principal);
-    const parts = await Promise.all(wallets.map((w) => deps.services.wallets.reads.fingerprint(session.principal, w.alias)));
-    return { fingerprint: parts.join('.') };
-  });
+  app.get('/live', async (request) => ({ fingerprint: await listFingerprint(deps, sessionOf(request).principal) }));
 
   app.get('/wallets/new', async (request, reply) => {
     const session = sessionOf(request);
