@@ -40,9 +40,33 @@ export async function signIn(page: Page, base: string, user: string, password: s
   await page.type('#user', user);
   await page.type('#password', password);
   await Promise.all([page.waitForNavigation(), page.click('button[type=submit]')]);
+  await settled(page);
 }
 
-/** Submits by clicking and waits for the page the form leads to. */
+/**
+ * Waits until a live page shows the latest state: the fingerprint it was built with is what its live endpoint
+ * answers now, so it will not reload itself under the test's next step (it reloads first when it is behind).
+ */
+export async function settled(page: Page): Promise<void> {
+  await page.waitForFunction(
+    async () => {
+      const { liveUrl, liveFingerprint } = document.body.dataset;
+      if (!liveUrl) return true;
+      const answer = await fetch(liveUrl, { cache: 'no-store', headers: { accept: 'application/json' } });
+      return answer.ok && ((await answer.json()) as { fingerprint: string }).fingerprint === liveFingerprint;
+    },
+    { polling: 200, timeout: 30_000 },
+  );
+}
+
+/** Submits by clicking and waits for the page the form leads to, settled. */
 export async function clickAndWait(page: Page, selector: string): Promise<void> {
   await Promise.all([page.waitForNavigation(), page.click(selector)]);
+  await settled(page);
+}
+
+/** Opens a page of the service and waits until it is settled. */
+export async function visit(page: Page, url: string): Promise<void> {
+  await page.goto(url);
+  await settled(page);
 }

@@ -14,7 +14,7 @@ import type { Browser, ElementHandle, Page } from 'puppeteer-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { WalletRpc } from '../../support/bitcoind-rpc.js';
 import { PsbtScanAccumulator, type ScanProgress } from '../../../src/web/client/qr/frames.js';
-import { clickAndWait, launchBrowser, newPage, signIn } from '../../support/browser.js';
+import { clickAndWait, launchBrowser, newPage, signIn, visit } from '../../support/browser.js';
 import { TEST_ADMIN_PASSWORD } from '../../support/server.js';
 import { ensureWebAssets } from '../../support/web-client.js';
 import { cosign, describeWithBitcoind, fixtureWallets, startChainWorld, type ChainWorld } from '../bitcoind/chain-world.js';
@@ -120,9 +120,9 @@ describeWithBitcoind('the web interface in a browser against a real Bitcoin Core
     // The page follows the change by itself (polling), no reload from the test.
     await page.waitForFunction(() => document.querySelector('.balances dd')?.textContent?.includes('1.00000000 BTC'), { timeout: 30_000 });
     await shoot(page, 'wallet-receive');
-    await page.goto(`${base}/`);
+    await visit(page, `${base}/`);
     await shoot(page, 'wallet-list');
-    await page.goto(`${base}/wallets/family-vault`);
+    await visit(page, `${base}/wallets/family-vault`);
     await clickAndWait(page, 'a[href="/wallets/family-vault/send"]');
     const one = await world.chain.minerAddressOf('bech32');
     const two = await world.chain.minerAddressOf('bech32m');
@@ -233,12 +233,12 @@ describeWithBitcoind('the web interface in a browser against a real Bitcoin Core
 
   it('shows a label holding <script> as text', async () => {
     const { page, dialogs } = main;
-    await page.goto(`${base}/wallets/family-vault?view=addresses`);
+    await visit(page, `${base}/wallets/family-vault?view=addresses`);
     const input = 'td.label-cell input[name=label]';
     await page.$eval(input, (e) => ((e as HTMLInputElement).value = '<script>alert("x")</script><img src=x onerror=alert(1)>'));
     await clickAndWait(page, 'td.label-cell button[type=submit]');
     expect(await page.$eval(input, (e) => (e as HTMLInputElement).value)).toBe('<script>alert("x")</script><img src=x onerror=alert(1)>');
-    await page.goto(`${base}/wallets/family-vault?view=transactions`);
+    await visit(page, `${base}/wallets/family-vault?view=transactions`);
     expect(await page.$$('main script, main img')).toEqual([]);
     expect(dialogs).toEqual([]);
     expect(main.errors).toEqual([]);
@@ -269,14 +269,14 @@ describeWithBitcoind('the web interface in a browser against a real Bitcoin Core
     const { page, close } = await newPage(browser, 390, 844);
     try {
       await signIn(page, base, 'reader', 'reader-password-1');
-      await page.goto(`${base}/wallets/family-vault`);
+      await visit(page, `${base}/wallets/family-vault`);
       expect(await page.$('a[href$="/send"]')).toBeNull();
       expect(await page.$('input[name=coin]')).toBeNull();
-      await page.goto(`${base}/wallets/family-vault?view=coins`);
+      await visit(page, `${base}/wallets/family-vault?view=coins`);
       expect(await page.$('#coin-control')).toBeNull();
       await clickAndWait(page, 'form[action="/sign-out"] button');
       expect(new URL(page.url()).pathname).toBe('/sign-in');
-      await page.goto(`${base}/wallets/family-vault`);
+      await visit(page, `${base}/wallets/family-vault`);
       expect(new URL(page.url()).pathname).toBe('/sign-in');
     } finally {
       await close();
