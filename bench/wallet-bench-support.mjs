@@ -1,6 +1,11 @@
 // What the in-process wallet benchmarks (psbt-http, web) share: the fixture wallet, a fee-only chain backend,
 // synthetic confirmed funding rows written as the sync writes them, and latency statistics.
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadConfig } from '../dist/config.js';
+import { startService } from '../dist/main.js';
+import { PsbtService } from '../dist/services/psbts/service.js';
 import { DescriptorDeriver, parseDescriptor } from '../dist/core/descriptor/index.js';
 import { NETWORKS } from '../dist/core/network.js';
 import { serializeTransaction, txid as txidOf } from '../dist/core/tx.js';
@@ -67,4 +72,41 @@ export async function fillFixtureWallet(store, alias, count, seed) {
     ),
   );
   return wallet;
+}
+
+export const BENCH_PASSWORD = 'bench-admin-password';
+
+/** `--name N` from the command line, else `fallback`. */
+export const numberArg = (name, fallback) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 ? Number(process.argv[i + 1]) : fallback;
+};
+
+/**
+ * The real server in process (SQLite in a fresh folder, API on, request logging off, no per-user limit) with a
+ * chain backend that answers fees only, and an admin token. `close()` stops it and removes the folder.
+ */
+export async function startBenchService(folderPrefix) {
+  const folder = mkdtempSync(join(tmpdir(), folderPrefix));
+  const config = loadConfig({
+    env: { SERVICE_DATA_FOLDER: folder, SERVICE_PORT: '0', SERVICE_HOST: '127.0.0.1', SERVICE_API_ACTIVE: 'True', SERVICE_USER_REQUEST_RATE: '0', SERVICE_ADMIN_PASSWORD: BENCH_PASSWORD, SERVICE_NETWORK: 'regtest', SERVICE_LOG_LEVEL: 'error' },
+    flags: [],
+  });
+  const extend = (runtime) => {
+    const { store, config: c, services } = runtime;
+    services.psbts = new PsbtService({ store, access: services.wallets.access, coins: services.wallets.coins, chain: () => relayOnly, maxFeeRate: c.maxFeeRate, maxPending: c.maxPendingPsbts });
+  };
+  const running = await startService(config, { extend, announce: () => {} });
+  const api = `${running.url}/api/v1alpha`;
+  const basic = `Basic ${Buffer.from(`admin:${BENCH_PASSWORD}`).toString('base64')}`;
+  const tokenAnswer = await (await fetch(`${api}/token`, { method: 'POST', headers: { authorization: basic, 'content-type': 'application/json' }, body: JSON.stringify({ jwt_token_description: 'bench', jwt_token_life: '1 days' }) })).json();
+  return {
+    running,
+    api,
+    bearer: { authorization: `Bearer ${tokenAnswer.jwt_token}` },
+    async close() {
+      await running.close();
+      rmSync(folder, { recursive: true, force: true });
+    },
+  };
 }

@@ -4,37 +4,14 @@
 // POST /psbt (two recipients) + DELETE in a loop, and GET /psbt with 100 pending PSBTs.
 // The chain backend only answers relay fees here (in process), so node round trips are not included.
 // Usage: npm run build && node bench/psbt-http/run.mjs [--runs 60]
-import { mkdtempSync, rmSync } from 'node:fs';
-import { cpus, tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { loadConfig } from '../../dist/config.js';
-import { startService } from '../../dist/main.js';
-import { PsbtService } from '../../dist/services/psbts/service.js';
-import { external, fillFixtureWallet, fixtures, relayOnly, stats } from '../wallet-bench-support.mjs';
+import { cpus } from 'node:os';
+import { external, fillFixtureWallet, fixtures, numberArg, startBenchService, stats } from '../wallet-bench-support.mjs';
 
-const arg = (name, fallback) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 ? Number(process.argv[i + 1]) : fallback;
-};
-const RUNS = Math.min(arg('runs', 60), 500);
-const PASSWORD = 'bench-admin-password';
+const RUNS = Math.min(numberArg('runs', 60), 500);
+
 async function main() {
-  const folder = mkdtempSync(join(tmpdir(), 'wcs-bench-psbt-'));
-  const config = loadConfig({
-    env: { SERVICE_DATA_FOLDER: folder, SERVICE_PORT: '0', SERVICE_HOST: '127.0.0.1', SERVICE_API_ACTIVE: 'True', SERVICE_USER_REQUEST_RATE: '0', SERVICE_ADMIN_PASSWORD: PASSWORD, SERVICE_NETWORK: 'regtest', SERVICE_LOG_LEVEL: 'error' },
-    flags: [],
-  });
-  // The PSBT part with a chain backend that only answers fees (nothing is broadcast here).
-  const extend = (runtime) => {
-    const { store, config: c, services } = runtime;
-    services.psbts = new PsbtService({ store, access: services.wallets.access, coins: services.wallets.coins, chain: () => relayOnly, maxFeeRate: c.maxFeeRate, maxPending: c.maxPendingPsbts });
-  };
-  const running = await startService(config, { extend, announce: () => {} });
-  const api = `${running.url}/api/v1alpha`;
+  const { running, api, bearer, close } = await startBenchService('wcs-bench-psbt-');
   try {
-    const basic = `Basic ${Buffer.from(`admin:${PASSWORD}`).toString('base64')}`;
-    const tokenAnswer = await (await fetch(`${api}/token`, { method: 'POST', headers: { authorization: basic, 'content-type': 'application/json' }, body: JSON.stringify({ jwt_token_description: 'bench', jwt_token_life: '1 days' }) })).json();
-    const bearer = { authorization: `Bearer ${tokenAnswer.jwt_token}` };
     const auth = { ...bearer, 'content-type': 'application/json' };
     const results = {};
     for (const [alias, count, seed] of [['bench1k', 1_000, 1_000_000], ['bench10k', 10_000, 2_000_000]]) {
@@ -86,8 +63,7 @@ async function main() {
     results['list, 100 pending PSBTs (10,000 UTXOs)'] = stats(list);
     console.log(JSON.stringify({ machine: `${cpus().length} cores, Node ${process.version}`, results }, null, 2));
   } finally {
-    await running.close();
-    rmSync(folder, { recursive: true, force: true });
+    await close();
   }
 }
 

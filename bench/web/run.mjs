@@ -4,36 +4,15 @@
 // one pending PSBT. Median and p99 of each page's full answer (request sent to body read).
 // The chain backend only answers relay fees here (in process), so node round trips are not included.
 // Usage: npm run build && node bench/web/run.mjs [--runs 60]
-import { mkdtempSync, rmSync } from 'node:fs';
-import { cpus, tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { loadConfig } from '../../dist/config.js';
-import { startService } from '../../dist/main.js';
-import { PsbtService } from '../../dist/services/psbts/service.js';
-import { external, fillFixtureWallet, fixtures, relayOnly, stats } from '../wallet-bench-support.mjs';
+import { cpus } from 'node:os';
+import { BENCH_PASSWORD, external, fillFixtureWallet, fixtures, numberArg, startBenchService, stats } from '../wallet-bench-support.mjs';
 
-const arg = (name, fallback) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 ? Number(process.argv[i + 1]) : fallback;
-};
-const RUNS = Math.min(arg('runs', 60), 500);
-const PASSWORD = 'bench-admin-password';
+const RUNS = Math.min(numberArg('runs', 60), 500);
+
 async function main() {
-  const folder = mkdtempSync(join(tmpdir(), 'wcs-bench-web-'));
-  const config = loadConfig({
-    env: { SERVICE_DATA_FOLDER: folder, SERVICE_PORT: '0', SERVICE_HOST: '127.0.0.1', SERVICE_API_ACTIVE: 'True', SERVICE_USER_REQUEST_RATE: '0', SERVICE_ADMIN_PASSWORD: PASSWORD, SERVICE_NETWORK: 'regtest', SERVICE_LOG_LEVEL: 'error' },
-    flags: [],
-  });
-  const extend = (runtime) => {
-    const { store, config: c, services } = runtime;
-    services.psbts = new PsbtService({ store, access: services.wallets.access, coins: services.wallets.coins, chain: () => relayOnly, maxFeeRate: c.maxFeeRate, maxPending: c.maxPendingPsbts });
-  };
-  const running = await startService(config, { extend, announce: () => {} });
-  const api = `${running.url}/api/v1alpha`;
+  const { running, api, bearer, close } = await startBenchService('wcs-bench-web-');
   try {
-    const basic = `Basic ${Buffer.from(`admin:${PASSWORD}`).toString('base64')}`;
-    const tokenAnswer = await (await fetch(`${api}/token`, { method: 'POST', headers: { authorization: basic, 'content-type': 'application/json' }, body: JSON.stringify({ jwt_token_description: 'bench', jwt_token_life: '1 days' }) })).json();
-    const auth = { authorization: `Bearer ${tokenAnswer.jwt_token}`, 'content-type': 'application/json' };
+    const auth = { ...bearer, 'content-type': 'application/json' };
     const alias = 'bench10k';
     const count = 10_000;
     const made = await fetch(`${api}/wallets`, { method: 'POST', headers: auth, body: JSON.stringify({ name: alias, alias, recv_descriptor: fixtures.w_wpkh.recv_descriptor, change_descriptor: fixtures.w_wpkh.change_descriptor, birthday: 0 }) });
@@ -45,7 +24,7 @@ async function main() {
     const txid = (await created.json()).result.tx.txid;
 
     // Sign in through the sign-in form, as a browser does.
-    const signIn = await fetch(`${running.url}/sign-in`, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded', origin: running.url }, body: new URLSearchParams({ user: 'admin', password: PASSWORD }).toString() });
+    const signIn = await fetch(`${running.url}/sign-in`, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded', origin: running.url }, body: new URLSearchParams({ user: 'admin', password: BENCH_PASSWORD }).toString() });
     const cookie = signIn.headers.getSetCookie().find((c) => c.startsWith('wcs_session='))?.split(';')[0];
     if (signIn.status !== 303 || !cookie) throw new Error(`sign-in: ${signIn.status}`);
 
@@ -75,8 +54,7 @@ async function main() {
     }
     console.log(JSON.stringify({ machine: `${cpus().length} cores, Node ${process.version}`, coins: count, results }, null, 2));
   } finally {
-    await running.close();
-    rmSync(folder, { recursive: true, force: true });
+    await close();
   }
 }
 

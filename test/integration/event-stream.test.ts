@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DescriptorDeriver, parseDescriptor } from '../../src/core/descriptor/index.js';
 import { NETWORKS } from '../../src/core/network.js';
 import { basicAuth, bearer, request } from '../support/server.js';
-import { startWalletWorld, walletDetails, wallets, type WalletWorld } from './wallet-helpers.js';
+import { importFixtureWallets, startWalletWorld, walletDetails, wallets, type WalletWorld } from './wallet-helpers.js';
 import { readStream } from './webhook-helpers.js';
 
 const external = new DescriptorDeriver(parseDescriptor(wallets.w_tr!.recv_descriptor, NETWORKS.regtest)).derive(90).address;
@@ -11,14 +11,7 @@ let world: WalletWorld;
 
 beforeAll(async () => {
   world = await startWalletWorld({ snapshot: 7 });
-  for (const alias of ['w_wpkh', 'w_tr']) {
-    const imported = await request(`${world.server.api}/wallets`, {
-      method: 'POST',
-      headers: world.auth,
-      json: { name: alias, alias, recv_descriptor: wallets[alias]!.recv_descriptor, change_descriptor: wallets[alias]!.change_descriptor, birthday: 0 },
-    });
-    expect(imported.status, imported.text).toBe(201);
-  }
+  await importFixtureWallets(world, ['w_wpkh', 'w_tr']);
   await world.server.running.runtime.services.sync.runOnce();
 }, 60_000);
 afterAll(async () => {

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PERMISSIONS, type Permission } from '../../src/services/permissions.js';
 import { basicAuth, bearer, request } from '../support/server.js';
-import { startWalletWorld, wallets, type WalletWorld } from './wallet-helpers.js';
+import { importFixtureWallets, startWalletWorld, wallets, type WalletWorld } from './wallet-helpers.js';
 
 const TXID = 'ab'.repeat(32);
 const GONE = 'w_gone';
@@ -77,14 +77,7 @@ async function call(e: Endpoint, token: string): Promise<{ status: number; body:
 
 beforeAll(async () => {
   world = await startWalletWorld({ snapshot: 7 }, { env: { SERVICE_WEBHOOK_ALLOW_PRIVATE: 'True' } });
-  for (const alias of ['w_wpkh', 'w_tr']) {
-    const imported = await request(`${world.server.api}/wallets`, {
-      method: 'POST',
-      headers: world.auth,
-      json: { name: alias, alias, recv_descriptor: wallets[alias]!.recv_descriptor, change_descriptor: wallets[alias]!.change_descriptor, birthday: 0 },
-    });
-    expect(imported.status, imported.text).toBe(201);
-  }
+  await importFixtureWallets(world, ['w_wpkh', 'w_tr']);
   await world.server.running.runtime.services.sync.runOnce();
 }, 60_000);
 

@@ -45,8 +45,8 @@ export async function startWalletWorld(nodeOptions: RpcTestServerOptions = {}, s
   };
 }
 
-export async function importFixtureWallets(world: { server: TestServer; auth: { authorization: string } }): Promise<void> {
-  for (const id of WALLET_IDS) {
+export async function importFixtureWallets(world: { server: TestServer; auth: { authorization: string } }, ids: readonly string[] = WALLET_IDS): Promise<void> {
+  for (const id of ids) {
     const response = await request(`${world.server.api}/wallets`, {
       method: 'POST',
       headers: world.auth,

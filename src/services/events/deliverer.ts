@@ -90,7 +90,7 @@ export class WebhookDeliverer {
       const page = await readFeed(store, webhook.eventCursor, walletIds, FAN_OUT_BATCH);
       if (page.cursor === webhook.eventCursor) continue;
       const now = this.deps.now();
-      const rows = page.events.filter((e) => webhook.eventTypes.includes(e.type)).map((e) => newDelivery(webhook, e, now));
+      const rows = page.events.filter((e) => webhook.eventTypes.includes(e.type)).map((e) => newDelivery(webhook.id, e, now));
       await store.transaction(async (repos) => {
         if (!(await repos.webhooks.advanceCursor(webhook.id, webhook.eventCursor, page.cursor))) return; // another instance did it
         await repos.webhooks.insertDeliveries(rows);
@@ -175,10 +175,11 @@ export class WebhookDeliverer {
   }
 }
 
-function newDelivery(webhook: WebhookRecord, event: StoredEvent, now: number): DeliveryRecord {
+/** A pending delivery of one event to one webhook, due now (first delivery or a redelivery). */
+export function newDelivery(webhookId: string, event: { seq: number; walletId: string }, now: number): DeliveryRecord {
   return {
     id: randomUUID(),
-    webhookId: webhook.id,
+    webhookId,
     eventSeq: event.seq,
     walletId: event.walletId,
     status: 'pending',

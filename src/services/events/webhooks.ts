@@ -11,6 +11,7 @@ import { requirePermission } from '../permissions.js';
 import type { Principal } from '../principal.js';
 import { walletNotFound, type WalletAccess } from '../wallets/access.js';
 import { refusedAddress } from './address-policy.js';
+import { newDelivery } from './deliverer.js';
 import { newWebhookSecret } from './signature.js';
 import { EVENT_TYPES, isEventType } from './types.js';
 
@@ -127,20 +128,7 @@ export class WebhookService {
     const original = typeof deliveryId === 'string' ? await this.deps.store.webhooks.findDelivery(webhook.id, deliveryId) : undefined;
     if (!original) throw new ServiceError('not_found', 'delivery_not_found', 'Delivery not found');
     const now = this.deps.now();
-    const again: DeliveryRecord = {
-      id: randomUUID(),
-      webhookId: webhook.id,
-      eventSeq: original.eventSeq,
-      walletId: original.walletId,
-      status: 'pending',
-      attempts: 0,
-      nextAttemptAt: now,
-      leaseUntil: null,
-      responseCode: null,
-      error: null,
-      createdAt: now,
-      updatedAt: now,
-    };
+    const again = newDelivery(webhook.id, { seq: original.eventSeq, walletId: original.walletId }, now);
     await this.deps.store.webhooks.insertDeliveries([again]);
     return this.deliveryView(again);
   }
