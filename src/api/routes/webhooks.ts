@@ -81,7 +81,7 @@ export const webhookRoutes: RouteModule = {
 
     app.get<{ Params: Static<typeof WebhookParams> }>(
       '/webhooks/:webhook_id',
-      { config: { auth: 'bearer' }, schema: { tags, summary: 'One of your webhooks', operationId: 'getWebhook', params: WebhookParams, response: { 200: success('The webhook, without its secret.', WebhookSchema), ...errorResponses(401, 403, 404, 500) } } },
+      { config: { auth: 'bearer' }, schema: { tags, summary: 'One of your webhooks', operationId: 'getWebhook', description: 'A webhook of another user, or none with this id: 404 `webhook_not_found`.', params: WebhookParams, response: { 200: success('The webhook, without its secret.', WebhookSchema), ...errorResponses(401, 403, 404, 500) } } },
       (request) => webhooks.get(principalOf(request), request.params.webhook_id),
     );
 
@@ -89,14 +89,14 @@ export const webhookRoutes: RouteModule = {
       '/webhooks/:webhook_id',
       {
         config: { auth: 'bearer' },
-        schema: { tags, summary: 'Change the URL, event types or wallets of a webhook', operationId: 'updateWebhook', params: WebhookParams, body: UpdateWebhookBody, response: { 200: success('The changed webhook.', WebhookSchema), ...errorResponses(400, 401, 403, 404, 413, 415, 422, 500) } },
+        schema: { tags, summary: 'Change the URL, event types or wallets of a webhook', operationId: 'updateWebhook', description: 'A webhook of another user, or none with this id: 404 `webhook_not_found`.', params: WebhookParams, body: UpdateWebhookBody, response: { 200: success('The changed webhook.', WebhookSchema), ...errorResponses(400, 401, 403, 404, 413, 415, 422, 500) } },
       },
       (request) => webhooks.update(principalOf(request), request.params.webhook_id, request.body),
     );
 
     app.delete<{ Params: Static<typeof WebhookParams> }>(
       '/webhooks/:webhook_id',
-      { config: { auth: 'bearer' }, schema: { tags, summary: 'Remove a webhook and its delivery log', operationId: 'deleteWebhook', params: WebhookParams, response: { 200: success('Removed; nothing more is delivered.', Type.Object({ message: Type.Literal('Webhook deleted') })), ...errorResponses(401, 403, 404, 500) } } },
+      { config: { auth: 'bearer' }, schema: { tags, summary: 'Remove a webhook and its delivery log', operationId: 'deleteWebhook', description: 'A webhook of another user, or none with this id: 404 `webhook_not_found`.', params: WebhookParams, response: { 200: success('Removed; nothing more is delivered.', Type.Object({ message: Type.Literal('Webhook deleted') })), ...errorResponses(401, 403, 404, 500) } } },
       async (request) => {
         await webhooks.delete(principalOf(request), request.params.webhook_id);
         return { message: 'Webhook deleted' as const };
@@ -105,13 +105,13 @@ export const webhookRoutes: RouteModule = {
 
     app.get<{ Params: Static<typeof WebhookParams> }>(
       '/webhooks/:webhook_id/deliveries',
-      { config: { auth: 'bearer' }, schema: { tags, summary: 'The delivery log of a webhook', operationId: 'listWebhookDeliveries', params: WebhookParams, response: { 200: success('The latest 100 deliveries, newest first.', Type.Object({ deliveries: Type.Array(DeliverySchema) })), ...errorResponses(401, 403, 404, 500) } } },
+      { config: { auth: 'bearer' }, schema: { tags, summary: 'The delivery log of a webhook', operationId: 'listWebhookDeliveries', description: 'A webhook of another user, or none with this id: 404 `webhook_not_found`.', params: WebhookParams, response: { 200: success('The latest 100 deliveries, newest first.', Type.Object({ deliveries: Type.Array(DeliverySchema) })), ...errorResponses(401, 403, 404, 500) } } },
       async (request) => ({ deliveries: await webhooks.deliveries(principalOf(request), request.params.webhook_id) }),
     );
 
     app.post<{ Params: Static<typeof DeliveryParams> }>(
       '/webhooks/:webhook_id/deliveries/:delivery_id/redeliver',
-      { config: { auth: 'bearer' }, schema: { tags, summary: 'Deliver the event of one delivery again', operationId: 'redeliverWebhookEvent', params: DeliveryParams, response: { 202: success('The new delivery, queued.', DeliverySchema), ...errorResponses(401, 403, 404, 500) } } },
+      { config: { auth: 'bearer' }, schema: { tags, summary: 'Deliver the event of one delivery again', operationId: 'redeliverWebhookEvent', description: 'Queues a new delivery of the same event, due now; the original stays in the log. An unknown webhook: 404 `webhook_not_found`; a delivery not of this webhook: 404 `delivery_not_found`.', params: DeliveryParams, response: { 202: success('The new delivery, queued.', DeliverySchema), ...errorResponses(401, 403, 404, 500) } } },
       async (request, reply) => reply.status(202).send(await webhooks.redeliver(principalOf(request), request.params.webhook_id, request.params.delivery_id)),
     );
   },
