@@ -4,7 +4,7 @@
  * store on every request so a deleted token is refused at once, on every instance).
  */
 import { createHash } from 'node:crypto';
-import { sameHash, tokenHash, type JwtCodec } from '../auth/jwt.js';
+import { sameHash, tokenHash, type JwtCodec, type TokenClaims } from '../auth/jwt.js';
 import type { PasswordHasher } from '../auth/passwords.js';
 import type { FailedLoginLimiter } from '../auth/rate-limit.js';
 import type { Store } from '../store/repositories.js';
@@ -26,6 +26,8 @@ export interface AuthenticationDeps {
 export const ADDRESS_LIMIT_FACTOR = 5;
 
 export class AuthenticationService {
+  private readonly verified = new Map<string, VerifiedToken>();
+
   constructor(private readonly deps: AuthenticationDeps) {}
 
   async authenticateBasic(userName: string, password: string, clientAddress: string): Promise<Principal> {
@@ -51,17 +53,13 @@ export class AuthenticationService {
   }
 
   async authenticateBearer(token: string): Promise<Principal> {
-    const { store, jwt, now } = this.deps;
-    const nowMs = now();
-    const claims = jwt.verify(token, nowMs);
-    if (!claims) throw unauthenticated('Bearer');
-    const found = await store.tokens.findWithUser(claims.jti);
-    if (
-      !found ||
-      found.token.userName !== claims.sub ||
-      found.token.expiresAt <= nowMs ||
-      !sameHash(found.token.tokenHash, tokenHash(token))
-    ) {
+    const nowMs = this.deps.now();
+    const verified = this.verifiedToken(token, nowMs);
+    if (!verified) throw unauthenticated('Bearer');
+    const { claims, hash } = verified;
+    // The store decides on every request: a deleted token or user is refused at once, on every instance.
+    const found = await this.deps.store.tokens.findWithUser(claims.jti);
+    if (!found || found.token.userName !== claims.sub || found.token.expiresAt <= nowMs || !sameHash(found.token.tokenHash, hash)) {
       throw unauthenticated('Bearer');
     }
     const { permissions, walletIds } = found.token;
@@ -73,4 +71,31 @@ export class AuthenticationService {
       ...(walletIds ? { walletIds } : {}),
     };
   }
+
+  /**
+   * The claims and SHA-256 of a well-signed, unexpired token. A token's signature and hash never
+   * change, so each token text is checked once and kept (bounded); only its expiry is looked at again.
+   */
+  private verifiedToken(token: string, nowMs: number): VerifiedToken | undefined {
+    const kept = this.verified.get(token);
+    if (kept) {
+      if (kept.claims.exp * 1000 > nowMs) return kept;
+      this.verified.delete(token);
+      return undefined;
+    }
+    const claims = this.deps.jwt.verify(token, nowMs);
+    if (!claims) return undefined;
+    const verified = { claims, hash: tokenHash(token) };
+    if (this.verified.size >= VERIFIED_TOKENS_KEPT) this.verified.delete(this.verified.keys().next().value as string);
+    this.verified.set(token, verified);
+    return verified;
+  }
 }
+
+interface VerifiedToken {
+  claims: TokenClaims;
+  hash: string;
+}
+
+/** Token texts whose signature was checked, kept at once; past it, the oldest is checked again when used. */
+const VERIFIED_TOKENS_KEPT = 10_000;

@@ -122,8 +122,9 @@ describe('Bearer tokens on every other /api path', () => {
     await expectBearer401(bearer(short.jwt_token), '/liveness');
   });
 
-  it('refuses a deleted token at once', async () => {
+  it('refuses a deleted token at once, also one used (and so remembered) just before', async () => {
     const token = await createToken(server, 'admin', TEST_ADMIN_PASSWORD, 'deleted-soon');
+    expect((await request(`${server.api}/service`, { headers: { authorization: bearer(token.jwt_token) } })).status).toBe(200);
     await request(`${server.api}/token/${token.jwt_token_id}`, { method: 'DELETE', headers: { authorization: basicAuth('admin', TEST_ADMIN_PASSWORD) } });
     await expectBearer401(bearer(token.jwt_token));
   });
@@ -133,13 +134,27 @@ describe('Bearer tokens on every other /api path', () => {
     await users.addUser('carol', 'carol-password', { admin: false });
     const t1 = await createToken(server, 'carol', 'carol-password', 'one');
     const t2 = await createToken(server, 'carol', 'carol-password', 'two');
+    expect((await request(`${server.api}/liveness`, { headers: { authorization: bearer(t1.jwt_token) } })).status).toBe(200);
     expect(await users.changePassword('carol', 'carol-password-2')).toEqual({ revokedTokens: 2 });
     await expectBearer401(bearer(t1.jwt_token), '/liveness');
     await expectBearer401(bearer(t2.jwt_token), '/liveness');
     await expectBasic401(basicAuth('carol', 'carol-password'));
     const t3 = await createToken(server, 'carol', 'carol-password-2', 'three');
+    expect((await request(`${server.api}/liveness`, { headers: { authorization: bearer(t3.jwt_token) } })).status).toBe(200);
     await users.deleteUser('carol');
     await expectBearer401(bearer(t3.jwt_token), '/liveness');
+  });
+
+  it('follows a change of the admin flag at once for a token in use', async () => {
+    const users = server.running.runtime.services.users;
+    await users.addUser('dave', 'dave-password-1', { admin: true });
+    const token = await createToken(server, 'dave', 'dave-password-1', 'flag-follows');
+    const service = () => request(`${server.api}/service`, { headers: { authorization: bearer(token.jwt_token) } });
+    expect((await service()).status).toBe(200);
+    await users.setAdmin('dave', false);
+    expect((await service()).status).toBe(403);
+    await users.setAdmin('dave', true);
+    expect((await service()).status).toBe(200);
   });
 
   it('gives 403 forbidden on the admin-only service details to an ordinary user', async () => {
