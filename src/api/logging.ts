@@ -31,3 +31,13 @@ export function createLogger(level: LogLevel, destination?: DestinationStream): 
 export function flushLogger(logger: Logger): Promise<void> {
   return new Promise((resolve) => logger.flush(() => resolve()));
 }
+
+/**
+ * The logger of the one line per request: the same destination and level, without redaction, which
+ * cost more than the rest of the line and has nothing to find there (method, path without its query,
+ * status, time, client address).
+ */
+export function createAccessLogger(logger: Logger): Logger {
+  const destination = (logger as unknown as Record<symbol, DestinationStream>)[pino.symbols.streamSym];
+  return pino({ level: logger.level, base: { service: 'wcs' } }, destination);
+}

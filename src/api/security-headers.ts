@@ -33,9 +33,10 @@ export function applySecurityHeaders(reply: FastifyReply, url: string): void {
 }
 
 export function installSecurityHeaders(app: FastifyInstance): void {
-  app.addHook('onSend', async (request, reply, payload) => {
+  // Callback style: it runs on every answer, and an async hook costs a promise each.
+  app.addHook('onSend', (request, reply, payload, done) => {
     applySecurityHeaders(reply, request.url);
-    return payload;
+    done(null, payload);
   });
 }
 

@@ -30,16 +30,18 @@ function basicUserName(header: string | undefined): string | undefined {
   return decoded.slice(0, Math.max(0, decoded.indexOf(':')));
 }
 
+/** Hooks in callback style: they run on every request, and an async hook costs a promise each. */
 export function installTextGuard(app: FastifyInstance): void {
-  app.addHook('onRequest', async (request) => {
+  app.addHook('onRequest', (request, _reply, done) => {
     // A path parameter with NUL names nothing that exists.
-    if (findNul(request.params) !== undefined) throw new ServiceError('not_found', 'not_found', 'Not found');
+    if (findNul(request.params) !== undefined) return done(new ServiceError('not_found', 'not_found', 'Not found'));
     const inQuery = findNul(request.query);
-    if (inQuery !== undefined) throw invalidField(`/query${inQuery}`, 'must not contain the character U+0000');
-    if (basicUserName(request.headers.authorization)?.includes(NUL)) throw unauthenticated('Basic');
+    if (inQuery !== undefined) return done(invalidField(`/query${inQuery}`, 'must not contain the character U+0000'));
+    if (basicUserName(request.headers.authorization)?.includes(NUL)) return done(unauthenticated('Basic'));
+    done();
   });
-  app.addHook('preValidation', async (request) => {
+  app.addHook('preValidation', (request, _reply, done) => {
     const inBody = findNul(request.body);
-    if (inBody !== undefined) throw invalidField(inBody, 'must not contain the character U+0000');
+    done(inBody === undefined ? undefined : invalidField(inBody, 'must not contain the character U+0000'));
   });
 }

@@ -47,13 +47,11 @@ export function installUserRateLimit(app: FastifyInstance, limiter: UserRequestL
     route.schema = { ...route.schema, response: { ...response, ...errorResponses(429) } };
   });
   // preParsing runs after every onRequest hook (authentication among them) and before the body is read.
-  app.addHook('preParsing', async (request, _reply, payload) => {
+  // Callback style: it runs on every request, and an async hook costs a promise each.
+  app.addHook('preParsing', (request, _reply, payload, done) => {
     const user = request.principal?.userName;
-    if (user === undefined) return payload;
-    const wait = limiter.take(user);
-    if (wait > 0) {
-      throw new ServiceError('rate_limited', 'too_many_requests', 'Too many requests; slow down', { retryAfterSeconds: wait });
-    }
-    return payload;
+    const wait = user === undefined ? 0 : limiter.take(user);
+    if (wait > 0) return done(new ServiceError('rate_limited', 'too_many_requests', 'Too many requests; slow down', { retryAfterSeconds: wait }));
+    done(null, payload);
   });
 }
