@@ -174,18 +174,15 @@ export class KyselyWallets implements WalletRepository {
   }
 
   async listAccessible(userName: string): Promise<Array<{ wallet: StoredWallet; access: 'owner' | WalletShareAccess }>> {
-    const owned = await this.db.selectFrom('wallets').selectAll().where('owner_name', '=', userName).execute();
-    const shared = await this.db
+    // One query for owned and shared wallets: it runs on every listing and every service-details read.
+    const rows = await this.db
       .selectFrom('wallets')
-      .innerJoin('wallet_shares', 'wallet_shares.wallet_id', 'wallets.id')
+      .leftJoin('wallet_shares', (join) => join.onRef('wallet_shares.wallet_id', '=', 'wallets.id').on('wallet_shares.user_name', '=', userName))
       .selectAll('wallets')
       .select('wallet_shares.access')
-      .where('wallet_shares.user_name', '=', userName)
+      .where((eb) => eb.or([eb('wallets.owner_name', '=', userName), eb('wallet_shares.user_name', '=', userName)]))
       .execute();
-    const all = [
-      ...owned.map((row) => ({ wallet: toWallet(row), access: 'owner' as const })),
-      ...shared.filter((row) => row.owner_name !== userName).map((row) => ({ wallet: toWallet(row), access: row.access as WalletShareAccess })),
-    ];
+    const all = rows.map((row) => ({ wallet: toWallet(row), access: row.owner_name === userName ? ('owner' as const) : (row.access as WalletShareAccess) }));
     return all.sort((a, b) => a.wallet.createdAt - b.wallet.createdAt || (a.wallet.alias < b.wallet.alias ? -1 : 1));
   }
 
