@@ -19,12 +19,28 @@ export const REDACTED_PATHS = [
 ];
 
 /**
- * Default destination: stdout, written asynchronously (a busy server coalesces lines instead of
- * one write call per line). Call `flushLogger` before the process exits.
+ * Default destination: stdout, written asynchronously and in blocks of up to 4 KB (a busy server
+ * writes many lines per call instead of one call per line), and at least every quarter second, so
+ * a quiet server's lines still show at once. Call `flushLogger` before the process exits.
  */
 export function createLogger(level: LogLevel, destination?: DestinationStream): Logger {
   const options = { level, redact: { paths: REDACTED_PATHS, censor: '[redacted]' }, base: { service: 'wcs' } };
-  return pino(options, destination ?? pino.destination({ dest: 1, sync: false }));
+  return pino(options, destination ?? bufferedStdout());
+}
+
+const FLUSH_EVERY_MS = 250;
+
+function bufferedStdout(): DestinationStream {
+  const stream = pino.destination({ dest: 1, sync: false, minLength: 4096 });
+  const timer = setInterval(() => {
+    try {
+      stream.flush();
+    } catch {
+      clearInterval(timer); // closed at exit
+    }
+  }, FLUSH_EVERY_MS);
+  timer.unref();
+  return stream;
 }
 
 /** Resolves once buffered log lines are written. */
