@@ -17,6 +17,7 @@ import { KyselyPsbts } from './kysely-psbts.js';
 import { KyselyWallets } from './kysely-wallets.js';
 import { KyselyLabels } from './kysely-labels.js';
 import { KyselyWebSessions } from './kysely-web-sessions.js';
+import { PreparedQuery } from './prepared-query.js';
 
 /** Tells whether a driver error is a uniqueness violation (SQLite or PostgreSQL). */
 export function isUniqueViolation(error: unknown): boolean {
@@ -107,7 +108,14 @@ class KyselyUsers implements UserRepository {
 }
 
 class KyselyTokens implements TokenRepository {
-  constructor(private readonly db: Kysely<Database>) {}
+  /** Prepared: it runs on every Bearer request. */
+  private readonly tokenWithUser: PreparedQuery<[string], TokensTable & { is_admin: number | boolean }>;
+
+  constructor(private readonly db: Kysely<Database>) {
+    this.tokenWithUser = new PreparedQuery(db, (db: Kysely<Database>, id: string) =>
+      db.selectFrom('tokens').innerJoin('users', 'users.name', 'tokens.user_name').selectAll('tokens').select('users.is_admin').where('tokens.id', '=', id),
+    );
+  }
 
   async insert(token: TokenRecord): Promise<void> {
     await conflictAware(
@@ -140,15 +148,11 @@ class KyselyTokens implements TokenRepository {
   }
 
   async findWithUser(id: string): Promise<{ token: TokenRecord; userIsAdmin: boolean } | undefined> {
-    const row = await this.db
-      .selectFrom('tokens')
-      .innerJoin('users', 'users.name', 'tokens.user_name')
-      .selectAll('tokens')
-      .select('users.is_admin')
-      .where('tokens.id', '=', id)
-      .executeTakeFirst();
+    const [row] = await this.tokenWithUser.run(id);
     return row && { token: toTokenRecord(row), userIsAdmin: Number(row.is_admin) === 1 };
   }
+
+
 
   async deleteForUser(userName: string, id: string): Promise<boolean> {
     const result = await this.db.deleteFrom('tokens').where('id', '=', id).where('user_name', '=', userName).executeTakeFirst();

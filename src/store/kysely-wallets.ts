@@ -1,6 +1,7 @@
 /** The wallet repository over Kysely (SQLite and PostgreSQL). */
 import type { ExpressionBuilder, Kysely, Selectable } from 'kysely';
 import type { NetworkName } from '../core/network.js';
+import { PreparedQuery } from './prepared-query.js';
 import { StoreConflictError } from './repositories.js';
 import type {
   RevealResult,
@@ -110,13 +111,27 @@ function txRow(t: WalletTransactionRow): WalletDatabase['wallet_transactions'] {
   };
 }
 
+/** Owned and shared wallets in one query: it runs on every wallet listing and service-details read. */
+function accessibleWallets(db: Kysely<WalletDatabase>) {
+  return new PreparedQuery(db, (db: Kysely<WalletDatabase>, userName: string) =>
+    db
+      .selectFrom('wallets')
+      .leftJoin('wallet_shares', (join) => join.onRef('wallet_shares.wallet_id', '=', 'wallets.id').on('wallet_shares.user_name', '=', userName))
+      .selectAll('wallets')
+      .select('wallet_shares.access')
+      .where((eb) => eb.or([eb('wallets.owner_name', '=', userName), eb('wallet_shares.user_name', '=', userName)])),
+  );
+}
+
 export class KyselyWallets implements WalletRepository {
   private readonly db: Kysely<WalletDatabase>;
+  private readonly accessibleQuery: ReturnType<typeof accessibleWallets>;
 
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   constructor(db: Kysely<any>) {
     // The wallet tables are declared here rather than in the shared Database type.
     this.db = db as unknown as Kysely<WalletDatabase>;
+    this.accessibleQuery = accessibleWallets(this.db);
   }
 
   async insert(wallet: StoredWallet, shares: readonly WalletShare[]): Promise<void> {
@@ -174,14 +189,7 @@ export class KyselyWallets implements WalletRepository {
   }
 
   async listAccessible(userName: string): Promise<Array<{ wallet: StoredWallet; access: 'owner' | WalletShareAccess }>> {
-    // One query for owned and shared wallets: it runs on every listing and every service-details read.
-    const rows = await this.db
-      .selectFrom('wallets')
-      .leftJoin('wallet_shares', (join) => join.onRef('wallet_shares.wallet_id', '=', 'wallets.id').on('wallet_shares.user_name', '=', userName))
-      .selectAll('wallets')
-      .select('wallet_shares.access')
-      .where((eb) => eb.or([eb('wallets.owner_name', '=', userName), eb('wallet_shares.user_name', '=', userName)]))
-      .execute();
+    const rows = await this.accessibleQuery.run(userName);
     const all = rows.map((row) => ({ wallet: toWallet(row), access: row.owner_name === userName ? ('owner' as const) : (row.access as WalletShareAccess) }));
     return all.sort((a, b) => a.wallet.createdAt - b.wallet.createdAt || (a.wallet.alias < b.wallet.alias ? -1 : 1));
   }
