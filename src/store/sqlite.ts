@@ -9,9 +9,10 @@ import { ensurePrivateDatabaseFile, ensurePrivateFolder } from './private-files.
 import { withPreparedStatements } from './sqlite-statements.js';
 import type { Store } from './repositories.js';
 import type { Database } from './schema.js';
-import { CommitCounter, withFastTokenLookup } from './sqlite-token-lookup.js';
+import { SqliteChanges, withKeptReads } from './sqlite-kept-reads.js';
 
-export async function openSqliteStore(path: string): Promise<Store> {
+/** `now` (milliseconds) paces the look at other processes' commits (sqlite-kept-reads.ts); tests set it. */
+export async function openSqliteStore(path: string, options: { now?: () => number } = {}): Promise<Store> {
   ensurePrivateFolder(dirname(path));
   ensurePrivateDatabaseFile(path);
   const database = new BetterSqlite3(path);
@@ -22,8 +23,8 @@ export async function openSqliteStore(path: string): Promise<Store> {
   database.pragma('foreign_keys = ON');
   // Several processes (the server and a CLI command) may share the file.
   database.pragma('busy_timeout = 5000');
-  const commits = new CommitCounter();
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withPreparedStatements(database, () => commits.count()) }) });
+  const changes = new SqliteChanges(options.now);
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withPreparedStatements(database, () => changes.count()) }) });
   try {
     await migrate(db, MIGRATIONS);
   } catch (error) {
@@ -31,5 +32,5 @@ export async function openSqliteStore(path: string): Promise<Store> {
     throw error;
   }
   const store = kyselyStore('sqlite', db);
-  return withFastTokenLookup(store, path, commits);
+  return withKeptReads(store, path, changes);
 }
