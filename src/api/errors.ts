@@ -80,7 +80,7 @@ export function installErrorHandling(app: FastifyInstance, routes: RouteTable): 
       // Other client errors of the framework (bad URL, bad content length, ...): say what, not how.
       return send(reply, status, { message: 'Bad request', code: 'bad_request' });
     }
-    request.log.error({ err: error }, 'unhandled error');
+    request.log.error({ reqId: request.id, err: error }, 'unhandled error');
     return send(reply, 500, { message: 'Internal server error', code: 'internal_error' });
   });
 

@@ -81,7 +81,7 @@ export async function registerWebInterface(app: FastifyInstance, options: { serv
     scope.setErrorHandler((error: Error, request: FastifyRequest, reply: FastifyReply) => {
       if (!(error instanceof ServiceError)) {
         const status = (error as { statusCode?: number }).statusCode ?? 500;
-        if (status >= 500) request.log.error({ err: error }, 'unhandled error');
+        if (status >= 500) request.log.error({ reqId: request.id, err: error }, 'unhandled error');
         return renderError(reply, deps, request, status >= 400 && status < 500 ? status : 500, status >= 400 && status < 500 ? 'The request could not be read.' : 'Something went wrong on the server.');
       }
       const status = STATUS_OF_KIND[error.kind];

@@ -26,6 +26,8 @@ describe('request logs', () => {
         ['GET', '/api/v1alpha/liveness', 401],
         ['DELETE', `/api/v1alpha/token/${token.jwt_token_id}`, 200],
       ]);
+      // Each line names its request, so that an error logged for it can be matched.
+      expect(new Set(requests.map((l) => l.reqId)).size).toBe(requests.length);
       const all = server.logs.join('');
       const basic = (u: string, p: string) => basicAuth(u, p).slice('Basic '.length);
       for (const secret of [

@@ -67,7 +67,7 @@ export const eventRoutes: RouteModule = {
             if (page.events.length > 0) continue;
           } catch (error) {
             // The token deleted or expired, or the store failing: the stream ends; the client reconnects.
-            request.log.warn({ reason: error instanceof Error ? error.message : String(error) }, 'event stream ended');
+            request.log.warn({ reqId: request.id, reason: error instanceof Error ? error.message : String(error) }, 'event stream ended');
             break;
           }
           if (Date.now() - lastWrite >= KEEPALIVE_MS) {
