@@ -4,7 +4,8 @@
 // times Bitcoin Core's `rescanblockchain 0` on a fresh watch-only wallet of the same descriptors and the
 // service's scan (from `POST /wallets` with birthday 0 until its `scan` is null), checks both found the same
 // coins and transactions, and reports the ratio, with and without the node's block filter index.
-// Usage: npm run build && node bench/rescan/run.mjs [--rounds 3] [--sync-interval 5]
+// Usage: npm run build && node bench/rescan/run.mjs [--rounds 3] [--sync-interval 5] [--filters on|off]
+//   [--cpu-prof DIR] (writes a V8 CPU profile of each service run to DIR)
 //   BITCOIND (default ../shared/bin/bitcoind), WCS_BENCH_CACHE (default ~/.cache/wcs-bench)
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -20,7 +21,13 @@ const arg = (name, fallback) => {
   const i = process.argv.indexOf(`--${name}`);
   return i >= 0 ? Number(process.argv[i + 1]) : fallback;
 };
+const textArg = (name) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 ? process.argv[i + 1] : undefined;
+};
 const ROUNDS = Math.min(arg('rounds', 3), 9);
+const FILTER_MODES = { on: [true], off: [false] }[textArg('filters')] ?? [true, false];
+const CPU_PROFILE_DIR = textArg('cpu-prof');
 const SYNC_INTERVAL = arg('sync-interval', 5);
 const CHAIN_VERSION = 'rescan-chain-v1';
 const LAST_HEIGHT = 2_200;
@@ -123,7 +130,8 @@ function rssPeakKb(pid) {
 async function serviceScan(node, meta, syncInterval) {
   const dataFolder = mkdtempSync(join(tmpdir(), 'wcs-bench-rescan-'));
   const port = await freePort();
-  const child = spawn(process.execPath, [join(root, 'dist', 'cli', 'main.js'), 'serve'], {
+  const profile = CPU_PROFILE_DIR ? ['--cpu-prof', '--cpu-prof-dir', CPU_PROFILE_DIR] : [];
+  const child = spawn(process.execPath, [...profile, join(root, 'dist', 'cli', 'main.js'), 'serve'], {
     cwd: root,
     stdio: ['ignore', 'ignore', 'ignore'],
     env: {
@@ -215,7 +223,8 @@ else {
   log(`building the chain in ${chainDir} (once)`);
   meta = await buildChain();
 }
-const results = [await measure(meta, true), await measure(meta, false)];
+const results = [];
+for (const filters of FILTER_MODES) results.push(await measure(meta, filters));
 const machine = `${cpus().length} cores (${cpus()[0]?.model.trim()}), Node.js ${process.version}`;
 const lines = [
   `Chain: ${meta.tip + 1} blocks, ${meta.transactions} transactions, ~${meta.averageBlockKb} KB per block; ${results[0].coins} coins, ${results[0].transactions} wallet transactions found by both. ${machine}; ${ROUNDS} rounds, medians.`,

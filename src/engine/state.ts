@@ -3,7 +3,7 @@
  * changeset handed to the store describes exactly what changed; restoring from stored rows rebuilds the
  * same state (indexes are derived, never stored).
  */
-import { toHex } from '../core/bytes.js';
+import { fromHex, toHex } from '../core/bytes.js';
 import { isCoinbase, serializeTransaction, vsize, type Transaction } from '../core/tx.js';
 import { EngineError } from './errors.js';
 import {
@@ -62,14 +62,44 @@ export interface EngineState {
   wallets: Map<string, WalletState>;
   /** Script hex -> wallets (and position) it belongs to: one lookup per output for all wallets. */
   scriptIndex: Map<string, { wallet: WalletState; owner: ScriptOwner }[]>;
+  /**
+   * Lookup key (scriptLookupKey) -> number of scripts of scriptIndex with that key. A block's outputs are
+   * checked against it first, without hex-encoding them: nearly all outputs pay no wallet, and for those
+   * the check costs a few byte reads and no allocation.
+   */
+  scriptKeys: Map<number, number>;
   /** Txid -> wallets holding that transaction: one lookup per input for all wallets. */
   txOwners: Map<string, Set<WalletState>>;
+}
+
+/**
+ * A cheap, allocation-free key of a script's bytes (length, first two and last four bytes): equal scripts
+ * have equal keys; a key in `scriptKeys` only says the script may be watched (the hex lookup decides).
+ * Kept within 30 bits so that V8 stores it as a small integer.
+ */
+export function scriptLookupKey(script: Uint8Array): number {
+  const n = script.length;
+  if (n < 4) return (n << 24) | ((script[0] ?? 0) << 8) | (script[1] ?? 0);
+  const tail = (script[n - 4]! << 24) | (script[n - 3]! << 16) | (script[n - 2]! << 8) | script[n - 1]!;
+  return (tail ^ Math.imul(n, 0x9e3779b1) ^ (script[0]! << 8) ^ script[1]!) & 0x3fffffff;
+}
+
+/** Whether some wallet of the state may watch `script` (no false negatives). */
+export const mayBeWatched = (state: EngineState, script: Uint8Array): boolean => state.scriptKeys.has(scriptLookupKey(script));
+
+/** Removes a script from the shared index (no wallet watches it any more). */
+export function unindexScript(state: EngineState, script: string): void {
+  if (!state.scriptIndex.delete(script)) return;
+  const key = scriptLookupKey(fromHex(script));
+  const count = state.scriptKeys.get(key) ?? 0;
+  if (count <= 1) state.scriptKeys.delete(key);
+  else state.scriptKeys.set(key, count - 1);
 }
 
 export const outpointKey = (txid: string, vout: number): string => `${txid}:${vout}`;
 
 export function emptyEngineState(): EngineState {
-  return { wallets: new Map(), scriptIndex: new Map(), txOwners: new Map() };
+  return { wallets: new Map(), scriptIndex: new Map(), scriptKeys: new Map(), txOwners: new Map() };
 }
 
 /** Collects what an update changed, per wallet, to build the changeset at the end. */
@@ -145,7 +175,11 @@ export function addScript(state: EngineState, wallet: WalletState, owner: Script
   if (wallet.scripts.has(script)) return; // the same script twice in one wallet: first position wins
   wallet.scripts.set(script, owner);
   let owners = state.scriptIndex.get(script);
-  if (!owners) state.scriptIndex.set(script, (owners = []));
+  if (!owners) {
+    state.scriptIndex.set(script, (owners = []));
+    const key = scriptLookupKey(fromHex(script));
+    state.scriptKeys.set(key, (state.scriptKeys.get(key) ?? 0) + 1);
+  }
   owners.push({ wallet, owner });
 }
 
