@@ -111,6 +111,8 @@ export interface BlockSource {
   getBlockHash(height: number): Promise<string>;
   /** The full block (parsed); ChainError `not_found` for an unknown hash. */
   getBlock(hash: string): Promise<Block>;
+  /** Several full blocks in one round trip, in the order asked; fails as getBlock for the first bad one. */
+  getBlocks(hashes: readonly string[]): Promise<Block[]>;
   getBlockHeader(hash: string): Promise<BlockHeaderInfo>;
   /** The block's basic filter, or null when the backend keeps no filters (then fetch the block). */
   getBlockFilter(hash: string): Promise<BlockFilter | null>;

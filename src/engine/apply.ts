@@ -7,6 +7,7 @@
  * scripts are derived and the same block (or mempool) is checked again, so a later output at a higher index
  * (Core's keypool finds those) is not missed.
  */
+import { BlockTransaction } from '../core/block.js';
 import { fromHex, toHex } from '../core/bytes.js';
 import { isCoinbase, txid as computeTxid, type Transaction } from '../core/tx.js';
 import { buildChangeset } from './changeset.js';
@@ -81,7 +82,7 @@ class Candidate {
     this.coinbase = isCoinbase(tx);
   }
   get txid(): string {
-    return (this.id ??= computeTxid(this.tx));
+    return (this.id ??= this.tx instanceof BlockTransaction ? this.tx.txid() : computeTxid(this.tx));
   }
 }
 
@@ -99,7 +100,9 @@ function touchedWallets(state: EngineState, scope: Set<WalletState>, candidate: 
       }
     }
   }
-  for (const output of candidate.tx.outputs) {
+  const tx = candidate.tx;
+  if (tx instanceof BlockTransaction && !tx.anyOutputKeyIn(state.scriptKeys)) return touched ?? NO_WALLETS;
+  for (const output of tx.outputs) {
     if (!mayBeWatched(state, output.script)) continue;
     const owners = state.scriptIndex.get(toHex(output.script));
     if (!owners) continue;
@@ -110,6 +113,7 @@ function touchedWallets(state: EngineState, scope: Set<WalletState>, candidate: 
 
 /** Whether the transaction pays one of `scripts` (hex), looked up by key first as in touchedWallets. */
 function pays(candidate: Candidate, scripts: ReadonlySet<string>, keys: ReadonlySet<number>): boolean {
+  if (candidate.tx instanceof BlockTransaction && !candidate.tx.anyOutputKeyIn(keys)) return false;
   return candidate.tx.outputs.some((o) => keys.has(scriptLookupKey(o.script)) && scripts.has(toHex(o.script)));
 }
 

@@ -4,6 +4,7 @@
  * same state (indexes are derived, never stored).
  */
 import { fromHex, toHex } from '../core/bytes.js';
+import { BlockTransaction, scriptLookupKey } from '../core/block.js';
 import { isCoinbase, serializeTransaction, vsize, type Transaction } from '../core/tx.js';
 import { EngineError } from './errors.js';
 import {
@@ -72,17 +73,7 @@ export interface EngineState {
   txOwners: Map<string, Set<WalletState>>;
 }
 
-/**
- * A cheap, allocation-free key of a script's bytes (length, first two and last four bytes): equal scripts
- * have equal keys; a key in `scriptKeys` only says the script may be watched (the hex lookup decides).
- * Kept within 30 bits so that V8 stores it as a small integer.
- */
-export function scriptLookupKey(script: Uint8Array): number {
-  const n = script.length;
-  if (n < 4) return (n << 24) | ((script[0] ?? 0) << 8) | (script[1] ?? 0);
-  const tail = (script[n - 4]! << 24) | (script[n - 3]! << 16) | (script[n - 2]! << 8) | script[n - 1]!;
-  return (tail ^ Math.imul(n, 0x9e3779b1) ^ (script[0]! << 8) ^ script[1]!) & 0x3fffffff;
-}
+export { scriptLookupKey };
 
 /** Whether some wallet of the state may watch `script` (no false negatives). */
 export const mayBeWatched = (state: EngineState, script: Uint8Array): boolean => state.scriptKeys.has(scriptLookupKey(script));
@@ -240,17 +231,19 @@ export interface NewTx {
 
 /** Inserts a transaction into a wallet (indexes included); the caller records the change. */
 export function insertTx(state: EngineState, wallet: WalletState, input: NewTx): TrackedTx {
+  // A block's transaction is kept apart from the block's bytes, which would otherwise stay in memory.
+  const tx = input.tx instanceof BlockTransaction ? input.tx.standalone() : input.tx;
   const tracked: TrackedTx = {
     txid: input.txid,
-    tx: input.tx,
-    hex: input.hex ?? toHex(serializeTransaction(input.tx)),
-    vsize: vsize(input.tx),
-    coinbase: isCoinbase(input.tx),
+    tx,
+    hex: input.hex ?? toHex(serializeTransaction(tx)),
+    vsize: vsize(tx),
+    coinbase: isCoinbase(tx),
     status: input.status,
     block: input.block,
     firstSeen: input.firstSeen,
     replaceable: input.replaceable,
-    mine: mineOutputs(wallet, input.tx),
+    mine: mineOutputs(wallet, tx),
   };
   wallet.txs.set(tracked.txid, tracked);
   if (tracked.status === 'mempool') wallet.pending.add(tracked.txid);

@@ -4,7 +4,8 @@
  * service's before the first answer is used.
  */
 import { isNetworkName, networkFromCoreChain, type NetworkName } from '../../core/network.js';
-import { parseBlock, parseTransaction, txid as txidOf, type Block, type Transaction } from '../../core/tx.js';
+import { parseBlockForScan } from '../../core/block.js';
+import { parseTransaction, txid as txidOf, type Block, type Transaction } from '../../core/tx.js';
 import {
   ChainError,
   type BlockFilter,
@@ -101,15 +102,22 @@ export class BitcoindChainSource implements ChainSource {
 
   async getBlock(hash: string): Promise<Block> {
     const wanted = checkHashArgument(hash, 'Block hash');
-    const bytes = expectHexBytes(await this.readBlockItem('getblock', [wanted, 0], wanted), 'block');
-    let block: Block;
-    try {
-      block = parseBlock(bytes);
-    } catch {
-      throw new ChainError('bad_response', `Bitcoin Core sent a block ${wanted} that does not parse`);
-    }
-    if (block.hash !== wanted) throw new ChainError('bad_response', `Bitcoin Core sent block ${block.hash} when asked for ${wanted}`);
-    return block;
+    return parseBlockAnswer(await this.readBlockItem('getblock', [wanted, 0], wanted), wanted);
+  }
+
+  async getBlocks(hashes: readonly string[]): Promise<Block[]> {
+    const wanted = hashes.map((hash) => checkHashArgument(hash, 'Block hash'));
+    if (wanted.length === 0) return [];
+    await this.ensureNetwork();
+    const answers = await this.rpc.batch(wanted.map((hash) => ({ method: 'getblock', params: [hash, 0] })));
+    return answers.map((answer, i) => {
+      const hash = wanted[i]!;
+      if (!answer.ok) {
+        if (isNotFound(answer.error)) throw new ChainError('not_found', `Bitcoin Core does not know block ${hash}`, { rpcCode: answer.error.rpcCode });
+        throw answer.error;
+      }
+      return parseBlockAnswer(answer.result, hash);
+    });
   }
 
   async getBlockHeader(hash: string): Promise<BlockHeaderInfo> {
@@ -367,6 +375,19 @@ export class BitcoindChainSource implements ChainSource {
 }
 
 /** The serialised filter of a `getblockfilter` answer. */
+/** A `getblock <hash> 0` answer parsed, checked to be the block asked for. */
+function parseBlockAnswer(answer: unknown, wanted: string): Block {
+  const bytes = expectHexBytes(answer, 'block');
+  let block: Block;
+  try {
+    block = parseBlockForScan(bytes);
+  } catch {
+    throw new ChainError('bad_response', `Bitcoin Core sent a block ${wanted} that does not parse`);
+  }
+  if (block.hash !== wanted) throw new ChainError('bad_response', `Bitcoin Core sent block ${block.hash} when asked for ${wanted}`);
+  return block;
+}
+
 function filterBytes(answer: unknown): Uint8Array {
   return expectHexBytes(expectObject(answer, 'getblockfilter').filter, 'block filter');
 }
