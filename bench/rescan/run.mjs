@@ -4,7 +4,7 @@
 // times Bitcoin Core's `rescanblockchain 0` on a fresh watch-only wallet of the same descriptors and the
 // service's scan (from `POST /wallets` with birthday 0 until its `scan` is null), checks both found the same
 // coins and transactions, and reports the ratio, with and without the node's block filter index.
-// Usage: npm run build && node bench/rescan/run.mjs [--rounds 3] [--sync-interval 5] [--filters on|off]
+// Usage: npm run build && node bench/rescan/run.mjs [--rounds 3] [--sync-interval 5] [--filters on|off] [--rest on|off]
 //   [--cpu-prof DIR] (writes a V8 CPU profile of each service run to DIR)
 //   BITCOIND (default ../shared/bin/bitcoind), WCS_BENCH_CACHE (default ~/.cache/wcs-bench)
 import { spawn } from 'node:child_process';
@@ -28,6 +28,8 @@ const textArg = (name) => {
 const ROUNDS = Math.min(arg('rounds', 3), 9);
 const FILTER_MODES = { on: [true], off: [false] }[textArg('filters')] ?? [true, false];
 const CPU_PROFILE_DIR = textArg('cpu-prof');
+/** Start the node with -rest (the service then reads blocks in binary over REST; Core's rescan is unaffected). */
+const REST = textArg('rest') === 'on';
 const SYNC_INTERVAL = arg('sync-interval', 5);
 const CHAIN_VERSION = 'rescan-chain-v1';
 const LAST_HEIGHT = 2_200;
@@ -201,7 +203,7 @@ async function serviceScan(node, meta, syncInterval) {
 const sameSet = (a, b) => a.size === b.size && [...a].every((x) => b.has(x));
 
 async function measure(meta, filters) {
-  const node = await startBitcoind(bitcoind, chainDir, [`-blockfilterindex=${filters ? 1 : 0}`]);
+  const node = await startBitcoind(bitcoind, chainDir, [`-blockfilterindex=${filters ? 1 : 0}`, `-rest=${REST ? 1 : 0}`]);
   try {
     const core = [];
     const service = [];
@@ -248,6 +250,6 @@ const lines = [
   '',
   '| block filter index | Core `rescanblockchain 0` | service, POST to scan done (sync interval ' + SYNC_INTERVAL + ' s) | ratio | same, interval 0.1 s | ratio | CPU: Core (node) | CPU: service + node (0.1 s) | ratio | service peak RSS |',
   '|---|---|---|---|---|---|---|---|---|---|',
-  ...results.map((r) => `| ${r.filters ? 'on' : 'off'} | ${r.coreS.toFixed(2)} s | ${r.serviceS.toFixed(2)} s | ${(r.serviceS / r.coreS).toFixed(2)}x Core's time | ${r.fastS.toFixed(2)} s | ${(r.fastS / r.coreS).toFixed(2)}x | ${r.coreCpu.toFixed(2)} s | ${r.fastCpu.toFixed(2)} s | ${(r.fastCpu / r.coreCpu).toFixed(2)}x | ${r.rssMb} MB |`),
+  ...results.map((r) => `| ${r.filters ? 'on' : 'off'}${REST ? ', node with -rest' : ''} | ${r.coreS.toFixed(2)} s | ${r.serviceS.toFixed(2)} s | ${(r.serviceS / r.coreS).toFixed(2)}x Core's time | ${r.fastS.toFixed(2)} s | ${(r.fastS / r.coreS).toFixed(2)}x | ${r.coreCpu.toFixed(2)} s | ${r.fastCpu.toFixed(2)} s | ${(r.fastCpu / r.coreCpu).toFixed(2)}x | ${r.rssMb} MB |`),
 ];
 console.log(lines.join('\n'));

@@ -11,6 +11,7 @@ import {
   type BlockFilter,
   type BlockHeaderInfo,
   type BlockSummary,
+  type ChainLog,
   type ChainSource,
   type ChainTip,
   type FeeEstimate,
@@ -19,6 +20,7 @@ import {
   type MempoolEntry,
   type RelayFees,
 } from '../types.js';
+import { RestBlockReader } from './rest-blocks.js';
 import { RpcClient, type CallOptions, type RpcClientOptions } from './rpc-client.js';
 import { broadcastError, isFilterUnavailable, isNotFound } from './rpc-errors.js';
 import { btcPerKvbToSatPerKvb, btcToSats, checkHashArgument, expectHash, expectHexBytes, expectInteger, expectObject, expectString } from './values.js';
@@ -42,11 +44,13 @@ export class BitcoindChainSource implements ChainSource {
   private pendingNetworkCheck: Promise<void> | undefined;
   /** The network (or unknown chain name) the node reported last. */
   private nodeNetwork: string | undefined;
+  private readonly rest: RestBlockReader;
 
   constructor(options: BitcoindChainSourceOptions) {
     if (!isNetworkName(options.network)) throw new ChainError('bad_config', `Unknown network ${String(options.network)}`);
     this.network = options.network;
     this.rpc = new RpcClient(options);
+    this.rest = new RestBlockReader(this.rpc);
     this.mempoolBatchSize = options.mempoolBatchSize ?? 100;
     // One quick attempt per request: a health check reports the node as it is now.
     this.healthCall = { retries: 0, timeoutMs: options.healthTimeoutMs ?? Math.min(options.timeoutMs ?? 30_000, 5_000) };
@@ -54,6 +58,14 @@ export class BitcoindChainSource implements ChainSource {
 
   async close(): Promise<void> {
     this.rpc.close();
+  }
+
+  /** Where notices about how blocks are read (REST or JSON-RPC) go. */
+  get log(): ChainLog | undefined {
+    return this.rest.log;
+  }
+  set log(log: ChainLog | undefined) {
+    this.rest.log = log;
   }
 
   // -- HealthCheck ------------------------------------------------------------------------------
@@ -109,6 +121,8 @@ export class BitcoindChainSource implements ChainSource {
     const wanted = hashes.map((hash) => checkHashArgument(hash, 'Block hash'));
     if (wanted.length === 0) return [];
     await this.ensureNetwork();
+    const overRest = await this.rest.getBlocks(wanted);
+    if (overRest) return overRest;
     const answers = await this.rpc.batch(wanted.map((hash) => ({ method: 'getblock', params: [hash, 0] })));
     return answers.map((answer, i) => {
       const hash = wanted[i]!;

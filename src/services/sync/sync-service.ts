@@ -142,6 +142,7 @@ export class SyncService {
   start(intervalMs: number, log?: SyncServiceDeps['log']): void {
     if (!this.deps.chain || !this.stopped) return;
     if (log) this.deps.log = log;
+    if (log) this.deps.chain.log = log;
     this.stopped = false;
     const tick = async () => {
       this.timer = undefined;
@@ -453,8 +454,14 @@ export class SyncService {
       if (this.pendingBlocks.length >= TIP_ONLY_BLOCKS_PER_WRITE) await this.flush();
       return;
     }
-    await this.flush();
-    await this.persist(changes, blocks);
+    // The buffered tip-only changes go in the same transaction (one commit, not two); a wallet's buffered
+    // change is superseded by its new one, which carries its whole sync row.
+    const merged = new Map(this.pendingTips);
+    for (const change of changes.wallets) merged.set(change.walletId, change);
+    const allBlocks = [...this.pendingBlocks, ...blocks];
+    this.pendingTips = new Map();
+    this.pendingBlocks = [];
+    await this.persist({ wallets: [...merged.values()] }, allBlocks);
   }
 
   /** Writes the buffered tip-only changes (before any other write, and at the end of each step). */
