@@ -317,10 +317,18 @@ export class SyncService {
     const last = Math.min(tip.height, group.height + (this.deps.batchBlocks ?? 500));
     const prefetch = new BlockPrefetch(chain, BLOCKS_AHEAD);
     let prevHash = group.hash;
+    // The next summaries are read while the current ones are applied (dropped unread if the step stops early).
+    const read = (from: number) => {
+      const summaries = chain.getBlockSummaries(from, Math.min(last, from + SUMMARIES_PER_READ - 1));
+      summaries.catch(() => undefined); // reported when awaited
+      return summaries;
+    };
+    let next = group.height + 1 <= last ? read(group.height + 1) : undefined;
     try {
       for (let from = group.height + 1; from <= last; ) {
         const to = Math.min(last, from + SUMMARIES_PER_READ - 1);
-        const summaries = await chain.getBlockSummaries(from, to);
+        const summaries = await next!;
+        next = to + 1 <= last && summaries.length === to - from + 1 ? read(to + 1) : undefined;
         prefetch.announce(this.blocksToFetch(group.walletIds, summaries));
         for (const summary of summaries) {
           if (prevHash !== null && summary.prevHash !== prevHash) return; // the node's chain moved under us: regroup
