@@ -36,7 +36,8 @@ const TIP_ONLY_BLOCKS_PER_WRITE = 500;
 const SUMMARIES_PER_READ = 250;
 /**
  * Full blocks requested ahead of the one being applied, and per request: four requests in flight keep the
- * node's RPC threads busy, and four mainnet-sized blocks (8 MB of hex each) stay within an answer's limit.
+ * node's RPC threads busy, and eight blocks of the largest possible size (4 MB, 8 MB of hex) stay within the
+ * RPC client's 64 MiB limit of an answer. Held blocks bound the scan's memory whatever the chain's length.
  */
 const BLOCKS_AHEAD = { maxAhead: 32, perRequest: 8 };
 /** How often a long pass looks for a new node tip (wallets at the tip then take the new blocks first). */
