@@ -7,7 +7,7 @@
  * scripts are derived and the same block (or mempool) is checked again, so a later output at a higher index
  * (Core's keypool finds those) is not missed.
  */
-import { BlockTransaction } from '../core/block.js';
+import { BlockTransaction, scriptLookupKey } from '../core/block.js';
 import { fromHex, toHex } from '../core/bytes.js';
 import { isCoinbase, txid as computeTxid, type Transaction } from '../core/tx.js';
 import { buildChangeset } from './changeset.js';
@@ -20,7 +20,6 @@ import {
   mayBeWatched,
   mineOutputs,
   outpointKey,
-  scriptLookupKey,
   setStatus,
   type BlockInfo,
   type EngineState,

@@ -73,8 +73,6 @@ export interface EngineState {
   txOwners: Map<string, Set<WalletState>>;
 }
 
-export { scriptLookupKey };
-
 /** Whether some wallet of the state may watch `script` (no false negatives). */
 export const mayBeWatched = (state: EngineState, script: Uint8Array): boolean => state.scriptKeys.has(scriptLookupKey(script));
 

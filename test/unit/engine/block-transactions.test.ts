@@ -6,9 +6,9 @@
 import { describe, expect, it } from 'vitest';
 import { BlockTransaction, parseBlockForScan } from '../../../src/core/block.js';
 import { fromHex } from '../../../src/core/bytes.js';
-import { applyUpdate, type ChainUpdate } from '../../../src/engine/index.js';
+import { addWallet, applyUpdate, createEngineState, removeWallet, type ChainUpdate } from '../../../src/engine/index.js';
 import { loadFixture } from '../../support/fixtures.js';
-import { freshEngine, timeline, updatesTo } from './support/replay.js';
+import { freshEngine, timeline, updatesTo, walletConfigs } from './support/replay.js';
 
 const rawBlocks = loadFixture<Record<string, { hex: string }>>('blocks');
 
@@ -45,5 +45,25 @@ describe('blocks parsed for scanning', () => {
         for (const output of tracked.tx.outputs) expect(output.script.buffer.byteLength).toBeLessThan(fromHex(tracked.hex).length + 1);
       }
     }
+  });
+
+  it('a script two wallets watch is still found after one of them is removed, and removing both leaves no key', () => {
+    const config = walletConfigs()[0]!;
+    const alone = createEngineState();
+    addWallet(alone, config);
+    const shared = createEngineState();
+    addWallet(shared, { ...config, walletId: 'copy' });
+    addWallet(shared, config);
+    removeWallet(shared, 'copy');
+    expect(shared.scriptKeys.size).toBe(alone.scriptKeys.size);
+    let chain: string[] = [];
+    timeline.snapshots.forEach((snapshot: any, i: number) => {
+      for (const update of updatesTo(chain, i)) expect(applyUpdate(shared, scanned(update))).toEqual(applyUpdate(alone, scanned(update)));
+      chain = snapshot.chain;
+    });
+    expect(shared.wallets.get(config.walletId)!.txs.size).toBeGreaterThan(0);
+    removeWallet(shared, config.walletId);
+    expect(shared.scriptIndex.size).toBe(0);
+    expect(shared.scriptKeys.size).toBe(0);
   });
 });
