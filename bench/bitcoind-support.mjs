@@ -71,6 +71,7 @@ export async function startBitcoind(binary, datadir, extraArgs = []) {
   }
   return {
     rpc,
+    pid: child.pid,
     url: rpc.url,
     cookieFile: rpc.cookieFile,
     async stop() {

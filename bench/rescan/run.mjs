@@ -4,11 +4,12 @@
 // times Bitcoin Core's `rescanblockchain 0` on a fresh watch-only wallet of the same descriptors and the
 // service's scan (from `POST /wallets` with birthday 0 until its `scan` is null), checks both found the same
 // coins and transactions, and reports the ratio, with and without the node's block filter index.
-// Usage: npm run build && node bench/rescan/run.mjs [--rounds 3] [--sync-interval 5]
+// Usage: npm run build && node bench/rescan/run.mjs [--rounds 3] [--sync-interval 5] [--filters on|off] [--rest on|off]
+//   [--cpu-prof DIR] (writes a V8 CPU profile of each service run to DIR)
 //   BITCOIND (default ../shared/bin/bitcoind), WCS_BENCH_CACHE (default ~/.cache/wcs-bench)
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { cpus, homedir, tmpdir } from 'node:os';
+import { cpus, homedir, loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { locateBitcoind, startBitcoind } from '../bitcoind-support.mjs';
@@ -20,7 +21,15 @@ const arg = (name, fallback) => {
   const i = process.argv.indexOf(`--${name}`);
   return i >= 0 ? Number(process.argv[i + 1]) : fallback;
 };
+const textArg = (name) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 ? process.argv[i + 1] : undefined;
+};
 const ROUNDS = Math.min(arg('rounds', 3), 9);
+const FILTER_MODES = { on: [true], off: [false] }[textArg('filters')] ?? [true, false];
+const CPU_PROFILE_DIR = textArg('cpu-prof');
+/** Start the node with -rest (the service then reads blocks in binary over REST; Core's rescan is unaffected). */
+const REST = textArg('rest') === 'on';
 const SYNC_INTERVAL = arg('sync-interval', 5);
 const CHAIN_VERSION = 'rescan-chain-v1';
 const LAST_HEIGHT = 2_200;
@@ -95,7 +104,8 @@ async function buildChain() {
 }
 
 /** Core: a fresh watch-only wallet with the descriptors, then `rescanblockchain 0`, timed. */
-async function coreScan(rpc, meta, round) {
+async function coreScan(node, meta, round) {
+  const { rpc } = node;
   const name = `watch-${process.pid}-${round}`;
   await rpc.call('createwallet', { wallet_name: name, disable_private_keys: true, blank: true, load_on_startup: false });
   try {
@@ -103,15 +113,23 @@ async function coreScan(rpc, meta, round) {
     const imported = await rpc.call('importdescriptors', [imports], name);
     if (!imported.every((r) => r.success)) throw new Error(`importdescriptors: ${JSON.stringify(imported)}`);
     const started = performance.now();
+    const cpuBefore = cpuSeconds(node.pid);
     await rpc.call('rescanblockchain', [0], name);
     const seconds = (performance.now() - started) / 1000;
+    const cpu = cpuSeconds(node.pid) - cpuBefore;
     const unspent = await rpc.call('listunspent', [0], name);
     const txs = await rpc.call('listtransactions', ['*', 1000, 0, true], name);
-    return { seconds, coins: new Set(unspent.map((u) => `${u.txid}:${u.vout}:${Math.round(u.amount * 1e8)}`)), txids: new Set(txs.map((t) => t.txid)) };
+    return { seconds, cpu, coins: new Set(unspent.map((u) => `${u.txid}:${u.vout}:${Math.round(u.amount * 1e8)}`)), txids: new Set(txs.map((t) => t.txid)) };
   } finally {
     await rpc.call('unloadwallet', [name]);
     rmSync(join(chainDir, 'regtest', 'wallets', name), { recursive: true, force: true });
   }
+}
+
+/** CPU seconds (user + system) a process has used so far. */
+function cpuSeconds(pid) {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
 function rssPeakKb(pid) {
@@ -123,7 +141,8 @@ function rssPeakKb(pid) {
 async function serviceScan(node, meta, syncInterval) {
   const dataFolder = mkdtempSync(join(tmpdir(), 'wcs-bench-rescan-'));
   const port = await freePort();
-  const child = spawn(process.execPath, [join(root, 'dist', 'cli', 'main.js'), 'serve'], {
+  const profile = CPU_PROFILE_DIR ? ['--cpu-prof', '--cpu-prof-dir', CPU_PROFILE_DIR] : [];
+  const child = spawn(process.execPath, [...profile, join(root, 'dist', 'cli', 'main.js'), 'serve'], {
     cwd: root,
     stdio: ['ignore', 'ignore', 'ignore'],
     env: {
@@ -144,6 +163,7 @@ async function serviceScan(node, meta, syncInterval) {
     const auth = { authorization: `Bearer ${(await tokenAnswer.json()).jwt_token}`, 'content-type': 'application/json' };
     const [recv, change] = [meta.descriptors.find((d) => d.includes('/0/*')), meta.descriptors.find((d) => d.includes('/1/*'))];
     const started = performance.now();
+    const [serviceCpuBefore, nodeCpuBefore] = [cpuSeconds(child.pid), cpuSeconds(node.pid)];
     const created = await fetch(`${base}/api/v1alpha/wallets`, {
       method: 'POST', headers: auth,
       body: JSON.stringify({ name: 'Rescan bench', alias: 'bench', recv_descriptor: recv.replace(/#.*$/, ''), change_descriptor: change.replace(/#.*$/, ''), birthday: 0 }),
@@ -159,9 +179,14 @@ async function serviceScan(node, meta, syncInterval) {
       await new Promise((r) => setTimeout(r, 25));
     }
     const seconds = (performance.now() - started) / 1000;
+    const [serviceCpu, nodeCpu] = [cpuSeconds(child.pid) - serviceCpuBefore, cpuSeconds(node.pid) - nodeCpuBefore];
+    const cpu = serviceCpu + nodeCpu;
     const rssKb = rssPeakKb(child.pid);
     return {
       seconds,
+      cpu,
+      serviceCpu,
+      nodeCpu,
       rssKb,
       coins: new Set(details.utxo.map((u) => `${u.txid}:${u.vout}:${u.amount_sat}`)),
       txids: new Set(details.txlist.map((t) => t.txid)),
@@ -178,20 +203,20 @@ async function serviceScan(node, meta, syncInterval) {
 const sameSet = (a, b) => a.size === b.size && [...a].every((x) => b.has(x));
 
 async function measure(meta, filters) {
-  const node = await startBitcoind(bitcoind, chainDir, [`-blockfilterindex=${filters ? 1 : 0}`]);
+  const node = await startBitcoind(bitcoind, chainDir, [`-blockfilterindex=${filters ? 1 : 0}`, `-rest=${REST ? 1 : 0}`]);
   try {
     const core = [];
     const service = [];
     const fastService = [];
     for (let round = 0; round < ROUNDS; round++) {
-      const c = await coreScan(node.rpc, meta, round);
+      const c = await coreScan(node, meta, round);
       const s = await serviceScan(node, meta, SYNC_INTERVAL);
       const f = await serviceScan(node, meta, 0.1);
       for (const r of [s, f]) {
         if (!sameSet(c.coins, r.coins)) throw new Error(`different coins: Core ${c.coins.size}, service ${r.coins.size}`);
         if (!sameSet(c.txids, r.txids)) throw new Error(`different transactions: Core ${c.txids.size}, service ${r.txids.size}`);
       }
-      log(`filters ${filters ? 'on' : 'off'}, round ${round + 1}: Core ${c.seconds.toFixed(2)} s, service ${s.seconds.toFixed(2)} s (sync interval ${SYNC_INTERVAL} s), ${f.seconds.toFixed(2)} s (0.1 s); ${c.coins.size} coins, ${c.txids.size} transactions`);
+      log(`filters ${filters ? 'on' : 'off'}, round ${round + 1}: Core ${c.seconds.toFixed(2)} s (CPU ${c.cpu.toFixed(2)} s), service ${s.seconds.toFixed(2)} s (sync interval ${SYNC_INTERVAL} s), ${f.seconds.toFixed(2)} s (0.1 s; CPU ${f.serviceCpu.toFixed(2)} s service + ${f.nodeCpu.toFixed(2)} s node); ${c.coins.size} coins, ${c.txids.size} transactions; load ${loadavg()[0].toFixed(1)}`);
       core.push(c);
       service.push(s);
       fastService.push(f);
@@ -199,8 +224,10 @@ async function measure(meta, filters) {
     const coreS = median(core.map((r) => r.seconds));
     const serviceS = median(service.map((r) => r.seconds));
     const fastS = median(fastService.map((r) => r.seconds));
+    const coreCpu = median(core.map((r) => r.cpu));
+    const fastCpu = median(fastService.map((r) => r.cpu));
     return {
-      filters, coreS, serviceS, fastS, coins: core[0].coins.size, transactions: core[0].txids.size,
+      filters, coreS, serviceS, fastS, coreCpu, fastCpu, coins: core[0].coins.size, transactions: core[0].txids.size,
       rssMb: Math.round(Math.max(...service.map((r) => r.rssKb), ...fastService.map((r) => r.rssKb)) / 1024),
     };
   } finally {
@@ -215,13 +242,14 @@ else {
   log(`building the chain in ${chainDir} (once)`);
   meta = await buildChain();
 }
-const results = [await measure(meta, true), await measure(meta, false)];
+const results = [];
+for (const filters of FILTER_MODES) results.push(await measure(meta, filters));
 const machine = `${cpus().length} cores (${cpus()[0]?.model.trim()}), Node.js ${process.version}`;
 const lines = [
   `Chain: ${meta.tip + 1} blocks, ${meta.transactions} transactions, ~${meta.averageBlockKb} KB per block; ${results[0].coins} coins, ${results[0].transactions} wallet transactions found by both. ${machine}; ${ROUNDS} rounds, medians.`,
   '',
-  '| block filter index | Core `rescanblockchain 0` | service, POST to scan done (sync interval ' + SYNC_INTERVAL + ' s) | ratio | same, interval 0.1 s | ratio | service peak RSS |',
-  '|---|---|---|---|---|---|---|',
-  ...results.map((r) => `| ${r.filters ? 'on' : 'off'} | ${r.coreS.toFixed(2)} s | ${r.serviceS.toFixed(2)} s | ${(r.serviceS / r.coreS).toFixed(2)}x Core's time | ${r.fastS.toFixed(2)} s | ${(r.fastS / r.coreS).toFixed(2)}x | ${r.rssMb} MB |`),
+  '| block filter index | Core `rescanblockchain 0` | service, POST to scan done (sync interval ' + SYNC_INTERVAL + ' s) | ratio | same, interval 0.1 s | ratio | CPU: Core (node) | CPU: service + node (0.1 s) | ratio | service peak RSS |',
+  '|---|---|---|---|---|---|---|---|---|---|',
+  ...results.map((r) => `| ${r.filters ? 'on' : 'off'}${REST ? ', node with -rest' : ''} | ${r.coreS.toFixed(2)} s | ${r.serviceS.toFixed(2)} s | ${(r.serviceS / r.coreS).toFixed(2)}x Core's time | ${r.fastS.toFixed(2)} s | ${(r.fastS / r.coreS).toFixed(2)}x | ${r.coreCpu.toFixed(2)} s | ${r.fastCpu.toFixed(2)} s | ${(r.fastCpu / r.coreCpu).toFixed(2)}x | ${r.rssMb} MB |`),
 ];
 console.log(lines.join('\n'));

@@ -111,6 +111,8 @@ export interface BlockSource {
   getBlockHash(height: number): Promise<string>;
   /** The full block (parsed); ChainError `not_found` for an unknown hash. */
   getBlock(hash: string): Promise<Block>;
+  /** Several full blocks in one round trip, in the order asked; fails as getBlock for the first bad one. */
+  getBlocks(hashes: readonly string[]): Promise<Block[]>;
   getBlockHeader(hash: string): Promise<BlockHeaderInfo>;
   /** The block's basic filter, or null when the backend keeps no filters (then fetch the block). */
   getBlockFilter(hash: string): Promise<BlockFilter | null>;
@@ -216,4 +218,8 @@ export interface ChainSource extends BlockSource, MempoolSource, Broadcaster, Fe
   verifyNetwork?(): Promise<void>;
   /** Releases connections; the source is unusable afterwards. */
   close(): Promise<void>;
+  /** Where the source reports how it reads the node (REST or JSON-RPC); set by the sync when it starts. */
+  log?: ChainLog | undefined;
 }
+
+export type ChainLog = (level: 'info' | 'warn', message: string, details?: Record<string, unknown>) => void;

@@ -7,7 +7,8 @@
  * scripts are derived and the same block (or mempool) is checked again, so a later output at a higher index
  * (Core's keypool finds those) is not missed.
  */
-import { toHex } from '../core/bytes.js';
+import { BlockTransaction, scriptLookupKey } from '../core/block.js';
+import { fromHex, toHex } from '../core/bytes.js';
 import { isCoinbase, txid as computeTxid, type Transaction } from '../core/tx.js';
 import { buildChangeset } from './changeset.js';
 import { dropTx } from './drop.js';
@@ -16,6 +17,7 @@ import {
   ChangeRecorder,
   insertTx,
   markUsed,
+  mayBeWatched,
   mineOutputs,
   outpointKey,
   setStatus,
@@ -67,10 +69,9 @@ export function applyUpdate(state: EngineState, update: ChainUpdate, options?: A
   return buildChangeset(state, wallets, recorder);
 }
 
-/** A transaction of the update with lazily computed txid and script hexes (computed once, reused per pass). */
+/** A transaction of the update with its txid computed on first use (once, reused per pass). */
 class Candidate {
   private id: string | undefined;
-  private hexes: string[] | undefined;
   readonly coinbase: boolean;
   constructor(
     readonly tx: Transaction,
@@ -80,10 +81,7 @@ class Candidate {
     this.coinbase = isCoinbase(tx);
   }
   get txid(): string {
-    return (this.id ??= computeTxid(this.tx));
-  }
-  get scriptHexes(): string[] {
-    return (this.hexes ??= this.tx.outputs.map((o) => toHex(o.script)));
+    return (this.id ??= this.tx instanceof BlockTransaction ? this.tx.txid() : computeTxid(this.tx));
   }
 }
 
@@ -101,12 +99,21 @@ function touchedWallets(state: EngineState, scope: Set<WalletState>, candidate: 
       }
     }
   }
-  for (const script of candidate.scriptHexes) {
-    const owners = state.scriptIndex.get(script);
+  const tx = candidate.tx;
+  if (tx instanceof BlockTransaction && !tx.anyOutputKeyIn(state.scriptKeys)) return touched ?? NO_WALLETS;
+  for (const output of tx.outputs) {
+    if (!mayBeWatched(state, output.script)) continue;
+    const owners = state.scriptIndex.get(toHex(output.script));
     if (!owners) continue;
     for (const { wallet } of owners) if (scope.has(wallet)) (touched ??= new Set()).add(wallet);
   }
   return touched ?? NO_WALLETS;
+}
+
+/** Whether the transaction pays one of `scripts` (hex), looked up by key first as in touchedWallets. */
+function pays(candidate: Candidate, scripts: ReadonlySet<string>, keys: ReadonlySet<number>): boolean {
+  if (candidate.tx instanceof BlockTransaction && !candidate.tx.anyOutputKeyIn(keys)) return false;
+  return candidate.tx.outputs.some((o) => keys.has(scriptLookupKey(o.script)) && scripts.has(toHex(o.script)));
 }
 
 /**
@@ -121,10 +128,11 @@ function forEachPass(candidates: Candidate[], recorder: ChangeRecorder, visit: (
   while (extended) {
     extended = false;
     const derived = recorder.takeDerived();
+    const derivedKeys = new Set([...derived].map((script) => scriptLookupKey(fromHex(script))));
     const revisited = new Set<string>();
     for (const candidate of candidates) {
       const relevant =
-        candidate.scriptHexes.some((script) => derived.has(script)) ||
+        pays(candidate, derived, derivedKeys) ||
         (!candidate.coinbase && candidate.tx.inputs.some((input) => revisited.has(input.txid)));
       if (!relevant) continue;
       revisited.add(candidate.txid);
@@ -176,7 +184,9 @@ function connectBlock(state: EngineState, wallets: WalletState[], update: BlockC
 
   // Unconfirmed wallet transactions spending a coin this block spent are double-spent: drop them.
   const spentByBlock = new Set<string>();
-  for (const tx of update.transactions) for (const input of tx.inputs) spentByBlock.add(outpointKey(input.txid, input.vout));
+  if (wallets.some((w) => w.pending.size > 0)) {
+    for (const tx of update.transactions) for (const input of tx.inputs) spentByBlock.add(outpointKey(input.txid, input.vout));
+  }
   for (const wallet of wallets) {
     for (const txid of [...wallet.pending]) {
       const tracked = wallet.txs.get(txid);

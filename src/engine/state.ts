@@ -3,7 +3,8 @@
  * changeset handed to the store describes exactly what changed; restoring from stored rows rebuilds the
  * same state (indexes are derived, never stored).
  */
-import { toHex } from '../core/bytes.js';
+import { fromHex, toHex } from '../core/bytes.js';
+import { BlockTransaction, scriptLookupKey } from '../core/block.js';
 import { isCoinbase, serializeTransaction, vsize, type Transaction } from '../core/tx.js';
 import { EngineError } from './errors.js';
 import {
@@ -62,14 +63,32 @@ export interface EngineState {
   wallets: Map<string, WalletState>;
   /** Script hex -> wallets (and position) it belongs to: one lookup per output for all wallets. */
   scriptIndex: Map<string, { wallet: WalletState; owner: ScriptOwner }[]>;
+  /**
+   * Lookup key (scriptLookupKey) -> number of scripts of scriptIndex with that key. A block's outputs are
+   * checked against it first, without hex-encoding them: nearly all outputs pay no wallet, and for those
+   * the check costs a few byte reads and no allocation.
+   */
+  scriptKeys: Map<number, number>;
   /** Txid -> wallets holding that transaction: one lookup per input for all wallets. */
   txOwners: Map<string, Set<WalletState>>;
+}
+
+/** Whether some wallet of the state may watch `script` (no false negatives). */
+export const mayBeWatched = (state: EngineState, script: Uint8Array): boolean => state.scriptKeys.has(scriptLookupKey(script));
+
+/** Removes a script from the shared index (no wallet watches it any more). */
+export function unindexScript(state: EngineState, script: string): void {
+  if (!state.scriptIndex.delete(script)) return;
+  const key = scriptLookupKey(fromHex(script));
+  const count = state.scriptKeys.get(key) ?? 0;
+  if (count <= 1) state.scriptKeys.delete(key);
+  else state.scriptKeys.set(key, count - 1);
 }
 
 export const outpointKey = (txid: string, vout: number): string => `${txid}:${vout}`;
 
 export function emptyEngineState(): EngineState {
-  return { wallets: new Map(), scriptIndex: new Map(), txOwners: new Map() };
+  return { wallets: new Map(), scriptIndex: new Map(), scriptKeys: new Map(), txOwners: new Map() };
 }
 
 /** Collects what an update changed, per wallet, to build the changeset at the end. */
@@ -145,7 +164,11 @@ export function addScript(state: EngineState, wallet: WalletState, owner: Script
   if (wallet.scripts.has(script)) return; // the same script twice in one wallet: first position wins
   wallet.scripts.set(script, owner);
   let owners = state.scriptIndex.get(script);
-  if (!owners) state.scriptIndex.set(script, (owners = []));
+  if (!owners) {
+    state.scriptIndex.set(script, (owners = []));
+    const key = scriptLookupKey(fromHex(script));
+    state.scriptKeys.set(key, (state.scriptKeys.get(key) ?? 0) + 1);
+  }
   owners.push({ wallet, owner });
 }
 
@@ -206,17 +229,19 @@ export interface NewTx {
 
 /** Inserts a transaction into a wallet (indexes included); the caller records the change. */
 export function insertTx(state: EngineState, wallet: WalletState, input: NewTx): TrackedTx {
+  // A block's transaction is kept apart from the block's bytes, which would otherwise stay in memory.
+  const tx = input.tx instanceof BlockTransaction ? input.tx.standalone() : input.tx;
   const tracked: TrackedTx = {
     txid: input.txid,
-    tx: input.tx,
-    hex: input.hex ?? toHex(serializeTransaction(input.tx)),
-    vsize: vsize(input.tx),
-    coinbase: isCoinbase(input.tx),
+    tx,
+    hex: input.hex ?? toHex(serializeTransaction(tx)),
+    vsize: vsize(tx),
+    coinbase: isCoinbase(tx),
     status: input.status,
     block: input.block,
     firstSeen: input.firstSeen,
     replaceable: input.replaceable,
-    mine: mineOutputs(wallet, input.tx),
+    mine: mineOutputs(wallet, tx),
   };
   wallet.txs.set(tracked.txid, tracked);
   if (tracked.status === 'mempool') wallet.pending.add(tracked.txid);

@@ -5,7 +5,7 @@
 import { parseTransaction, txid as computeTxid } from '../core/tx.js';
 import { buildChangeset, syncRow } from './changeset.js';
 import { EngineError } from './errors.js';
-import { addScript, ChangeRecorder, fillGap, insertTx, newWalletState, type EngineState } from './state.js';
+import { addScript, ChangeRecorder, fillGap, insertTx, newWalletState, unindexScript, type EngineState } from './state.js';
 import type { Branch, EngineChangeset, StoredWalletRows, StoredWalletSync, WalletConfig } from './types.js';
 
 const isRevealIndex = (n: unknown): n is number => Number.isSafeInteger(n) && (n as number) >= -1;
@@ -63,7 +63,7 @@ export function removeWallet(state: EngineState, walletId: string): void {
   state.wallets.delete(walletId);
   for (const [script, owners] of state.scriptIndex) {
     const rest = owners.filter((o) => o.wallet !== wallet);
-    if (rest.length === 0) state.scriptIndex.delete(script);
+    if (rest.length === 0) unindexScript(state, script);
     else if (rest.length !== owners.length) state.scriptIndex.set(script, rest);
   }
   for (const txid of wallet.txs.keys()) {

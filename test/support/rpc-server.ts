@@ -27,6 +27,8 @@ export interface RpcTestServerOptions extends Partial<NodeBehaviour> {
   delayMs?: number;
   /** Extra wait per method, after the method has run (an answer lost after the node acted). */
   methodDelayMs?: Record<string, number>;
+  /** Serve the REST interface (`-rest`): chain info and binary blocks, without credentials (default false). */
+  rest?: boolean;
 }
 
 export interface ReceivedCall {
@@ -53,6 +55,10 @@ export class RpcTestServer {
   readonly calls: ReceivedCall[] = [];
   /** HTTP requests received (a batch is one request). */
   httpRequests = 0;
+  /** REST requests answered, by path. */
+  readonly restRequests: string[] = [];
+  /** Replaces the REST answer for a block (a node sending something else); undefined: the block as it is. */
+  restBlockAnswer: ((hash: string) => { status: number; body: Buffer } | undefined) | undefined;
   /** TCP connections accepted (keep-alive clients reuse theirs). */
   connections = 0;
   /** Every sendrawtransaction received, with the node's answer. */
@@ -146,6 +152,7 @@ export class RpcTestServer {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     this.httpRequests++;
+    if (req.method === 'GET' && req.url?.startsWith('/rest/')) return this.handleRest(req.url, res);
     if (!this.authorized(req.headers.authorization)) {
       // What Core does: 401, a Basic challenge, an empty body.
       res.writeHead(401, { 'www-authenticate': 'Basic realm="jsonrpc"', 'content-length': 0 });
@@ -174,6 +181,25 @@ export class RpcTestServer {
     // Legacy (JSON-RPC 1.0) status codes: 404 for an unknown method, 500 for other errors.
     const status = reply.error === null ? 200 : reply.error.code === -32601 ? 404 : reply.error.code === -32600 ? 400 : 500;
     this.send(res, status, reply);
+  }
+
+  /** What Core's REST interface answers (404 for every path without -rest, as its HTTP server does). */
+  private handleRest(path: string, res: http.ServerResponse): void {
+    const reply = (status: number, body: Buffer, type = 'text/plain') => {
+      res.writeHead(status, { 'content-type': type, 'content-length': body.length });
+      res.end(body);
+    };
+    if (!this.options.rest) return reply(404, Buffer.alloc(0));
+    this.restRequests.push(path);
+    if (path === '/rest/chaininfo.json') return reply(200, Buffer.from(JSON.stringify({ chain: this.behaviour.chain, blocks: this.chain.tipHeight })), 'application/json');
+    const block = /^\/rest\/block\/([0-9a-f]{64})\.bin$/.exec(path);
+    if (!block) return reply(400, Buffer.from('Invalid URI format'));
+    const hash = block[1]!;
+    const replaced = this.restBlockAnswer?.(hash);
+    if (replaced) return reply(replaced.status, replaced.body, 'application/octet-stream');
+    const known = this.chain.block(hash);
+    if (!known) return reply(404, Buffer.from(`${hash} not found`));
+    reply(200, Buffer.from(known.hex, 'hex'), 'application/octet-stream');
   }
 
   private answer(request: JsonRpcRequest): { reply: { result: unknown; error: { code: number; message: string } | null; id: unknown }; delay: number } {

@@ -4,12 +4,14 @@
  * service's before the first answer is used.
  */
 import { isNetworkName, networkFromCoreChain, type NetworkName } from '../../core/network.js';
-import { parseBlock, parseTransaction, txid as txidOf, type Block, type Transaction } from '../../core/tx.js';
+import { parseBlockForScan } from '../../core/block.js';
+import { parseTransaction, txid as txidOf, type Block, type Transaction } from '../../core/tx.js';
 import {
   ChainError,
   type BlockFilter,
   type BlockHeaderInfo,
   type BlockSummary,
+  type ChainLog,
   type ChainSource,
   type ChainTip,
   type FeeEstimate,
@@ -18,6 +20,7 @@ import {
   type MempoolEntry,
   type RelayFees,
 } from '../types.js';
+import { RestBlockReader } from './rest-blocks.js';
 import { RpcClient, type CallOptions, type RpcClientOptions } from './rpc-client.js';
 import { broadcastError, isFilterUnavailable, isNotFound } from './rpc-errors.js';
 import { btcPerKvbToSatPerKvb, btcToSats, checkHashArgument, expectHash, expectHexBytes, expectInteger, expectObject, expectString } from './values.js';
@@ -41,11 +44,13 @@ export class BitcoindChainSource implements ChainSource {
   private pendingNetworkCheck: Promise<void> | undefined;
   /** The network (or unknown chain name) the node reported last. */
   private nodeNetwork: string | undefined;
+  private readonly rest: RestBlockReader;
 
   constructor(options: BitcoindChainSourceOptions) {
     if (!isNetworkName(options.network)) throw new ChainError('bad_config', `Unknown network ${String(options.network)}`);
     this.network = options.network;
     this.rpc = new RpcClient(options);
+    this.rest = new RestBlockReader(this.rpc);
     this.mempoolBatchSize = options.mempoolBatchSize ?? 100;
     // One quick attempt per request: a health check reports the node as it is now.
     this.healthCall = { retries: 0, timeoutMs: options.healthTimeoutMs ?? Math.min(options.timeoutMs ?? 30_000, 5_000) };
@@ -53,6 +58,14 @@ export class BitcoindChainSource implements ChainSource {
 
   async close(): Promise<void> {
     this.rpc.close();
+  }
+
+  /** Where notices about how blocks are read (REST or JSON-RPC) go. */
+  get log(): ChainLog | undefined {
+    return this.rest.log;
+  }
+  set log(log: ChainLog | undefined) {
+    this.rest.log = log;
   }
 
   // -- HealthCheck ------------------------------------------------------------------------------
@@ -101,15 +114,24 @@ export class BitcoindChainSource implements ChainSource {
 
   async getBlock(hash: string): Promise<Block> {
     const wanted = checkHashArgument(hash, 'Block hash');
-    const bytes = expectHexBytes(await this.readBlockItem('getblock', [wanted, 0], wanted), 'block');
-    let block: Block;
-    try {
-      block = parseBlock(bytes);
-    } catch {
-      throw new ChainError('bad_response', `Bitcoin Core sent a block ${wanted} that does not parse`);
-    }
-    if (block.hash !== wanted) throw new ChainError('bad_response', `Bitcoin Core sent block ${block.hash} when asked for ${wanted}`);
-    return block;
+    return parseBlockAnswer(await this.readBlockItem('getblock', [wanted, 0], wanted), wanted);
+  }
+
+  async getBlocks(hashes: readonly string[]): Promise<Block[]> {
+    const wanted = hashes.map((hash) => checkHashArgument(hash, 'Block hash'));
+    if (wanted.length === 0) return [];
+    await this.ensureNetwork();
+    const overRest = await this.rest.getBlocks(wanted);
+    if (overRest) return overRest;
+    const answers = await this.rpc.batch(wanted.map((hash) => ({ method: 'getblock', params: [hash, 0] })));
+    return answers.map((answer, i) => {
+      const hash = wanted[i]!;
+      if (!answer.ok) {
+        if (isNotFound(answer.error)) throw new ChainError('not_found', `Bitcoin Core does not know block ${hash}`, { rpcCode: answer.error.rpcCode });
+        throw answer.error;
+      }
+      return parseBlockAnswer(answer.result, hash);
+    });
   }
 
   async getBlockHeader(hash: string): Promise<BlockHeaderInfo> {
@@ -367,6 +389,19 @@ export class BitcoindChainSource implements ChainSource {
 }
 
 /** The serialised filter of a `getblockfilter` answer. */
+/** A `getblock <hash> 0` answer parsed, checked to be the block asked for. */
+function parseBlockAnswer(answer: unknown, wanted: string): Block {
+  const bytes = expectHexBytes(answer, 'block');
+  let block: Block;
+  try {
+    block = parseBlockForScan(bytes);
+  } catch {
+    throw new ChainError('bad_response', `Bitcoin Core sent a block ${wanted} that does not parse`);
+  }
+  if (block.hash !== wanted) throw new ChainError('bad_response', `Bitcoin Core sent block ${block.hash} when asked for ${wanted}`);
+  return block;
+}
+
 function filterBytes(answer: unknown): Uint8Array {
   return expectHexBytes(expectObject(answer, 'getblockfilter').filter, 'block filter');
 }

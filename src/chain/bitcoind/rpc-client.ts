@@ -5,6 +5,7 @@
  * Every failure becomes a ChainError with a distinct code (unauthorized, connection_refused,
  * timeout, unreachable, warming_up, ...) and a message that never contains credentials.
  */
+import { isAscii } from 'node:buffer';
 import { readFile } from 'node:fs/promises';
 import http from 'node:http';
 import https from 'node:https';
@@ -197,11 +198,35 @@ export class RpcClient {
     return this.authorization;
   }
 
-  private postOnce(payload: string, authorization: string, timeoutMs: number): Promise<unknown> {
+  private async postOnce(payload: string, authorization: string, timeoutMs: number): Promise<unknown> {
+    const { status, body } = await this.exchange('POST', `${this.endpoint.pathname}${this.endpoint.search}`, timeoutMs, payload, authorization);
+    try {
+      return this.readResponse(status, decodeBody(body));
+    } catch (error) {
+      // Rejected credentials or a busy node: the next request reads the cookie again (it may be new).
+      if (error instanceof ChainError && error.code !== 'bad_response' && error.code !== 'rpc_error') this.authorization = undefined;
+      throw error;
+    }
+  }
+
+  /**
+   * GETs a path of the node's REST interface (`-rest`; no credentials) and returns the body of a 200 answer.
+   * Any other status is a ChainError: `not_found` for 404 (unknown item, or REST disabled), else `bad_response`.
+   */
+  async getBinary(path: string, options: { timeoutMs?: number } = {}): Promise<Buffer> {
+    if (this.closed) throw new ChainError('unreachable', 'The Bitcoin Core RPC client is closed');
+    const { status, body } = await this.exchange('GET', path, options.timeoutMs ?? this.timeoutMs);
+    if (status === 404) throw new ChainError('not_found', 'Bitcoin Core answered HTTP 404 on its REST interface');
+    if (status !== 200) throw new ChainError('bad_response', `Bitcoin Core answered HTTP ${status} on its REST interface`);
+    return body;
+  }
+
+  /** One HTTP exchange on the keep-alive agent: status and whole body, bounded in size and time. */
+  private exchange(method: 'GET' | 'POST', path: string, timeoutMs: number, payload?: string, authorization?: string): Promise<{ status: number; body: Buffer }> {
     const transport = this.endpoint.protocol === 'https:' ? https : http;
-    return new Promise<unknown>((resolve, reject) => {
+    return new Promise((resolve, reject) => {
       let settled = false;
-      const finish = (error: ChainError | undefined, value?: unknown) => {
+      const finish = (error: ChainError | undefined, value?: { status: number; body: Buffer }) => {
         if (settled) return;
         settled = true;
         clearTimeout(timer);
@@ -209,21 +234,23 @@ export class RpcClient {
           // After a lost connection the node may have restarted with a new cookie.
           if (error.code !== 'bad_response' && error.code !== 'rpc_error') this.authorization = undefined;
           reject(error);
-        } else resolve(value);
+        } else resolve(value!);
       };
+      const headers: http.OutgoingHttpHeaders = {};
+      if (payload !== undefined) {
+        headers['content-type'] = 'application/json';
+        headers['content-length'] = Buffer.byteLength(payload);
+      }
+      if (authorization !== undefined) headers.authorization = authorization;
       const request = transport.request(
         {
           agent: this.agent,
           protocol: this.endpoint.protocol,
           hostname: this.endpoint.hostname,
           port: this.endpoint.port || (this.endpoint.protocol === 'https:' ? 443 : 80),
-          path: `${this.endpoint.pathname}${this.endpoint.search}`,
-          method: 'POST',
-          headers: {
-            'content-type': 'application/json',
-            'content-length': Buffer.byteLength(payload),
-            authorization,
-          },
+          path,
+          method,
+          headers,
         },
         (response) => {
           const chunks: Buffer[] = [];
@@ -238,13 +265,7 @@ export class RpcClient {
             chunks.push(chunk);
           });
           response.on('error', (error) => finish(this.transportError(error)));
-          response.on('end', () => {
-            try {
-              finish(undefined, this.readResponse(response.statusCode ?? 0, Buffer.concat(chunks).toString('utf8')));
-            } catch (error) {
-              finish(error as ChainError);
-            }
-          });
+          response.on('end', () => finish(undefined, { status: response.statusCode ?? 0, body: Buffer.concat(chunks) }));
         },
       );
       const timer = setTimeout(() => {
@@ -305,5 +326,8 @@ function unwrap<T>(response: RpcResponse, method: string): T {
   if (!('result' in response)) throw new ChainError('bad_response', `Bitcoin Core answered ${method} without a result`);
   return response.result as T;
 }
+
+/** The body as text: answers are nearly always ASCII (hex blocks), which latin1 decodes much faster than UTF-8. */
+const decodeBody = (body: Buffer): string => (isAscii(body) ? body.toString('latin1') : body.toString('utf8'));
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));

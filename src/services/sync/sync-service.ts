@@ -6,7 +6,8 @@
  * link (for reorg detection) and the PSBTs the change settles (chain-reconciler.ts), and the wallets'
  * revisions grow, so other instances see the change.
  */
-import { basicFilterMatchesAny } from '../../core/bip158.js';
+import { basicFilterMatchesAny, decodeBasicFilter, decodedFilterMatchesAny } from '../../core/bip158.js';
+import { toHex } from '../../core/bytes.js';
 import { ChainError, type BlockSummary, type ChainSource, type ChainTip } from '../../chain/types.js';
 import {
   applyUpdate,
@@ -33,8 +34,12 @@ const NO_PARENT = '0'.repeat(64);
 const TIP_ONLY_BLOCKS_PER_WRITE = 500;
 /** Blocks summarised (hash, header, filter) per read of the node. */
 const SUMMARIES_PER_READ = 250;
-/** Full blocks requested ahead of the one being applied. */
-const BLOCKS_FETCHED_AHEAD = 8;
+/**
+ * Full blocks requested ahead of the one being applied, and per request: four requests in flight keep the
+ * node's RPC threads busy, and eight blocks of the largest possible size (4 MB, 8 MB of hex) stay within the
+ * RPC client's 64 MiB limit of an answer. Held blocks bound the scan's memory whatever the chain's length.
+ */
+const BLOCKS_AHEAD = { maxAhead: 32, perRequest: 8 };
 /** How often a long pass looks for a new node tip (wallets at the tip then take the new blocks first). */
 const TIP_REFRESH_MS = 1_000;
 /** How often a long pass brings the mempool of the wallets at the tip up to date. */
@@ -101,8 +106,14 @@ export class SyncService {
   private pendingTips = new Map<string, WalletChangeset>();
   private pendingBlocks: SyncBlockRow[] = [];
   private groupScripts: { key: string; scripts: Uint8Array[] } | undefined;
-  /** The filter matches of the last summaries read, for the scripts they were computed with. */
-  private lastMatches: { scripts: Uint8Array[]; matched: ReadonlySet<string> } | undefined;
+  /**
+   * The filter matches of the last summaries read, for the scripts they were computed with (`known`: their
+   * hex), and those summaries' filters decoded, so that scripts derived meanwhile are matched without
+   * decoding the filters again.
+   */
+  private lastMatches:
+    | { group: string; scripts: Uint8Array[]; known: Set<string>; matched: Set<string>; decoded: Map<string, Float64Array> }
+    | undefined;
   /** Per loaded wallet, the tip height its recorded events have reached (confirmation depths are counted from it). */
   private readonly eventHeights = new Map<string, number | null>();
   /** Wallets loaded (imported, rescanned, or behind at start) that have not reached the node's tip yet. */
@@ -132,6 +143,7 @@ export class SyncService {
   start(intervalMs: number, log?: SyncServiceDeps['log']): void {
     if (!this.deps.chain || !this.stopped) return;
     if (log) this.deps.log = log;
+    if (log) this.deps.chain.log = log;
     this.stopped = false;
     const tick = async () => {
       this.timer = undefined;
@@ -304,12 +316,20 @@ export class SyncService {
       return;
     }
     const last = Math.min(tip.height, group.height + (this.deps.batchBlocks ?? 500));
-    const prefetch = new BlockPrefetch(chain, BLOCKS_FETCHED_AHEAD);
+    const prefetch = new BlockPrefetch(chain, BLOCKS_AHEAD);
     let prevHash = group.hash;
+    // The next summaries are read while the current ones are applied (dropped unread if the step stops early).
+    const read = (from: number) => {
+      const summaries = chain.getBlockSummaries(from, Math.min(last, from + SUMMARIES_PER_READ - 1));
+      summaries.catch(() => undefined); // reported when awaited
+      return summaries;
+    };
+    let next = group.height + 1 <= last ? read(group.height + 1) : undefined;
     try {
       for (let from = group.height + 1; from <= last; ) {
         const to = Math.min(last, from + SUMMARIES_PER_READ - 1);
-        const summaries = await chain.getBlockSummaries(from, to);
+        const summaries = await next!;
+        next = to + 1 <= last && summaries.length === to - from + 1 ? read(to + 1) : undefined;
         prefetch.announce(this.blocksToFetch(group.walletIds, summaries));
         for (const summary of summaries) {
           if (prevHash !== null && summary.prevHash !== prevHash) return; // the node's chain moved under us: regroup
@@ -328,16 +348,38 @@ export class SyncService {
   /** The blocks of `summaries` the group must read in full: no filter, or a filter matching its scripts now. */
   private blocksToFetch(walletIds: string[], summaries: BlockSummary[]): string[] {
     const scripts = this.scriptsOf(walletIds);
-    const matched = new Set(summaries.filter((s) => s.filter !== null && basicFilterMatchesAny(s.filter, s.hash, scripts)).map((s) => s.hash));
-    this.lastMatches = { scripts, matched };
+    const decoded = new Map<string, Float64Array>();
+    const matched = new Set<string>();
+    for (const { hash, filter } of summaries) {
+      if (filter === null) continue;
+      const values = decodeBasicFilter(filter);
+      decoded.set(hash, values);
+      if (decodedFilterMatchesAny(values, hash, scripts)) matched.add(hash);
+    }
+    this.lastMatches = { group: walletIds.join(' '), scripts, known: new Set(scripts.map(toHex)), matched, decoded };
     return summaries.filter((s) => s.filter === null || matched.has(s.hash)).map((s) => s.hash);
   }
 
-  /** Whether the block's filter matches the group's scripts, reusing blocksToFetch's answer while they are unchanged. */
+  /**
+   * Whether the block's filter matches the group's scripts, reusing blocksToFetch's answer. Scripts derived
+   * since (a block paid the wallets) are matched against every filter of that read at once; scripts are
+   * only ever added to a group, so earlier matches stand.
+   */
   private filterMatches(walletIds: string[], hash: string, filter: Uint8Array): boolean {
     const scripts = this.scriptsOf(walletIds);
-    if (this.lastMatches?.scripts === scripts) return this.lastMatches.matched.has(hash);
-    return basicFilterMatchesAny(filter, hash, scripts);
+    const last = this.lastMatches;
+    if (!last?.decoded.has(hash) || last.group !== walletIds.join(' ')) return basicFilterMatchesAny(filter, hash, scripts);
+    if (last.scripts !== scripts) {
+      const added = scripts.filter((script) => !last.known.has(toHex(script)));
+      for (const script of added) last.known.add(toHex(script));
+      last.scripts = scripts;
+      if (added.length > 0) {
+        for (const [blockHash, values] of last.decoded) {
+          if (!last.matched.has(blockHash) && decodedFilterMatchesAny(values, blockHash, added)) last.matched.add(blockHash);
+        }
+      }
+    }
+    return last.matched.has(hash);
   }
 
   private async activeHashAt(chain: ChainSource, height: number): Promise<string | null> {
@@ -421,8 +463,14 @@ export class SyncService {
       if (this.pendingBlocks.length >= TIP_ONLY_BLOCKS_PER_WRITE) await this.flush();
       return;
     }
-    await this.flush();
-    await this.persist(changes, blocks);
+    // The buffered tip-only changes go in the same transaction (one commit, not two); a wallet's buffered
+    // change is superseded by its new one, which carries its whole sync row.
+    const merged = new Map(this.pendingTips);
+    for (const change of changes.wallets) merged.set(change.walletId, change);
+    const allBlocks = [...this.pendingBlocks, ...blocks];
+    this.pendingTips = new Map();
+    this.pendingBlocks = [];
+    await this.persist({ wallets: [...merged.values()] }, allBlocks);
   }
 
   /** Writes the buffered tip-only changes (before any other write, and at the end of each step). */

@@ -7,6 +7,7 @@ import {
   basicFilterMatchesAny,
   buildBasicFilter,
   decodeBasicFilter,
+  decodedFilterMatchesAny,
   FilterError,
   siphash24,
   sipKey,
@@ -95,6 +96,14 @@ describe('BIP158 official test vectors (Bitcoin Core blockfilters.json)', () => 
         expect(values.length).toBe(distinct);
         for (let i = 1; i < values.length; i++) expect(values[i]!).toBeGreaterThanOrEqual(values[i - 1]!);
       });
+      it('answers the same from the decoded filter', () => {
+        const values = decodeBasicFilter(filter);
+        const strangers = Array.from({ length: 200 }, (_, i) => Uint8Array.of(0x6a, 0x04, i & 0xff, i >> 8, 0xaa, 0xbb));
+        for (const query of [...elements.map((e) => [e]), strangers, [], [...strangers, ...elements.slice(-1)]]) {
+          expect(decodedFilterMatchesAny(values, hash, query)).toBe(basicFilterMatchesAny(filter, hash, query));
+        }
+        if (elements.length > 0) expect(decodedFilterMatchesAny(values, hash, [elements[0]!])).toBe(true);
+      });
       it('does not match scripts that are not in the block', () => {
         const strangers = Array.from({ length: 2000 }, (_, i) => Uint8Array.of(0x6a, 0x04, i & 0xff, i >> 8, 0xaa, 0xbb));
         const hits = strangers.filter((s) => basicFilterMatchesAny(filter, hash, [s])).length;
@@ -162,6 +171,63 @@ describe('BIP158 filters of the regtest fixtures', () => {
     expect(basicFilterMatchesAny(Uint8Array.of(0), hash, allScripts)).toBe(false);
     expect(basicFilterMatchesAny(fromHex(parsed[0]!.filter), hash, [])).toBe(false);
     expect(toHex(buildBasicFilter(hash, []))).toBe('00');
+  });
+});
+
+/** Golomb-Rice decoding one bit at a time, as BIP158 describes it, to check the word-wise reader against. */
+function referenceDecode(filter: Uint8Array, n: number, offset: number): number[] {
+  let pos = offset * 8;
+  const bit = () => {
+    if (pos >= filter.length * 8) throw new Error('truncated');
+    const b = (filter[pos >>> 3]! >>> (7 - (pos & 7))) & 1;
+    pos++;
+    return b;
+  };
+  const values: number[] = [];
+  let last = 0;
+  for (let i = 0; i < n; i++) {
+    let q = 0;
+    while (bit() === 1) q++;
+    let r = 0;
+    for (let j = 0; j < 19; j++) r = r * 2 + bit();
+    last += q * 2 ** 19 + r;
+    values.push(last);
+  }
+  return values;
+}
+
+describe('Golomb-Rice reader', () => {
+  it('decodes like a bit-by-bit reader, and every cut-off filter either decodes the same prefix or is reported truncated', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.uint8Array({ minLength: 1, maxLength: 40 }), { minLength: 1, maxLength: 60 }),
+        fc.nat({ max: 400 }),
+        (scripts, cut) => {
+          const hash = vectors[1]![1];
+          const filter = buildBasicFilter(hash, scripts);
+          const n = filter[0]!; // fewer than 0xfd elements: a one-byte count
+          expect([...decodeBasicFilter(filter)]).toEqual(referenceDecode(filter, n, 1));
+          const short = filter.subarray(0, Math.max(1, filter.length - 1 - (cut % filter.length)));
+          let expected: number[] | 'truncated';
+          try {
+            expected = referenceDecode(short, n, 1);
+          } catch {
+            expected = 'truncated';
+          }
+          if (expected === 'truncated') expect(() => decodeBasicFilter(short)).toThrow(/truncated/);
+          else expect([...decodeBasicFilter(short)]).toEqual(expected);
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+  it('reads quotients longer than a 32-bit word', () => {
+    // One element: 40 one-bits, a zero, then 19 remainder bits of 0b101 (value 40 * 2^19 + 5).
+    const bits = '1'.repeat(40) + '0' + (5).toString(2).padStart(19, '0');
+    const bytes = Uint8Array.from({ length: Math.ceil(bits.length / 8) }, (_, i) => parseInt(bits.slice(i * 8, i * 8 + 8).padEnd(8, '0'), 2));
+    const filter = Uint8Array.of(1, ...bytes);
+    expect([...decodeBasicFilter(filter)]).toEqual([40 * 2 ** 19 + 5]);
+    expect(() => decodeBasicFilter(filter.subarray(0, 5))).toThrow(/truncated/);
   });
 });
 

@@ -66,6 +66,7 @@ describe('engine input checks', () => {
     for (const rows of corruptions) expect(() => addWallet(state, config, rows)).toThrow(engineError('invalid_stored_state'));
     expect(state.wallets.size).toBe(0);
     expect(state.scriptIndex.size).toBe(0);
+    expect(state.scriptKeys.size).toBe(0);
     expect(state.txOwners.size).toBe(0);
     addWallet(state, config, good);
     expect(getBalances(state, config.walletId).confirmed).toBe(159_999_091n);
