@@ -15,6 +15,7 @@ import { loadSigningKey } from './auth/signing-key.js';
 import { BitcoindChainSource } from './chain/bitcoind/index.js';
 import type { ChainSource } from './chain/types.js';
 import { ConfigError, type Config } from './config.js';
+import { prepareFixedBaseTable } from './core/keys/index.js';
 import { createServices, type Services } from './services/index.js';
 import { SigningKeyMismatchError, checkSigningKey, signingKeyFingerprint } from './services/signing-key-check.js';
 import { checkStoreNetwork } from './services/store-network.js';
@@ -193,6 +194,8 @@ export async function startService(config: Config, options: StartOptions = {}): 
   const logger = options.logger ?? createLogger(config.logLevel, options.logDestination);
   await probeListen(config);
   const runtime = await createRuntime(config, options);
+  // Key derivation's table of multiples of G, built before serving: the first wallet's scan would pay for it.
+  prepareFixedBaseTable();
   let server: FastifyInstance | undefined;
   try {
     const { replaced } = await checkSigningKey(runtime.store, runtime.signingKeyFingerprint, { replace: options.replaceSigningKey === true });

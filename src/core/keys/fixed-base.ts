@@ -46,6 +46,11 @@ interface Table {
 }
 let table: Table | undefined;
 
+/** Builds the table now (~0.2 s of CPU) rather than in the first derivation: the service calls it at start. */
+export function prepareFixedBaseTable(): void {
+  table ??= buildTable();
+}
+
 /**
  * Builds the table with the same batched affine additions as the main loop: row w starts at
  * B_w = 2^(W·w)·G and 2·B_w, and every further column adds B_w to all rows at once (j·B_w never

@@ -2,3 +2,4 @@
 export * from './extended-key.js';
 export * from './derive.js';
 export * from './path.js';
+export { prepareFixedBaseTable } from './fixed-base.js';
