@@ -81,7 +81,11 @@ class CoinCosts {
     private readonly feeRate: FeeRate,
     private readonly longTerm: FeeRate,
   ) {}
+  private lastType: InputType | undefined;
+  private lastSize: InputSize | undefined;
   size(type: InputType): InputSize {
+    // Callers usually pass one type object for every coin of a wallet: skip building the key then.
+    if (type === this.lastType) return this.lastSize!;
     const key = 'm' in type ? `${type.kind}:${type.m}:${type.n}` : type.kind;
     let size = this.sizes.get(key);
     if (!size) {
@@ -90,6 +94,8 @@ class CoinCosts {
       size = { weight, legacyWeight: segwit ? weight : weight - 1, vsize: inputVsize(type), segwit }; // legacy: no empty stack size byte
       this.sizes.set(key, size);
     }
+    this.lastType = type;
+    this.lastSize = size;
     return size;
   }
   fee(vsize: number): { fee: bigint; longTermFee: bigint } {
@@ -166,18 +172,26 @@ export function prepare(request: SelectionRequest): Prepared {
   }
 
   const mustUseIds = new Set(options.mustUse ?? []);
+  const anyMustUse = mustUseIds.size > 0;
   const seen = new Set<string>();
-  let coinsTotal = 0n;
+  // Summed as a number: every value is at most MAX_MONEY, so the sum stays exact until it passes
+  // MAX_MONEY by far less than 2^53 (checked per coin), and one bigint per coin is spared.
+  let coinsTotal = 0;
+  let tooMuch = false;
   const costs = new CoinCosts(feeRate, longTerm);
+  const subtractFee = subtractFeeFrom !== null;
   const coins = request.coins.map((coin, index) => {
     if (typeof coin.id !== 'string' || coin.id.length === 0) throw invalid(`Coin ${index} needs a non-empty id`);
     if (seen.has(coin.id)) throw invalid(`Coin ${JSON.stringify(coin.id)} is listed twice`);
     seen.add(coin.id);
-    const prepared = prepareCoin(coin, index, costs, mustUseIds.has(coin.id), subtractFeeFrom !== null);
-    coinsTotal += coin.value;
+    const prepared = prepareCoin(coin, index, costs, anyMustUse && mustUseIds.has(coin.id), subtractFee);
+    if (!tooMuch) {
+      coinsTotal += Number(coin.value);
+      if (coinsTotal > Number(MAX_MONEY)) tooMuch = true;
+    }
     return prepared;
   });
-  if (coinsTotal > MAX_MONEY) throw invalid('Coins total more than 21 million BTC');
+  if (tooMuch) throw invalid('Coins total more than 21 million BTC');
   for (const id of mustUseIds) if (!seen.has(id)) throw new CoinSelectionError('unknown_coin', `Coin ${JSON.stringify(id)} to spend is not among the available coins`);
 
   const recipientScriptLengths = recipients.map((r) => r.script.length);

@@ -50,12 +50,16 @@ function choose(p: Prepared, target: bigint): Choice {
   if (preset.length > 0 && remaining <= 0n) return { coins: preset, algorithm: 'manual', waste: waste(p, preset, target) };
 
   const optional = p.coins.filter((c) => !c.mustUse && c.selectionAmount > 0n && c.effectiveValue > 0n);
+  // How many coins each tier admits, counted first: a tier admitting as many as the one before holds the same
+  // coins (tiers only widen), and is skipped without building its list.
+  const tierSizes = TIERS.map(() => 0);
+  for (const c of optional) TIERS.forEach((tier, t) => (tierSizes[t]! += tier(c) ? 1 : 0));
   let weightExceeded = false;
   let previousSize = -1;
-  for (const tier of TIERS) {
-    const eligible = optional.filter(tier);
-    if (eligible.length === previousSize) continue; // same coins as the tier before
-    previousSize = eligible.length;
+  for (const [t, tier] of TIERS.entries()) {
+    if (tierSizes[t] === previousSize) continue; // same coins as the tier before
+    previousSize = tierSizes[t]!;
+    const eligible = previousSize === optional.length ? optional : optional.filter(tier);
     const pool: PoolCoin[] = eligible;
     let available = 0;
     for (const c of pool) available += c.amount;
