@@ -103,8 +103,33 @@ export function parseTransaction(input: Uint8Array | string, options: { witness?
   return tx;
 }
 
+/**
+ * A transaction and its txid, hashed from the bytes given rather than from a re-serialisation (loading a
+ * stored wallet checks every transaction's id: serialising each again doubled the cost of a load).
+ */
+export function parseTransactionWithTxid(input: Uint8Array | string): { tx: Transaction; txid: string } {
+  const bytes = typeof input === 'string' ? hexToBytesChecked(input) : input;
+  const r = new Reader(bytes);
+  const layout: TxLayout = { segwit: false, outputsEnd: 0 };
+  const tx = readTransaction(r, true, layout);
+  if (!r.done) throw new TransactionError('invalid_transaction', 'Trailing bytes after transaction');
+  if (!layout.segwit) return { tx, txid: reverseHex(hash256(bytes)) };
+  // Without the witness: version, then inputs and outputs (after the marker and flag), then locktime.
+  const legacy = new Uint8Array(4 + (layout.outputsEnd - 6) + 4);
+  legacy.set(bytes.subarray(0, 4), 0);
+  legacy.set(bytes.subarray(6, layout.outputsEnd), 4);
+  legacy.set(bytes.subarray(bytes.length - 4), legacy.length - 4);
+  return { tx, txid: reverseHex(hash256(legacy)) };
+}
+
+interface TxLayout {
+  segwit: boolean;
+  /** Offset just past the last output. */
+  outputsEnd: number;
+}
+
 /** Reads one transaction from a reader (used by block parsing too). */
-function readTransaction(r: Reader, allowWitness = true): Transaction {
+function readTransaction(r: Reader, allowWitness = true, layout?: TxLayout): Transaction {
   const version = r.i32();
   let inputCount = r.varint();
   let segwit = false;
@@ -122,6 +147,10 @@ function readTransaction(r: Reader, allowWitness = true): Transaction {
   const outputCount = r.varint();
   const outputs: TxOutput[] = [];
   for (let i = 0; i < outputCount; i++) outputs.push({ value: r.u64(), script: r.varBytes() });
+  if (layout) {
+    layout.segwit = segwit;
+    layout.outputsEnd = r.position;
+  }
   if (segwit) {
     for (const input of inputs) {
       const items = r.varint();
