@@ -17,19 +17,36 @@ const MAX_INPUT_VSIZE = 100_000;
 
 /**
  * A coin with its sizes and fees worked out; also the algorithms' pool entry (its number fields:
- * `amount` is the selection amount, `fee`/`longTermFee` the same as the bigint ones).
+ * `amount` is the selection amount, `fee`/`longTermFee` the same as the bigint ones). Every amount
+ * here is below 2^53, so the numbers are exact; the bigint amounts are worked out only when read
+ * (for the few coins chosen), since a wallet may offer 100,000 coins per selection.
  */
-export interface PreparedCoin extends PoolCoin {
-  coin: Coin;
-  /** Weight when no input of the transaction is segwit (no witness section at all). */
-  legacyWeight: number;
-  segwit: boolean;
-  feeSats: bigint;
-  longTermFeeSats: bigint;
-  effectiveValue: bigint;
-  /** What counts toward the target: effective value, or the value when a recipient pays the fee. */
-  selectionAmount: bigint;
-  mustUse: boolean;
+export class PreparedCoin implements PoolCoin {
+  constructor(
+    readonly coin: Coin,
+    readonly index: number,
+    /** What counts toward the target: effective value, or the value when a recipient pays the fee. */
+    readonly amount: number,
+    readonly fee: number,
+    readonly longTermFee: number,
+    readonly weight: number,
+    /** Weight when no input of the transaction is segwit (no witness section at all). */
+    readonly legacyWeight: number,
+    readonly segwit: boolean,
+    readonly feeSats: bigint,
+    readonly longTermFeeSats: bigint,
+    /** Value minus the fee to spend it, in sats. */
+    readonly effective: number,
+    readonly mustUse: boolean,
+  ) {}
+
+  get effectiveValue(): bigint {
+    return this.coin.value - this.feeSats;
+  }
+
+  get selectionAmount(): bigint {
+    return BigInt(this.amount);
+  }
 }
 
 interface InputSize {
@@ -76,7 +93,7 @@ function checkAmount(value: unknown, name: string, min: bigint): bigint {
 /** Sizes and fees per input type and per vsize: many coins share few of them. */
 class CoinCosts {
   private readonly sizes = new Map<string, InputSize>();
-  private readonly fees = new Map<number, { fee: bigint; longTermFee: bigint }>();
+  private readonly fees = new Map<number, { fee: bigint; longTermFee: bigint; feeNumber: number; longTermFeeNumber: number }>();
   constructor(
     private readonly feeRate: FeeRate,
     private readonly longTerm: FeeRate,
@@ -98,10 +115,12 @@ class CoinCosts {
     this.lastSize = size;
     return size;
   }
-  fee(vsize: number): { fee: bigint; longTermFee: bigint } {
+  fee(vsize: number): { fee: bigint; longTermFee: bigint; feeNumber: number; longTermFeeNumber: number } {
     let fees = this.fees.get(vsize);
     if (!fees) {
-      fees = { fee: feeForVsize(this.feeRate, vsize), longTermFee: feeForVsize(this.longTerm, vsize) };
+      const fee = feeForVsize(this.feeRate, vsize);
+      const longTermFee = feeForVsize(this.longTerm, vsize);
+      fees = { fee, longTermFee, feeNumber: Number(fee), longTermFeeNumber: Number(longTermFee) };
       this.fees.set(vsize, fees);
     }
     return fees;
@@ -122,24 +141,10 @@ function prepareCoin(coin: Coin, index: number, costs: CoinCosts, mustUse: boole
   } else {
     throw invalid(`${coinName(coin)} needs an inputType or a positive integer inputVsize`);
   }
-  const { fee, longTermFee } = costs.fee(size.vsize);
-  const effectiveValue = coin.value - fee;
-  const selectionAmount = subtractFee ? coin.value : effectiveValue;
-  return {
-    coin,
-    index,
-    amount: Number(selectionAmount),
-    fee: Number(fee),
-    longTermFee: Number(longTermFee),
-    weight: size.weight,
-    legacyWeight: size.legacyWeight,
-    segwit: size.segwit,
-    feeSats: fee,
-    longTermFeeSats: longTermFee,
-    effectiveValue,
-    selectionAmount,
-    mustUse,
-  };
+  const { fee, longTermFee, feeNumber, longTermFeeNumber } = costs.fee(size.vsize);
+  const value = Number(coin.value); // at most MAX_MONEY: exact
+  const effective = value - feeNumber;
+  return new PreparedCoin(coin, index, subtractFee ? value : effective, feeNumber, longTermFeeNumber, size.weight, size.legacyWeight, size.segwit, fee, longTermFee, effective, mustUse);
 }
 
 export function prepare(request: SelectionRequest): Prepared {

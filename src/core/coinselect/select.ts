@@ -49,7 +49,7 @@ function choose(p: Prepared, target: bigint): Choice {
   const remaining = target - presetAmount;
   if (preset.length > 0 && remaining <= 0n) return { coins: preset, algorithm: 'manual', waste: waste(p, preset, target) };
 
-  const optional = p.coins.filter((c) => !c.mustUse && c.selectionAmount > 0n && c.effectiveValue > 0n);
+  const optional = p.coins.filter((c) => !c.mustUse && c.amount > 0 && c.effective > 0);
   // How many coins each tier admits, counted first: a tier admitting as many as the one before holds the same
   // coins (tiers only widen), and is skipped without building its list.
   const tierSizes = TIERS.map(() => 0);

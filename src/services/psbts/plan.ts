@@ -219,14 +219,17 @@ export function planPsbt(request: ParsedCreateRequest, context: PlanContext): Ps
       return candidateOf(utxo, inputType);
     });
   } else {
+    // One pass over the coins (a wallet may hold 100,000 of them).
     const anyReserved = reserved.size > 0;
-    candidates = spending.utxos
-      .filter((u) => !u.frozen && u.safe && !(anyReserved && reserved.has(key(u.txid, u.vout))) && u.txid !== replacedId)
-      .filter((u) => !u.coinbase || u.confirmations >= COINBASE_MATURITY)
-      .map((u) => candidateOf(u, inputType));
+    candidates = [];
+    for (const u of spending.utxos) {
+      if (u.frozen || !u.safe || u.txid === replacedId || (u.coinbase && u.confirmations < COINBASE_MATURITY)) continue;
+      if (anyReserved && reserved.has(key(u.txid, u.vout))) continue;
+      candidates.push(candidateOf(u, inputType));
+    }
   }
   const replacedCoins = replaced?.coins ?? [];
-  const all = [...replacedCoins, ...candidates];
+  const all = replacedCoins.length > 0 ? [...replacedCoins, ...candidates] : candidates;
 
   // Change: the given address, or the next unused change address of the wallet. Either way it is the wallet's
   // own script, with the derivation data signers check it by: anything else pays someone, and is a recipient.
@@ -260,7 +263,7 @@ export function planPsbt(request: ParsedCreateRequest, context: PlanContext): Ps
   let selection: SelectionResult;
   try {
     // Confirmed coins first (and the coins being replaced); unconfirmed ones only when needed.
-    const confirmedFirst = all.filter((c) => c.coin.confirmations > 0 || replacedCoins.includes(c));
+    const confirmedFirst = all.every((c) => c.coin.confirmations > 0) ? all : all.filter((c) => c.coin.confirmations > 0 || replacedCoins.includes(c));
     if (!request.inputs && confirmedFirst.length < all.length) {
       try {
         selection = select(confirmedFirst);
