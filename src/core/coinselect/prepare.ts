@@ -57,7 +57,10 @@ interface InputSize {
 }
 
 export interface Prepared {
-  coins: PreparedCoin[];
+  /** Shared by selections over the same frozen coin list at the same rates: never changed. */
+  coins: readonly PreparedCoin[];
+  /** Ids of coins not to select (e.g. held by other pending transactions). */
+  exclude: ReadonlySet<string>;
   recipients: Recipient[];
   recipientsSum: bigint;
   recipientScriptLengths: number[];
@@ -147,6 +150,49 @@ function prepareCoin(coin: Coin, index: number, costs: CoinCosts, mustUse: boole
   return new PreparedCoin(coin, index, subtractFee ? value : effective, feeNumber, longTermFeeNumber, size.weight, size.legacyWeight, size.segwit, fee, longTermFee, effective, mustUse);
 }
 
+/**
+ * Prepared coins of a frozen list of frozen coins, per fee rates: a wallet offers the same list (up to
+ * 100,000 coins) to every selection until its coins change, and preparing them was most of a selection.
+ */
+const preparedLists = new WeakMap<readonly Coin[], Map<string, readonly PreparedCoin[]>>();
+
+function prepareCoins(list: readonly Coin[], feeRate: FeeRate, longTerm: FeeRate, mustUseIds: ReadonlySet<string>, subtractFee: boolean): readonly PreparedCoin[] {
+  const reusable = mustUseIds.size === 0 && Object.isFrozen(list);
+  const key = `${feeRate}:${longTerm}:${subtractFee}`;
+  const known = reusable ? preparedLists.get(list)?.get(key) : undefined;
+  if (known) return known;
+  const anyMustUse = mustUseIds.size > 0;
+  const seen = new Set<string>();
+  // Summed as a number: every value is at most MAX_MONEY, so the sum stays exact until it passes
+  // MAX_MONEY by far less than 2^53 (checked per coin), and one bigint per coin is spared.
+  let coinsTotal = 0;
+  let tooMuch = false;
+  let allFrozen = reusable;
+  const costs = new CoinCosts(feeRate, longTerm);
+  const coins = list.map((coin, index) => {
+    if (typeof coin.id !== 'string' || coin.id.length === 0) throw invalid(`Coin ${index} needs a non-empty id`);
+    if (seen.has(coin.id)) throw invalid(`Coin ${JSON.stringify(coin.id)} is listed twice`);
+    seen.add(coin.id);
+    const prepared = prepareCoin(coin, index, costs, anyMustUse && mustUseIds.has(coin.id), subtractFee);
+    if (!tooMuch) {
+      coinsTotal += Number(coin.value);
+      if (coinsTotal > Number(MAX_MONEY)) tooMuch = true;
+    }
+    if (allFrozen && !Object.isFrozen(coin)) allFrozen = false;
+    return prepared;
+  });
+  if (tooMuch) throw invalid('Coins total more than 21 million BTC');
+  for (const id of mustUseIds) if (!seen.has(id)) throw new CoinSelectionError('unknown_coin', `Coin ${JSON.stringify(id)} to spend is not among the available coins`);
+  Object.freeze(coins);
+  if (allFrozen) {
+    // Only lists nobody can change (the list and every coin frozen) are reused.
+    let byRates = preparedLists.get(list);
+    if (!byRates) preparedLists.set(list, (byRates = new Map()));
+    byRates.set(key, coins);
+  }
+  return coins;
+}
+
 export function prepare(request: SelectionRequest): Prepared {
   const options = request.options ?? {};
   const feeRate = checkRate(request.feeRate, 'feeRate');
@@ -177,27 +223,8 @@ export function prepare(request: SelectionRequest): Prepared {
   }
 
   const mustUseIds = new Set(options.mustUse ?? []);
-  const anyMustUse = mustUseIds.size > 0;
-  const seen = new Set<string>();
-  // Summed as a number: every value is at most MAX_MONEY, so the sum stays exact until it passes
-  // MAX_MONEY by far less than 2^53 (checked per coin), and one bigint per coin is spared.
-  let coinsTotal = 0;
-  let tooMuch = false;
-  const costs = new CoinCosts(feeRate, longTerm);
-  const subtractFee = subtractFeeFrom !== null;
-  const coins = request.coins.map((coin, index) => {
-    if (typeof coin.id !== 'string' || coin.id.length === 0) throw invalid(`Coin ${index} needs a non-empty id`);
-    if (seen.has(coin.id)) throw invalid(`Coin ${JSON.stringify(coin.id)} is listed twice`);
-    seen.add(coin.id);
-    const prepared = prepareCoin(coin, index, costs, anyMustUse && mustUseIds.has(coin.id), subtractFee);
-    if (!tooMuch) {
-      coinsTotal += Number(coin.value);
-      if (coinsTotal > Number(MAX_MONEY)) tooMuch = true;
-    }
-    return prepared;
-  });
-  if (tooMuch) throw invalid('Coins total more than 21 million BTC');
-  for (const id of mustUseIds) if (!seen.has(id)) throw new CoinSelectionError('unknown_coin', `Coin ${JSON.stringify(id)} to spend is not among the available coins`);
+  for (const id of options.exclude ?? []) if (mustUseIds.has(id)) throw new CoinSelectionError('unknown_coin', `Coin ${JSON.stringify(id)} to spend is excluded`);
+  const coins = prepareCoins(request.coins, feeRate, longTerm, mustUseIds, subtractFeeFrom !== null);
 
   const recipientScriptLengths = recipients.map((r) => r.script.length);
   const outputsVsize = recipientScriptLengths.reduce((sum, len) => sum + outputVsize(len), 0);
@@ -213,6 +240,7 @@ export function prepare(request: SelectionRequest): Prepared {
 
   return {
     coins,
+    exclude: options.exclude ?? new Set(),
     recipients,
     recipientsSum,
     recipientScriptLengths,

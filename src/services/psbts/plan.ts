@@ -137,6 +137,33 @@ function replacedTransaction(context: PlanContext, txid: string, inputType: Inpu
   return { coins, fee: original.feeSat, vsize: original.vsize };
 }
 
+/** Not frozen, safe (confirmed or own unconfirmed change), and not an immature coinbase. */
+const selectable = (u: SpendableUtxo): boolean => !u.frozen && u.safe && (!u.coinbase || u.confirmations >= COINBASE_MATURITY);
+
+interface SharedPool {
+  inputType: InputType;
+  candidates: readonly CandidateCoin[];
+  /** The candidates' coins: one frozen list, so that coin selection reuses its preparation. */
+  coins: readonly Coin[];
+}
+
+const sharedPools = new WeakMap<readonly SpendableUtxo[], SharedPool>();
+
+/**
+ * The selectable coins of a frozen coin list (a revision's list as forSpending shares it when no coin is
+ * frozen or labelled), built once per list and input type; undefined for any other list.
+ */
+function sharedPool(utxos: readonly SpendableUtxo[], inputType: InputType): SharedPool | undefined {
+  if (!Object.isFrozen(utxos)) return undefined;
+  const known = sharedPools.get(utxos);
+  if (known && sameInputType(known.inputType, inputType)) return known;
+  const candidates = Object.freeze(utxos.filter(selectable).map((u) => candidateOf(u, inputType)));
+  if (!candidates.every((c) => Object.isFrozen(c.coin))) return undefined;
+  const made = { inputType, candidates, coins: Object.freeze(candidates.map((c) => c.coin)) };
+  sharedPools.set(utxos, made);
+  return made;
+}
+
 /**
  * Candidates per coin record: a wallet's coin records are shared by every creation on one revision, so a
  * wallet of 100,000 coins builds its candidates once, not on every request.
@@ -208,6 +235,7 @@ export function planPsbt(request: ParsedCreateRequest, context: PlanContext): Ps
   }
 
   let candidates: CandidateCoin[];
+  let pool: SharedPool | undefined;
   if (request.inputs) {
     const utxoByKey = new Map(spending.utxos.map((u) => [key(u.txid, u.vout), u]));
     candidates = request.inputs.map(({ txid, vout }) => {
@@ -219,13 +247,20 @@ export function planPsbt(request: ParsedCreateRequest, context: PlanContext): Ps
       return candidateOf(utxo, inputType);
     });
   } else {
-    // One pass over the coins (a wallet may hold 100,000 of them).
-    const anyReserved = reserved.size > 0;
-    candidates = [];
-    for (const u of spending.utxos) {
-      if (u.frozen || !u.safe || u.txid === replacedId || (u.coinbase && u.confirmations < COINBASE_MATURITY)) continue;
-      if (anyReserved && reserved.has(key(u.txid, u.vout))) continue;
-      candidates.push(candidateOf(u, inputType));
+    const shared = replacedId === undefined ? sharedPool(spending.utxos, inputType) : undefined;
+    if (shared) {
+      // The revision's pool, the same list for every creation: reserved coins are excluded by id.
+      pool = shared;
+      candidates = shared.candidates as CandidateCoin[];
+    } else {
+      // One pass over the coins (a wallet may hold 100,000 of them).
+      const anyReserved = reserved.size > 0;
+      candidates = [];
+      for (const u of spending.utxos) {
+        if (!selectable(u) || u.txid === replacedId) continue;
+        if (anyReserved && reserved.has(key(u.txid, u.vout))) continue;
+        candidates.push(candidateOf(u, inputType));
+      }
     }
   }
   const replacedCoins = replaced?.coins ?? [];
@@ -248,7 +283,7 @@ export function planPsbt(request: ParsedCreateRequest, context: PlanContext): Ps
 
   const select = (coins: CandidateCoin[]) =>
     selectCoins({
-      coins: coins.map((c) => c.coin),
+      coins: pool && coins === pool.candidates ? pool.coins : coins.map((c) => c.coin),
       recipients: request.recipients.map((r) => ({ script: r.script, value: r.value })),
       changeScript,
       changeInputType: inputType,
@@ -257,6 +292,7 @@ export function planPsbt(request: ParsedCreateRequest, context: PlanContext): Ps
         ...(request.subtractFrom !== undefined ? { subtractFeeFrom: request.subtractFrom } : {}),
         ...(request.inputs ? { mustUse: all.map((c) => c.coin.id) } : replacedCoins.length ? { mustUse: replacedCoins.map((c) => c.coin.id) } : {}),
         ...(replaced ? { minimumFee: replaced.fee, minimumFeeIncrementalRate: context.incrementalRate } : {}),
+        ...(pool && coins === pool.candidates ? { exclude: reserved } : {}),
       },
     });
 

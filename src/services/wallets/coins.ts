@@ -72,8 +72,10 @@ export class WalletCoins {
     const { transactions } = walletLists(view);
     const base = spendableCoins(view);
     // The coins are shared by every request on this revision; only coins with a flag or a labelled address
-    // are copied (few, against up to hundreds of thousands of coins).
-    const utxos = base.utxos.slice();
+    // are copied (few, against up to hundreds of thousands of coins). Without any, the shared (frozen) list
+    // itself is handed on, which lets coin selection reuse its work on it.
+    let utxos: readonly SpendableUtxo[] = base.utxos;
+    const writable = (): SpendableUtxo[] => (utxos = utxos === base.utxos ? base.utxos.slice() : utxos) as SpendableUtxo[];
     const flags = new Map((await this.deps.store.wallets.utxoFlags(wallet.id)).map((f) => [`${f.txid}:${f.vout}`, f]));
     // Few addresses carry labels; turning them into scripts beats encoding an address per coin.
     const network = NETWORKS[wallet.network];
@@ -81,18 +83,18 @@ export class WalletCoins {
       [...(await this.deps.store.wallets.addressLabels(wallet.id))].map(([address, label]) => [toHex(decodeAddress(address, network)), label]),
     );
     for (const [script, label] of labelByScript) {
-      for (const i of base.byScript.get(script) ?? []) utxos[i] = { ...utxos[i]!, label };
+      for (const i of base.byScript.get(script) ?? []) writable()[i] = { ...utxos[i]!, label };
     }
     for (const [outpoint, flag] of flags) {
       const i = base.byOutpoint.get(outpoint);
       if (i === undefined) continue; // a flag of a coin spent since
-      utxos[i] = { ...utxos[i]!, frozen: flag.frozen, label: flag.label || labelByScript.get(utxos[i]!.script) || '' };
+      writable()[i] = { ...utxos[i]!, frozen: flag.frozen, label: flag.label || labelByScript.get(utxos[i]!.script) || '' };
     }
     const summary = walletSummary(view.state, wallet.id);
     return {
       wallet,
       revision: view.revision,
-      utxos,
+      utxos: utxos as SpendableUtxo[],
       tipHeight: summary.tip?.height ?? Math.max(wallet.birthday - 1, 0),
       nextChangeIndex: summary.lastUsedChange + 1,
       transactions: transactions as WalletTxEntry[],
