@@ -94,7 +94,7 @@ export class WalletCoins {
     return {
       wallet,
       revision: view.revision,
-      utxos: utxos as SpendableUtxo[],
+      utxos,
       tipHeight: summary.tip?.height ?? Math.max(wallet.birthday - 1, 0),
       nextChangeIndex: summary.lastUsedChange + 1,
       transactions: transactions as WalletTxEntry[],
