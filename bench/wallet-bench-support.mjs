@@ -85,18 +85,19 @@ export const numberArg = (name, fallback) => {
 /**
  * The real server in process (SQLite in a fresh folder, API on, request logging off, no per-user limit) with a
  * chain backend that answers fees only, and an admin token. `close()` stops it and removes the folder.
+ * `options.chain`: a block source for the sync service (run by hand: no background passes).
  */
-export async function startBenchService(folderPrefix) {
+export async function startBenchService(folderPrefix, options = {}) {
   const folder = mkdtempSync(join(tmpdir(), folderPrefix));
   const config = loadConfig({
-    env: { SERVICE_DATA_FOLDER: folder, SERVICE_PORT: '0', SERVICE_HOST: '127.0.0.1', SERVICE_API_ACTIVE: 'True', SERVICE_USER_REQUEST_RATE: '0', SERVICE_ADMIN_PASSWORD: BENCH_PASSWORD, SERVICE_NETWORK: 'regtest', SERVICE_LOG_LEVEL: 'error' },
+    env: { SERVICE_DATA_FOLDER: folder, SERVICE_PORT: '0', SERVICE_HOST: '127.0.0.1', SERVICE_API_ACTIVE: 'True', SERVICE_USER_REQUEST_RATE: '0', SERVICE_ADMIN_PASSWORD: BENCH_PASSWORD, SERVICE_NETWORK: 'regtest', SERVICE_LOG_LEVEL: 'error', ...(options.chain ? { SERVICE_SYNC_INTERVAL: '0' } : {}) },
     flags: [],
   });
   const extend = (runtime) => {
     const { store, config: c, services } = runtime;
     services.psbts = new PsbtService({ store, access: services.wallets.access, coins: services.wallets.coins, chain: () => relayOnly, maxFeeRate: c.maxFeeRate, maxPending: c.maxPendingPsbts });
   };
-  const running = await startService(config, { extend, announce: () => {} });
+  const running = await startService(config, { extend, announce: () => {}, ...(options.chain ? { chain: options.chain } : {}) });
   const api = `${running.url}/api/v1alpha`;
   const basic = `Basic ${Buffer.from(`admin:${BENCH_PASSWORD}`).toString('base64')}`;
   const tokenAnswer = await (await fetch(`${api}/token`, { method: 'POST', headers: { authorization: basic, 'content-type': 'application/json' }, body: JSON.stringify({ jwt_token_description: 'bench', jwt_token_life: '1 days' }) })).json();

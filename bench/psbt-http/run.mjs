@@ -4,6 +4,7 @@
 // POST /psbt (two recipients) + DELETE in a loop, and GET /psbt with 100 pending PSBTs.
 // The chain backend only answers relay fees here (in process), so node round trips are not included.
 // Usage: npm run build && node bench/psbt-http/run.mjs [--runs 60]
+//        node bench/psbt-http/run.mjs --large [...]: the 100,000-UTXO wallet against Bitcoin Core (large.mjs)
 import { cpus } from 'node:os';
 import { external, fillFixtureWallet, fixtures, numberArg, startBenchService, stats } from '../wallet-bench-support.mjs';
 
@@ -67,4 +68,5 @@ async function main() {
   }
 }
 
-await main();
+if (process.argv.includes('--large')) await import('./large.mjs');
+else await main();

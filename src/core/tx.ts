@@ -90,7 +90,6 @@ export function u64le(n: bigint): Uint8Array {
   return out;
 }
 
-const varBytes = (b: Uint8Array) => concatBytes(encodeVarint(b.length), b);
 
 /**
  * Parses one transaction occupying all of `bytes` (BIP144 witness serialisation accepted unless
@@ -104,8 +103,33 @@ export function parseTransaction(input: Uint8Array | string, options: { witness?
   return tx;
 }
 
+/**
+ * A transaction and its txid, hashed from the bytes given rather than from a re-serialisation (loading a
+ * stored wallet checks every transaction's id: serialising each again doubled the cost of a load).
+ */
+export function parseTransactionWithTxid(input: Uint8Array | string): { tx: Transaction; txid: string } {
+  const bytes = typeof input === 'string' ? hexToBytesChecked(input) : input;
+  const r = new Reader(bytes);
+  const layout: TxLayout = { segwit: false, outputsEnd: 0 };
+  const tx = readTransaction(r, true, layout);
+  if (!r.done) throw new TransactionError('invalid_transaction', 'Trailing bytes after transaction');
+  if (!layout.segwit) return { tx, txid: reverseHex(hash256(bytes)) };
+  // Without the witness: version, then inputs and outputs (after the marker and flag), then locktime.
+  const legacy = new Uint8Array(4 + (layout.outputsEnd - 6) + 4);
+  legacy.set(bytes.subarray(0, 4), 0);
+  legacy.set(bytes.subarray(6, layout.outputsEnd), 4);
+  legacy.set(bytes.subarray(bytes.length - 4), legacy.length - 4);
+  return { tx, txid: reverseHex(hash256(legacy)) };
+}
+
+interface TxLayout {
+  segwit: boolean;
+  /** Offset just past the last output. */
+  outputsEnd: number;
+}
+
 /** Reads one transaction from a reader (used by block parsing too). */
-function readTransaction(r: Reader, allowWitness = true): Transaction {
+function readTransaction(r: Reader, allowWitness = true, layout?: TxLayout): Transaction {
   const version = r.i32();
   let inputCount = r.varint();
   let segwit = false;
@@ -123,6 +147,10 @@ function readTransaction(r: Reader, allowWitness = true): Transaction {
   const outputCount = r.varint();
   const outputs: TxOutput[] = [];
   for (let i = 0; i < outputCount; i++) outputs.push({ value: r.u64(), script: r.varBytes() });
+  if (layout) {
+    layout.segwit = segwit;
+    layout.outputsEnd = r.position;
+  }
   if (segwit) {
     for (const input of inputs) {
       const items = r.varint();
@@ -136,17 +164,99 @@ function readTransaction(r: Reader, allowWitness = true): Transaction {
 
 export const hasWitness = (tx: Transaction): boolean => tx.inputs.some((i) => i.witness.length > 0);
 
+const varintLength = (n: number): number => (n < 0xfd ? 1 : n <= 0xffff ? 3 : n <= 0xffffffff ? 5 : 9);
+
+/** Bytes of the legacy serialisation, and of the witness part (marker, flag and stacks; 0 without witness). */
+function serializedSizes(tx: Transaction): { base: number; witness: number } {
+  let base = 4 + varintLength(tx.inputs.length) + varintLength(tx.outputs.length) + 4;
+  for (const i of tx.inputs) base += 32 + 4 + varintLength(i.scriptSig.length) + i.scriptSig.length + 4;
+  for (const o of tx.outputs) base += 8 + varintLength(o.script.length) + o.script.length;
+  if (!hasWitness(tx)) return { base, witness: 0 };
+  let witness = 2;
+  for (const i of tx.inputs) {
+    witness += varintLength(i.witness.length);
+    for (const item of i.witness) witness += varintLength(item.length) + item.length;
+  }
+  return { base, witness };
+}
+
+/** Writes into one buffer sized up front (no per-field arrays: wallets serialise every transaction they load). */
+class Writer {
+  private offset = 0;
+  constructor(readonly bytes: Uint8Array) {}
+  u8(n: number): void {
+    this.bytes[this.offset++] = n;
+  }
+  u32(n: number): void {
+    const b = this.bytes;
+    b[this.offset++] = n & 0xff;
+    b[this.offset++] = (n >>> 8) & 0xff;
+    b[this.offset++] = (n >>> 16) & 0xff;
+    b[this.offset++] = (n >>> 24) & 0xff;
+  }
+  u64(n: bigint): void {
+    this.u32(Number(n & 0xffffffffn));
+    this.u32(Number((n >> 32n) & 0xffffffffn));
+  }
+  varint(n: number): void {
+    if (n < 0xfd) this.u8(n);
+    else if (n <= 0xffff) {
+      this.u8(0xfd);
+      this.u8(n & 0xff);
+      this.u8(n >>> 8);
+    } else if (n <= 0xffffffff) {
+      this.u8(0xfe);
+      this.u32(n);
+    } else {
+      this.u8(0xff);
+      this.u64(BigInt(n));
+    }
+  }
+  raw(b: Uint8Array): void {
+    this.bytes.set(b, this.offset);
+    this.offset += b.length;
+  }
+  varBytes(b: Uint8Array): void {
+    this.varint(b.length);
+    this.raw(b);
+  }
+  /** A display (byte-reversed) txid as its 32 internal bytes. */
+  reversedHash(display: string): void {
+    const bytes = fromHex(display);
+    if (bytes.length !== 32) throw new TransactionError('invalid_transaction', 'Input txid must be 32 bytes');
+    for (let k = 31; k >= 0; k--) this.u8(bytes[k]!);
+  }
+}
+
 export function serializeTransaction(tx: Transaction, options: { witness?: boolean } = {}): Uint8Array {
-  const withWitness = (options.witness ?? true) && hasWitness(tx);
-  const parts: Uint8Array[] = [u32le(tx.version >>> 0)];
-  if (withWitness) parts.push(Uint8Array.of(0, 1));
-  parts.push(encodeVarint(tx.inputs.length));
-  for (const i of tx.inputs) parts.push(fromHex(i.txid).reverse(), u32le(i.vout), varBytes(i.scriptSig), u32le(i.sequence));
-  parts.push(encodeVarint(tx.outputs.length));
-  for (const o of tx.outputs) parts.push(u64le(o.value), varBytes(o.script));
-  if (withWitness) for (const i of tx.inputs) parts.push(encodeVarint(i.witness.length), ...i.witness.map(varBytes));
-  parts.push(u32le(tx.locktime));
-  return concatBytes(...parts);
+  const sizes = serializedSizes(tx);
+  const withWitness = (options.witness ?? true) && sizes.witness > 0;
+  const w = new Writer(new Uint8Array(sizes.base + (withWitness ? sizes.witness : 0)));
+  w.u32(tx.version >>> 0);
+  if (withWitness) {
+    w.u8(0);
+    w.u8(1);
+  }
+  w.varint(tx.inputs.length);
+  for (const i of tx.inputs) {
+    w.reversedHash(i.txid);
+    w.u32(i.vout);
+    w.varBytes(i.scriptSig);
+    w.u32(i.sequence);
+  }
+  w.varint(tx.outputs.length);
+  for (const o of tx.outputs) {
+    w.u64(o.value);
+    w.varBytes(o.script);
+  }
+  if (withWitness) {
+    for (const i of tx.inputs) {
+      w.varint(i.witness.length);
+      for (const item of i.witness) w.varBytes(item);
+    }
+  }
+  w.u32(tx.locktime);
+  return w.bytes;
 }
 
 const hash256 = (b: Uint8Array) => sha256(sha256(b));
@@ -154,10 +264,10 @@ const hash256 = (b: Uint8Array) => sha256(sha256(b));
 export const txid = (tx: Transaction): string => reverseHex(hash256(serializeTransaction(tx, { witness: false })));
 export const wtxid = (tx: Transaction): string => reverseHex(hash256(serializeTransaction(tx)));
 
+/** BIP141 weight, from the serialised sizes (nothing is serialised). */
 export function weight(tx: Transaction): number {
-  const base = serializeTransaction(tx, { witness: false }).length;
-  const total = serializeTransaction(tx).length;
-  return base * 3 + total;
+  const { base, witness } = serializedSizes(tx);
+  return base * 3 + base + witness;
 }
 export const vsize = (tx: Transaction): number => Math.ceil(weight(tx) / 4);
 export const size = (tx: Transaction): number => serializeTransaction(tx).length;

@@ -29,6 +29,7 @@ export {
   coinHistory,
   getBalances,
   listTransactions,
+  selectTransactions,
   listUnspent,
   scriptOwner,
   walletSummary,

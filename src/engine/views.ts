@@ -166,6 +166,18 @@ export function listTransactions(state: EngineState, walletId: string): WalletTx
   return entries.sort((a, b) => rank(a) - rank(b) || a.firstSeen - b.firstSeen || (a.txid < b.txid ? -1 : a.txid > b.txid ? 1 : 0));
 }
 
+/**
+ * The entries of the transactions `pick` selects (by txid, status and block height), oldest first like
+ * listTransactions, without building the others: a wallet of many transactions pays per entry built.
+ */
+export function selectTransactions(state: EngineState, walletId: string, pick: (t: { txid: string; status: TxStatus; blockHeight: number | null }) => boolean): WalletTxEntry[] {
+  const wallet = walletOf(state, walletId);
+  const entries: WalletTxEntry[] = [];
+  for (const t of wallet.txs.values()) if (pick({ txid: t.txid, status: t.status, blockHeight: t.block?.height ?? null })) entries.push(entryOf(wallet, t));
+  const rank = (e: WalletTxEntry) => (e.blockHeight ?? Number.MAX_SAFE_INTEGER);
+  return entries.sort((a, b) => rank(a) - rank(b) || a.firstSeen - b.firstSeen || (a.txid < b.txid ? -1 : a.txid > b.txid ? 1 : 0));
+}
+
 export interface WalletSummary {
   walletId: string;
   tip: { height: number; hash: string } | null;

@@ -2,7 +2,7 @@
  * Loading wallets into the engine: a new wallet (derives its first gap-limit scripts per branch) or one
  * rebuilt from its stored rows after a restart (no rescan: the stored tip, scripts and transactions are it).
  */
-import { parseTransaction, txid as computeTxid } from '../core/tx.js';
+import { parseTransactionWithTxid } from '../core/tx.js';
 import { buildChangeset, syncRow } from './changeset.js';
 import { EngineError } from './errors.js';
 import { addScript, ChangeRecorder, fillGap, insertTx, newWalletState, unindexScript, type EngineState } from './state.js';
@@ -116,13 +116,14 @@ function loadRows(state: EngineState, wallet: ReturnType<typeof newWalletState>,
     }
     if (!Number.isSafeInteger(row.firstSeen)) throw bad(id, `transaction ${row.txid} has no first-seen time`);
     if (row.replaceable !== null && typeof row.replaceable !== 'boolean') throw bad(id, `transaction ${row.txid} has an invalid replaceable flag`);
-    let tx;
+    let parsed;
     try {
-      tx = parseTransaction(row.hex);
+      parsed = parseTransactionWithTxid(row.hex);
     } catch {
       throw bad(id, `transaction ${row.txid} does not parse`);
     }
-    if (computeTxid(tx) !== row.txid) throw bad(id, `transaction ${row.txid} hex has another txid`);
+    const { tx } = parsed;
+    if (parsed.txid !== row.txid) throw bad(id, `transaction ${row.txid} hex has another txid`);
     const block =
       row.status === 'confirmed' ? { height: row.blockHeight!, hash: row.blockHash!, time: row.blockTime! } : null;
     insertTx(state, wallet, {

@@ -87,7 +87,7 @@ export interface WalletView {
   state: EngineState;
   revision: number;
   /** Shared by every copy of the view of one revision: lists computed once per revision. */
-  memo: { lists?: WalletLists; balances?: WalletBalances; sortedLive?: readonly WalletTxEntry[] };
+  memo: { lists?: WalletLists; balances?: WalletBalances; sortedLive?: readonly WalletTxEntry[]; sortedUnspent?: readonly WalletUtxo[] };
 }
 
 /** The engine's lists of one stored revision (frozen: callers map and filter, never change them). */
@@ -130,6 +130,14 @@ export function liveTransactionsNewestFirst(view: WalletView): readonly WalletTx
     );
   }
   return view.memo.sortedLive;
+}
+
+/** Unspent outputs as the coin lists show them: most confirmations first, then by outpoint; sorted once per loaded revision. */
+export function unspentByConfirmations(view: WalletView): readonly WalletUtxo[] {
+  view.memo.sortedUnspent ??= Object.freeze(
+    [...walletLists(view).unspent].sort((a, b) => b.confirmations - a.confirmations || (a.txid < b.txid ? -1 : a.txid > b.txid ? 1 : a.vout - b.vout)),
+  );
+  return view.memo.sortedUnspent;
 }
 
 export class WalletStateCache {

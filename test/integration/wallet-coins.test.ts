@@ -52,6 +52,42 @@ describe('addresses', () => {
 });
 
 describe('coins', () => {
+  it('pages the coin list and the details\' coins in one order, most confirmations first; bad page values are 400', async () => {
+    const all = await request(`${world.server.api}/wallets/w/utxo`, { headers: world.auth });
+    expect(all.status, all.text).toBe(200);
+    const coins = all.body.utxo;
+    expect(coins.length).toBeGreaterThan(3);
+    const confirmations = coins.map((u: any) => u.confirmations);
+    expect(confirmations).toEqual([...confirmations].sort((a: number, b: number) => b - a));
+    const page = await request(`${world.server.api}/wallets/w/utxo?limit=2&offset=1`, { headers: world.auth });
+    expect(page.body.utxo).toEqual(coins.slice(1, 3));
+    const pages = [];
+    for (let offset = 0; offset < coins.length; offset += 2) pages.push(...(await request(`${world.server.api}/wallets/w/utxo?limit=2&offset=${offset}`, { headers: world.auth })).body.utxo);
+    expect(pages).toEqual(coins);
+    expect((await request(`${world.server.api}/wallets/w/utxo?offset=${coins.length}`, { headers: world.auth })).body.utxo).toEqual([]);
+
+    const details = await walletDetails(world, 'w');
+    const withoutFlags = coins.map(({ frozen: _frozen, ...coin }: any) => coin);
+    expect(details.utxo).toEqual(withoutFlags);
+    const paged = await request(`${world.server.api}/wallets/w?utxo_limit=1&utxo_offset=2`, { headers: world.auth });
+    expect(paged.status, paged.text).toBe(200);
+    expect(paged.body.utxo).toEqual(withoutFlags.slice(2, 3));
+    expect(paged.body.txlist).toEqual(details.txlist); // the coin page leaves the transaction list whole
+    expect(paged.body.balance).toEqual(details.balance); // and the balance counts every coin
+    const both = await request(`${world.server.api}/wallets/w?limit=1&utxo_limit=0`, { headers: world.auth });
+    expect(both.body.utxo).toEqual([]);
+    expect(both.body.txlist).toEqual(details.txlist.slice(0, 1));
+
+    for (const query of ['utxo_limit=-1', 'utxo_offset=1e3', 'utxo_limit=0x2']) {
+      const bad = await request(`${world.server.api}/wallets/w?${query}`, { headers: world.auth });
+      expect(bad.status, query).toBe(400);
+      expect(bad.body.errors).toEqual([{ path: `/querystring/${query.split('=')[0]}`, message: expect.any(String) }]);
+    }
+    const bad = await request(`${world.server.api}/wallets/w/utxo?limit=-1`, { headers: world.auth });
+    expect(bad.status).toBe(400);
+    expect(bad.body).toMatchObject({ code: 'invalid_request', errors: [{ path: '/querystring/limit' }] });
+  });
+
   it('freezes and labels one coin; the label shows in the details; unknown coins are 404', async () => {
     const details = await walletDetails(world, 'w');
     const coin = details.utxo[0];

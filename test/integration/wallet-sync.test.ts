@@ -71,5 +71,10 @@ describe.each([
     expect(heights).toEqual([...heights].sort((a: number, b: number) => b - a));
     const paged = await request(`${world.server.api}/service/full_txlist?limit=2&offset=1`, { headers: world.auth });
     expect(paged.body).toEqual(full.body.slice(1, 3));
+    // Pages merged from the wallets' lists join up to the whole list, in its order.
+    const pages = [];
+    for (let offset = 0; offset < full.body.length; offset += 3) pages.push(...(await request(`${world.server.api}/service/full_txlist?limit=3&offset=${offset}`, { headers: world.auth })).body);
+    expect(pages).toEqual(full.body);
+    expect(new Set(full.body.map((e: any) => e.wallet_alias)).size).toBeGreaterThan(1);
   }, 120_000);
 });

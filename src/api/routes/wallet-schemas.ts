@@ -136,6 +136,14 @@ export const PageQuery = Type.Object({
   offset: Type.Optional(Type.Integer({ minimum: 0 })),
 });
 
+/** Wallet details: `limit`/`offset` page the transaction list, `utxo_limit`/`utxo_offset` the coin list (default: all). */
+export const DetailsQuery = Type.Object({
+  limit: Type.Optional(Type.Integer({ minimum: 0, description: 'Most transactions in `txlist` (default: all).' })),
+  offset: Type.Optional(Type.Integer({ minimum: 0, description: 'Transactions of `txlist` skipped, newest first.' })),
+  utxo_limit: Type.Optional(Type.Integer({ minimum: 0, description: 'Most coins in `utxo` (default: all).' })),
+  utxo_offset: Type.Optional(Type.Integer({ minimum: 0, description: 'Coins of `utxo` skipped, most confirmations first.' })),
+});
+
 /** The query of an address page; `count` up to the configured `address_page_max`. */
 export const addressesQuery = (pageMax: number) =>
   Type.Object({

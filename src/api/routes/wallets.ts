@@ -8,6 +8,7 @@ import {
   AddressListSchema,
   addressesQuery,
   CreateWalletBody,
+  DetailsQuery,
   PageQuery,
   RescanBody,
   RevealedAddressSchema,
@@ -49,7 +50,7 @@ export const walletRoutes: RouteModule = {
       async (request) => ({ wallets: await reads.list(principalOf(request)) }),
     );
 
-    app.get<{ Params: Params; Querystring: Static<typeof PageQuery> }>(
+    app.get<{ Params: Params; Querystring: Static<typeof DetailsQuery> }>(
       '/wallets/:wallet_alias',
       {
         config: { auth: 'bearer' },
@@ -58,11 +59,14 @@ export const walletRoutes: RouteModule = {
           summary: 'Wallet details: balance, UTXOs, transactions, scan progress',
           operationId: 'getWallet',
           params: WalletParams,
-          querystring: PageQuery,
+          querystring: DetailsQuery,
           response: { 200: success('The wallet details.', WalletDetailsSchema), ...errorResponses(400, 401, 403, 404, 500) },
         },
       },
-      (request) => reads.details(principalOf(request), request.params.wallet_alias, request.query),
+      (request) => {
+        const { limit, offset, utxo_limit: utxoLimit, utxo_offset: utxoOffset } = request.query;
+        return reads.details(principalOf(request), request.params.wallet_alias, { limit, offset }, { utxoPage: { limit: utxoLimit, offset: utxoOffset } });
+      },
     );
 
     app.patch<{ Params: Params; Body: Static<typeof UpdateWalletBody> }>(
@@ -142,13 +146,20 @@ export const walletRoutes: RouteModule = {
       (request) => coins.revealNextAddress(principalOf(request), request.params.wallet_alias),
     );
 
-    app.get<{ Params: Params }>(
+    app.get<{ Params: Params; Querystring: Static<typeof PageQuery> }>(
       '/wallets/:wallet_alias/utxo',
       {
         config: { auth: 'bearer' },
-        schema: { tags, summary: 'Unspent outputs', operationId: 'listUtxos', params: WalletParams, response: { 200: success('The wallet\'s unspent outputs.', Type.Object({ utxo: Type.Array(UtxoWithFlagsSchema) })), ...errorResponses(401, 403, 404, 500) } },
+        schema: {
+          tags,
+          summary: 'Unspent outputs, most confirmations first; `limit`/`offset` page them (default: all)',
+          operationId: 'listUtxos',
+          params: WalletParams,
+          querystring: PageQuery,
+          response: { 200: success('The wallet\'s unspent outputs.', Type.Object({ utxo: Type.Array(UtxoWithFlagsSchema) })), ...errorResponses(400, 401, 403, 404, 500) },
+        },
       },
-      async (request) => ({ utxo: await reads.utxos(principalOf(request), request.params.wallet_alias) }),
+      async (request) => ({ utxo: await reads.utxos(principalOf(request), request.params.wallet_alias, request.query) }),
     );
 
     app.patch<{ Params: Params; Body: Static<typeof UtxoPatchBody> }>(

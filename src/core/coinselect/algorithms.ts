@@ -46,8 +46,16 @@ export function sortByAmountDescending(coins: readonly PoolCoin[]): PoolCoin[] {
  * Branch and Bound (Bitcoin Core's SelectCoinsBnB): depth-first search, largest first, for a
  * changeless selection with amount in [target, target + costOfChange] and the least waste.
  */
-export function selectBnB(coins: readonly PoolCoin[], target: number, costOfChange: number, maxWeight: number, maxTries = BNB_MAX_TRIES): Selection | null {
-  const pool = sortByAmountDescending(coins);
+export function selectBnB(
+  coins: readonly PoolCoin[],
+  target: number,
+  costOfChange: number,
+  maxWeight: number,
+  maxTries = BNB_MAX_TRIES,
+  /** `coins` already in sortByAmountDescending's order, when the caller has it. */
+  sorted?: readonly PoolCoin[],
+): Selection | null {
+  const pool = sorted ?? sortByAmountDescending(coins);
   let available = 0;
   for (const c of pool) available += c.amount;
   if (pool.length === 0 || available < target) return null;
@@ -143,8 +151,8 @@ export function selectSrd(coins: readonly PoolCoin[], target: number, changeFee:
 }
 
 /** Largest first: the last resort, succeeds whenever the coins cover the target within the weight limit. */
-export function selectLargestFirst(coins: readonly PoolCoin[], target: number, maxWeight: number): Selection | null {
-  const pool = sortByAmountDescending(coins);
+export function selectLargestFirst(coins: readonly PoolCoin[], target: number, maxWeight: number, sorted?: readonly PoolCoin[]): Selection | null {
+  const pool = sorted ?? sortByAmountDescending(coins);
   const chosen: PoolCoin[] = [];
   let value = 0;
   let weight = 0;

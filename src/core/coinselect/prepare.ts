@@ -17,19 +17,36 @@ const MAX_INPUT_VSIZE = 100_000;
 
 /**
  * A coin with its sizes and fees worked out; also the algorithms' pool entry (its number fields:
- * `amount` is the selection amount, `fee`/`longTermFee` the same as the bigint ones).
+ * `amount` is the selection amount, `fee`/`longTermFee` the same as the bigint ones). Every amount
+ * here is below 2^53, so the numbers are exact; the bigint amounts are worked out only when read
+ * (for the few coins chosen), since a wallet may offer 100,000 coins per selection.
  */
-export interface PreparedCoin extends PoolCoin {
-  coin: Coin;
-  /** Weight when no input of the transaction is segwit (no witness section at all). */
-  legacyWeight: number;
-  segwit: boolean;
-  feeSats: bigint;
-  longTermFeeSats: bigint;
-  effectiveValue: bigint;
-  /** What counts toward the target: effective value, or the value when a recipient pays the fee. */
-  selectionAmount: bigint;
-  mustUse: boolean;
+export class PreparedCoin implements PoolCoin {
+  constructor(
+    readonly coin: Coin,
+    readonly index: number,
+    /** What counts toward the target: effective value, or the value when a recipient pays the fee. */
+    readonly amount: number,
+    readonly fee: number,
+    readonly longTermFee: number,
+    readonly weight: number,
+    /** Weight when no input of the transaction is segwit (no witness section at all). */
+    readonly legacyWeight: number,
+    readonly segwit: boolean,
+    readonly feeSats: bigint,
+    readonly longTermFeeSats: bigint,
+    /** Value minus the fee to spend it, in sats. */
+    readonly effective: number,
+    readonly mustUse: boolean,
+  ) {}
+
+  get effectiveValue(): bigint {
+    return this.coin.value - this.feeSats;
+  }
+
+  get selectionAmount(): bigint {
+    return BigInt(this.amount);
+  }
 }
 
 interface InputSize {
@@ -40,7 +57,10 @@ interface InputSize {
 }
 
 export interface Prepared {
-  coins: PreparedCoin[];
+  /** Shared by selections over the same frozen coin list at the same rates: never changed. */
+  coins: readonly PreparedCoin[];
+  /** Ids of coins not to select (e.g. held by other pending transactions). */
+  exclude: ReadonlySet<string>;
   recipients: Recipient[];
   recipientsSum: bigint;
   recipientScriptLengths: number[];
@@ -76,12 +96,16 @@ function checkAmount(value: unknown, name: string, min: bigint): bigint {
 /** Sizes and fees per input type and per vsize: many coins share few of them. */
 class CoinCosts {
   private readonly sizes = new Map<string, InputSize>();
-  private readonly fees = new Map<number, { fee: bigint; longTermFee: bigint }>();
+  private readonly fees = new Map<number, { fee: bigint; longTermFee: bigint; feeNumber: number; longTermFeeNumber: number }>();
   constructor(
     private readonly feeRate: FeeRate,
     private readonly longTerm: FeeRate,
   ) {}
+  private lastType: InputType | undefined;
+  private lastSize: InputSize | undefined;
   size(type: InputType): InputSize {
+    // Callers usually pass one type object for every coin of a wallet: skip building the key then.
+    if (type === this.lastType) return this.lastSize!;
     const key = 'm' in type ? `${type.kind}:${type.m}:${type.n}` : type.kind;
     let size = this.sizes.get(key);
     if (!size) {
@@ -90,12 +114,16 @@ class CoinCosts {
       size = { weight, legacyWeight: segwit ? weight : weight - 1, vsize: inputVsize(type), segwit }; // legacy: no empty stack size byte
       this.sizes.set(key, size);
     }
+    this.lastType = type;
+    this.lastSize = size;
     return size;
   }
-  fee(vsize: number): { fee: bigint; longTermFee: bigint } {
+  fee(vsize: number): { fee: bigint; longTermFee: bigint; feeNumber: number; longTermFeeNumber: number } {
     let fees = this.fees.get(vsize);
     if (!fees) {
-      fees = { fee: feeForVsize(this.feeRate, vsize), longTermFee: feeForVsize(this.longTerm, vsize) };
+      const fee = feeForVsize(this.feeRate, vsize);
+      const longTermFee = feeForVsize(this.longTerm, vsize);
+      fees = { fee, longTermFee, feeNumber: Number(fee), longTermFeeNumber: Number(longTermFee) };
       this.fees.set(vsize, fees);
     }
     return fees;
@@ -116,24 +144,53 @@ function prepareCoin(coin: Coin, index: number, costs: CoinCosts, mustUse: boole
   } else {
     throw invalid(`${coinName(coin)} needs an inputType or a positive integer inputVsize`);
   }
-  const { fee, longTermFee } = costs.fee(size.vsize);
-  const effectiveValue = coin.value - fee;
-  const selectionAmount = subtractFee ? coin.value : effectiveValue;
-  return {
-    coin,
-    index,
-    amount: Number(selectionAmount),
-    fee: Number(fee),
-    longTermFee: Number(longTermFee),
-    weight: size.weight,
-    legacyWeight: size.legacyWeight,
-    segwit: size.segwit,
-    feeSats: fee,
-    longTermFeeSats: longTermFee,
-    effectiveValue,
-    selectionAmount,
-    mustUse,
-  };
+  const { fee, longTermFee, feeNumber, longTermFeeNumber } = costs.fee(size.vsize);
+  const value = Number(coin.value); // at most MAX_MONEY: exact
+  const effective = value - feeNumber;
+  return new PreparedCoin(coin, index, subtractFee ? value : effective, feeNumber, longTermFeeNumber, size.weight, size.legacyWeight, size.segwit, fee, longTermFee, effective, mustUse);
+}
+
+/**
+ * Prepared coins of a frozen list of frozen coins, per fee rates: a wallet offers the same list (up to
+ * 100,000 coins) to every selection until its coins change, and preparing them was most of a selection.
+ */
+const preparedLists = new WeakMap<readonly Coin[], Map<string, readonly PreparedCoin[]>>();
+
+function prepareCoins(list: readonly Coin[], feeRate: FeeRate, longTerm: FeeRate, mustUseIds: ReadonlySet<string>, subtractFee: boolean): readonly PreparedCoin[] {
+  const reusable = mustUseIds.size === 0 && Object.isFrozen(list);
+  const key = `${feeRate}:${longTerm}:${subtractFee}`;
+  const known = reusable ? preparedLists.get(list)?.get(key) : undefined;
+  if (known) return known;
+  const anyMustUse = mustUseIds.size > 0;
+  const seen = new Set<string>();
+  // Summed as a number: every value is at most MAX_MONEY, so the sum stays exact until it passes
+  // MAX_MONEY by far less than 2^53 (checked per coin), and one bigint per coin is spared.
+  let coinsTotal = 0;
+  let tooMuch = false;
+  let allFrozen = reusable;
+  const costs = new CoinCosts(feeRate, longTerm);
+  const coins = list.map((coin, index) => {
+    if (typeof coin.id !== 'string' || coin.id.length === 0) throw invalid(`Coin ${index} needs a non-empty id`);
+    if (seen.has(coin.id)) throw invalid(`Coin ${JSON.stringify(coin.id)} is listed twice`);
+    seen.add(coin.id);
+    const prepared = prepareCoin(coin, index, costs, anyMustUse && mustUseIds.has(coin.id), subtractFee);
+    if (!tooMuch) {
+      coinsTotal += Number(coin.value);
+      if (coinsTotal > Number(MAX_MONEY)) tooMuch = true;
+    }
+    if (allFrozen && !Object.isFrozen(coin)) allFrozen = false;
+    return prepared;
+  });
+  if (tooMuch) throw invalid('Coins total more than 21 million BTC');
+  for (const id of mustUseIds) if (!seen.has(id)) throw new CoinSelectionError('unknown_coin', `Coin ${JSON.stringify(id)} to spend is not among the available coins`);
+  Object.freeze(coins);
+  if (allFrozen) {
+    // Only lists nobody can change (the list and every coin frozen) are reused.
+    let byRates = preparedLists.get(list);
+    if (!byRates) preparedLists.set(list, (byRates = new Map()));
+    byRates.set(key, coins);
+  }
+  return coins;
 }
 
 export function prepare(request: SelectionRequest): Prepared {
@@ -166,19 +223,8 @@ export function prepare(request: SelectionRequest): Prepared {
   }
 
   const mustUseIds = new Set(options.mustUse ?? []);
-  const seen = new Set<string>();
-  let coinsTotal = 0n;
-  const costs = new CoinCosts(feeRate, longTerm);
-  const coins = request.coins.map((coin, index) => {
-    if (typeof coin.id !== 'string' || coin.id.length === 0) throw invalid(`Coin ${index} needs a non-empty id`);
-    if (seen.has(coin.id)) throw invalid(`Coin ${JSON.stringify(coin.id)} is listed twice`);
-    seen.add(coin.id);
-    const prepared = prepareCoin(coin, index, costs, mustUseIds.has(coin.id), subtractFeeFrom !== null);
-    coinsTotal += coin.value;
-    return prepared;
-  });
-  if (coinsTotal > MAX_MONEY) throw invalid('Coins total more than 21 million BTC');
-  for (const id of mustUseIds) if (!seen.has(id)) throw new CoinSelectionError('unknown_coin', `Coin ${JSON.stringify(id)} to spend is not among the available coins`);
+  for (const id of options.exclude ?? []) if (mustUseIds.has(id)) throw new CoinSelectionError('unknown_coin', `Coin ${JSON.stringify(id)} to spend is excluded`);
+  const coins = prepareCoins(request.coins, feeRate, longTerm, mustUseIds, subtractFeeFrom !== null);
 
   const recipientScriptLengths = recipients.map((r) => r.script.length);
   const outputsVsize = recipientScriptLengths.reduce((sum, len) => sum + outputVsize(len), 0);
@@ -194,6 +240,7 @@ export function prepare(request: SelectionRequest): Prepared {
 
   return {
     coins,
+    exclude: options.exclude ?? new Set(),
     recipients,
     recipientsSum,
     recipientScriptLengths,

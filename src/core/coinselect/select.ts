@@ -5,7 +5,7 @@
  * the exact settlement in bigint: signed size, fee, change or no change, fee from a recipient.
  */
 import { compactSizeLength, dustThreshold, outputVsize } from '../size.js';
-import { selectBnB, selectLargestFirst, selectSrd, type PoolCoin, type Selection } from './algorithms.js';
+import { selectBnB, selectLargestFirst, selectSrd, sortByAmountDescending, type PoolCoin, type Selection } from './algorithms.js';
 import { feeForVsize } from './fee-rate.js';
 import { prepare, type Prepared, type PreparedCoin } from './prepare.js';
 import {
@@ -42,6 +42,27 @@ function waste(p: Prepared, coins: readonly PreparedCoin[], target: bigint): big
   return total + (change >= p.minViableChange ? p.costOfChange : amount - target);
 }
 
+/** Per prepared list (shared when a frozen coin list is reused): its optional coins, and those sorted by amount. */
+const optionalLists = new WeakMap<readonly PreparedCoin[], PreparedCoin[]>();
+const sortedLists = new WeakMap<readonly PreparedCoin[], PoolCoin[]>();
+
+/** Coins the algorithms may pick: not must-use, and worth more than the fee to spend them. */
+function optionalOf(coins: readonly PreparedCoin[]): PreparedCoin[] {
+  let optional = optionalLists.get(coins);
+  if (!optional) optionalLists.set(coins, (optional = coins.filter((c) => !c.mustUse && c.amount > 0 && c.effective > 0)));
+  return optional;
+}
+
+/**
+ * The optional coins less `exclude`, in sortByAmountDescending's order (amount, then position): sorting the
+ * whole list once and leaving coins out keeps the same order as sorting what is left.
+ */
+function sortedOptional(base: PreparedCoin[], exclude: ReadonlySet<string>): PoolCoin[] {
+  let sorted = sortedLists.get(base);
+  if (!sorted) sortedLists.set(base, (sorted = sortByAmountDescending(base)));
+  return exclude.size > 0 ? sorted.filter((c) => !exclude.has((c as PreparedCoin).coin.id)) : sorted;
+}
+
 /** Picks coins covering `target` (a selection amount) on top of the must-use coins. */
 function choose(p: Prepared, target: bigint): Choice {
   const preset = p.coins.filter((c) => c.mustUse);
@@ -49,13 +70,18 @@ function choose(p: Prepared, target: bigint): Choice {
   const remaining = target - presetAmount;
   if (preset.length > 0 && remaining <= 0n) return { coins: preset, algorithm: 'manual', waste: waste(p, preset, target) };
 
-  const optional = p.coins.filter((c) => !c.mustUse && c.selectionAmount > 0n && c.effectiveValue > 0n);
+  const base = optionalOf(p.coins);
+  const optional = p.exclude.size > 0 ? base.filter((c) => !p.exclude.has(c.coin.id)) : base;
+  // How many coins each tier admits, counted first: a tier admitting as many as the one before holds the same
+  // coins (tiers only widen), and is skipped without building its list.
+  const tierSizes = TIERS.map(() => 0);
+  for (const c of optional) TIERS.forEach((tier, t) => (tierSizes[t]! += tier(c) ? 1 : 0));
   let weightExceeded = false;
   let previousSize = -1;
-  for (const tier of TIERS) {
-    const eligible = optional.filter(tier);
-    if (eligible.length === previousSize) continue; // same coins as the tier before
-    previousSize = eligible.length;
+  for (const [t, tier] of TIERS.entries()) {
+    if (tierSizes[t] === previousSize) continue; // same coins as the tier before
+    previousSize = tierSizes[t]!;
+    const eligible = previousSize === optional.length ? optional : optional.filter(tier);
     const pool: PoolCoin[] = eligible;
     let available = 0;
     for (const c of pool) available += c.amount;
@@ -63,15 +89,17 @@ function choose(p: Prepared, target: bigint): Choice {
     const goal = Number(remaining);
     const budget = p.maxInputWeight - preset.reduce((sum, c) => sum + c.weight, 0);
 
+    // Every optional coin eligible: the order by amount comes from the list's sorted optional coins.
+    const sorted = eligible === optional ? sortedOptional(base, p.exclude) : undefined;
     const candidates: { selection: Selection; algorithm: SelectionAlgorithm }[] = [];
     if (p.subtractFeeFrom === null) {
-      const bnb = selectBnB(pool, goal, Number(p.costOfChange), budget);
+      const bnb = selectBnB(pool, goal, Number(p.costOfChange), budget, undefined, sorted);
       if (bnb) candidates.push({ selection: bnb, algorithm: 'bnb' });
     }
     const srd = selectSrd(pool, goal, Number(p.changeFee), budget, p.random);
     if (srd) candidates.push({ selection: srd, algorithm: 'srd' });
     if (candidates.length === 0) {
-      const largest = selectLargestFirst(pool, goal, budget);
+      const largest = selectLargestFirst(pool, goal, budget, sorted);
       if (largest) candidates.push({ selection: largest, algorithm: 'largest-first' });
     }
     if (candidates.length === 0) {

@@ -28,6 +28,11 @@ export interface SelectionOptions {
   subtractFeeFrom?: number;
   /** Ids of coins that must all be spent (coin control, e.g. the inputs of a transaction being replaced). */
   mustUse?: readonly string[];
+  /**
+   * Ids of coins of the list never to select (e.g. held by other pending transactions): the same as leaving
+   * them out of `coins`, but a frozen list of frozen coins stays the same list, whose preparation is reused.
+   */
+  exclude?: ReadonlySet<string>;
   /** The fee is at least this many satoshis (BIP125 replacements: the fees of the transactions replaced). */
   minimumFee?: bigint;
   /**

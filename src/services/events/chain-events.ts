@@ -3,7 +3,7 @@
  * transaction first seen (received or sent), confirmed at depth 1 and at the configured depth, replaced
  * (left the mempool unconfirmed), the PSBTs the change settled, and the wallet's scan reaching the tip.
  */
-import { listTransactions, type EngineState, type WalletChangeset, type WalletTxEntry } from '../../engine/index.js';
+import { selectTransactions, type EngineState, type WalletChangeset, type WalletTxEntry } from '../../engine/index.js';
 import type { NewEvent } from '../../store/repositories.js';
 import type { PsbtSettlement } from '../psbts/chain-reconciler.js';
 import { newEvent } from './types.js';
@@ -44,7 +44,15 @@ export function walletEvents(input: WalletEventInput): NewEvent[] {
   const tipRose = newHeight !== null && (input.previousHeight === null || newHeight > input.previousHeight);
   const touched = change !== undefined && change.transactionsAdded.length + change.transactionsUpdated.length + change.transactionsRemoved.length > 0;
   if (touched || tipRose) {
-    const entries = new Map(listTransactions(input.state, wallet.id).map((e) => [e.txid, e]));
+    // Only the entries this write can name: its transactions, their conflicts, and those reaching a depth now.
+    // Building every entry of the wallet on each block costs seconds on a wallet of 200,000 transactions.
+    const from = input.previousHeight ?? -1;
+    const reachesDepth = (height: number | null) => tipRose && height !== null && input.depths.some((d) => height + d - 1 > from && height + d - 1 <= newHeight);
+    const named = new Set([...(change?.transactionsAdded ?? []), ...(change?.transactionsUpdated ?? [])].map((t) => t.txid));
+    const picked = selectTransactions(input.state, wallet.id, (t) => named.has(t.txid) || (t.status === 'confirmed' && reachesDepth(t.blockHeight)));
+    const entries = new Map(picked.map((e) => [e.txid, e]));
+    const conflicts = new Set(picked.filter((e) => e.status === 'dropped').flatMap((e) => e.conflicts).filter((txid) => !entries.has(txid)));
+    if (conflicts.size > 0) for (const e of selectTransactions(input.state, wallet.id, (t) => conflicts.has(t.txid))) entries.set(e.txid, e);
     for (const added of change?.transactionsAdded ?? []) {
       const entry = entries.get(added.txid);
       if (!entry || entry.status === 'dropped') continue;
@@ -58,8 +66,7 @@ export function walletEvents(input: WalletEventInput): NewEvent[] {
     }
     for (const txid of change?.transactionsRemoved ?? []) events.push(newEvent('transaction.replaced', wallet, at, { txid, replaced_by: [] }));
     if (tipRose) {
-      const from = input.previousHeight ?? -1;
-      const confirmed = [...entries.values()].filter((e) => e.status === 'confirmed' && e.blockHeight !== null).sort((a, b) => a.blockHeight! - b.blockHeight!);
+      const confirmed = picked.filter((e) => e.status === 'confirmed' && e.blockHeight !== null).sort((a, b) => a.blockHeight! - b.blockHeight!);
       for (const depth of input.depths) {
         for (const entry of confirmed) {
           // The block at which the transaction reaches `depth` confirmations came with this write.

@@ -115,7 +115,9 @@ function replacedTransaction(context: PlanContext, txid: string, inputType: Inpu
   if (original.feeSat === null) throw unprocessable('cannot_replace', `Transaction ${txid} spends coins of others; this wallet cannot replace it`);
   const tx = parseTransaction(original.hex);
   const byTxid = new Map(spending.transactions.map((t) => [t.txid, t]));
-  const maxIndex = Math.max(spending.nextChangeIndex, ...spending.utxos.map((u) => u.index)) + 1000;
+  let maxIndex = spending.nextChangeIndex;
+  for (const u of spending.utxos) if (u.index > maxIndex) maxIndex = u.index; // no spread: a wallet may hold 100,000 coins
+  maxIndex += 1000;
   const coins = tx.inputs.map((input) => {
     const prev = byTxid.get(input.txid);
     const output = prev ? parseTransaction(prev.hex).outputs[input.vout] : undefined;
@@ -135,7 +137,55 @@ function replacedTransaction(context: PlanContext, txid: string, inputType: Inpu
   return { coins, fee: original.feeSat, vsize: original.vsize };
 }
 
+/** Not frozen, safe (confirmed or own unconfirmed change), and not an immature coinbase. */
+const selectable = (u: SpendableUtxo): boolean => !u.frozen && u.safe && (!u.coinbase || u.confirmations >= COINBASE_MATURITY);
+
+interface SharedPool {
+  inputType: InputType;
+  candidates: readonly CandidateCoin[];
+  /** The candidates' coins: one frozen list, so that coin selection reuses its preparation. */
+  coins: readonly Coin[];
+}
+
+const sharedPools = new WeakMap<readonly SpendableUtxo[], SharedPool>();
+
+/**
+ * The selectable coins of a frozen coin list (a revision's list as forSpending shares it when no coin is
+ * frozen or labelled), built once per list and input type; undefined for any other list.
+ */
+function sharedPool(utxos: readonly SpendableUtxo[], inputType: InputType): SharedPool | undefined {
+  if (!Object.isFrozen(utxos)) return undefined;
+  const known = sharedPools.get(utxos);
+  if (known && sameInputType(known.inputType, inputType)) return known;
+  const candidates = Object.freeze(utxos.filter(selectable).map((u) => candidateOf(u, inputType)));
+  if (!candidates.every((c) => Object.isFrozen(c.coin))) return undefined;
+  const made = { inputType, candidates, coins: Object.freeze(candidates.map((c) => c.coin)) };
+  sharedPools.set(utxos, made);
+  return made;
+}
+
+/**
+ * Candidates per coin record: a wallet's coin records are shared by every creation on one revision, so a
+ * wallet of 100,000 coins builds its candidates once, not on every request.
+ */
+const candidateCache = new WeakMap<SpendableUtxo, CandidateCoin>();
+
 function candidateOf(u: SpendableUtxo, inputType: InputType): CandidateCoin {
+  const cached = candidateCache.get(u);
+  if (cached && sameInputType(cached.coin.inputType!, inputType)) return cached;
+  const made = newCandidate(u, inputType);
+  if (Object.isFrozen(u)) {
+    // A frozen record cannot change under its candidate; frozen too, since later requests share it.
+    Object.freeze(made.coin);
+    candidateCache.set(u, Object.freeze(made));
+  }
+  return made;
+}
+
+const sameInputType = (a: InputType, b: InputType): boolean =>
+  a === b || (a.kind === b.kind && ('m' in a ? 'm' in b && a.m === b.m && a.n === b.n : !('m' in b)));
+
+function newCandidate(u: SpendableUtxo, inputType: InputType): CandidateCoin {
   return {
     coin: { id: key(u.txid, u.vout), value: u.valueSat, inputType, confirmations: u.confirmations, isOwnChange: u.branch === 1 },
     txid: u.txid,
@@ -164,7 +214,6 @@ function selectionError(error: unknown): never {
 export function planPsbt(request: ParsedCreateRequest, context: PlanContext): PsbtPlan {
   const { spending, keys, reserved } = context;
   const inputType = inputTypeOf(keys.descriptor);
-  const utxoByKey = new Map(spending.utxos.map((u) => [key(u.txid, u.vout), u]));
 
   let replaced: ReturnType<typeof replacedTransaction> | undefined;
   if (request.replaces) {
@@ -186,7 +235,9 @@ export function planPsbt(request: ParsedCreateRequest, context: PlanContext): Ps
   }
 
   let candidates: CandidateCoin[];
+  let pool: SharedPool | undefined;
   if (request.inputs) {
+    const utxoByKey = new Map(spending.utxos.map((u) => [key(u.txid, u.vout), u]));
     candidates = request.inputs.map(({ txid, vout }) => {
       const id = key(txid, vout);
       const utxo = utxoByKey.get(id);
@@ -196,14 +247,24 @@ export function planPsbt(request: ParsedCreateRequest, context: PlanContext): Ps
       return candidateOf(utxo, inputType);
     });
   } else {
-    candidates = spending.utxos
-      .filter((u) => !u.frozen && u.safe && !reserved.has(key(u.txid, u.vout)) && u.txid !== replacedId)
-      .filter((u) => !u.coinbase || u.confirmations >= COINBASE_MATURITY)
-      .map((u) => candidateOf(u, inputType));
+    const shared = replacedId === undefined ? sharedPool(spending.utxos, inputType) : undefined;
+    if (shared) {
+      // The revision's pool, the same list for every creation: reserved coins are excluded by id.
+      pool = shared;
+      candidates = shared.candidates as CandidateCoin[];
+    } else {
+      // One pass over the coins (a wallet may hold 100,000 of them).
+      const anyReserved = reserved.size > 0;
+      candidates = [];
+      for (const u of spending.utxos) {
+        if (!selectable(u) || u.txid === replacedId) continue;
+        if (anyReserved && reserved.has(key(u.txid, u.vout))) continue;
+        candidates.push(candidateOf(u, inputType));
+      }
+    }
   }
   const replacedCoins = replaced?.coins ?? [];
-  const all = [...replacedCoins, ...candidates];
-  const byId = new Map(all.map((c) => [c.coin.id, c]));
+  const all = replacedCoins.length > 0 ? [...replacedCoins, ...candidates] : candidates;
 
   // Change: the given address, or the next unused change address of the wallet. Either way it is the wallet's
   // own script, with the derivation data signers check it by: anything else pays someone, and is a recipient.
@@ -222,7 +283,7 @@ export function planPsbt(request: ParsedCreateRequest, context: PlanContext): Ps
 
   const select = (coins: CandidateCoin[]) =>
     selectCoins({
-      coins: coins.map((c) => c.coin),
+      coins: pool && coins === pool.candidates ? pool.coins : coins.map((c) => c.coin),
       recipients: request.recipients.map((r) => ({ script: r.script, value: r.value })),
       changeScript,
       changeInputType: inputType,
@@ -231,13 +292,14 @@ export function planPsbt(request: ParsedCreateRequest, context: PlanContext): Ps
         ...(request.subtractFrom !== undefined ? { subtractFeeFrom: request.subtractFrom } : {}),
         ...(request.inputs ? { mustUse: all.map((c) => c.coin.id) } : replacedCoins.length ? { mustUse: replacedCoins.map((c) => c.coin.id) } : {}),
         ...(replaced ? { minimumFee: replaced.fee, minimumFeeIncrementalRate: context.incrementalRate } : {}),
+        ...(pool && coins === pool.candidates ? { exclude: reserved } : {}),
       },
     });
 
   let selection: SelectionResult;
   try {
     // Confirmed coins first (and the coins being replaced); unconfirmed ones only when needed.
-    const confirmedFirst = all.filter((c) => c.coin.confirmations > 0 || replacedCoins.includes(c));
+    const confirmedFirst = all.every((c) => c.coin.confirmations > 0) ? all : all.filter((c) => c.coin.confirmations > 0 || replacedCoins.includes(c));
     if (!request.inputs && confirmedFirst.length < all.length) {
       try {
         selection = select(confirmedFirst);
@@ -254,7 +316,10 @@ export function planPsbt(request: ParsedCreateRequest, context: PlanContext): Ps
 
   const taprootWallet = keys.descriptor.type === 'tr';
   const sequence = request.rbf ? SEQUENCE_RBF : SEQUENCE_FINAL_LOCKTIME;
-  const chosen = selection.inputs.map((c) => byId.get(c.id)!);
+  // Back from the chosen coins to their candidates (by object: a map of every candidate's id costs more).
+  const chosenCoins = new Set(selection.inputs);
+  const byCoin = new Map(all.filter((c) => chosenCoins.has(c.coin)).map((c) => [c.coin, c]));
+  const chosen = selection.inputs.map((c) => byCoin.get(c)!);
   const inputs: BuildInput[] = chosen.map((c) => {
     const derived = (c.branch === 0 ? keys.receive : keys.change).derive(c.index);
     return {

@@ -11,7 +11,7 @@ import { ServiceError, invalidField } from '../errors.js';
 import type { Principal } from '../principal.js';
 import { MAX_LABEL_CHARS } from '../wallet-input.js';
 import { scriptAddress } from '../wallet-format.js';
-import { walletLists, type WalletScriptsCache, type WalletStateCache } from '../wallet-state.js';
+import { walletLists, type WalletScriptsCache, type WalletStateCache, type WalletView } from '../wallet-state.js';
 import type { SpendableUtxo, WalletForSpending } from './spending.js';
 import { walletNotFound, type WalletAccess } from './access.js';
 
@@ -69,22 +69,27 @@ export class WalletCoins {
     const wallet = await this.deps.store.wallets.findById(walletId);
     if (!wallet) throw walletNotFound();
     const view = await this.deps.states.view(wallet);
-    const { transactions, unspent, hexByTxid } = walletLists(view);
+    const { transactions } = walletLists(view);
+    const base = spendableCoins(view);
+    // The coins are shared by every request on this revision; only coins with a flag or a labelled address
+    // are copied (few, against up to hundreds of thousands of coins). Without any, the shared (frozen) list
+    // itself is handed on, which lets coin selection reuse its work on it.
+    let utxos: readonly SpendableUtxo[] = base.utxos;
+    const writable = (): SpendableUtxo[] => (utxos = utxos === base.utxos ? base.utxos.slice() : utxos) as SpendableUtxo[];
     const flags = new Map((await this.deps.store.wallets.utxoFlags(wallet.id)).map((f) => [`${f.txid}:${f.vout}`, f]));
     // Few addresses carry labels; turning them into scripts beats encoding an address per coin.
     const network = NETWORKS[wallet.network];
     const labelByScript = new Map(
       [...(await this.deps.store.wallets.addressLabels(wallet.id))].map(([address, label]) => [toHex(decodeAddress(address, network)), label]),
     );
-    const utxos: SpendableUtxo[] = unspent.map((u) => {
-      const flag = flags.get(`${u.txid}:${u.vout}`);
-      const prevTxHex = hexByTxid.get(u.txid);
-      if (prevTxHex === undefined) throw new Error(`Wallet ${wallet.id}: no transaction for unspent output ${u.txid}`);
-      // Fields spelled out: spreading 10,000 engine records per request was the slowest part.
-      const { txid, vout, valueSat, script, branch, index, confirmations, blockHeight, safe, coinbase } = u;
-      const label = flag?.label || labelByScript.get(script) || '';
-      return { txid, vout, valueSat, script, branch, index, confirmations, blockHeight, safe, coinbase, prevTxHex, frozen: flag?.frozen ?? false, label };
-    });
+    for (const [script, label] of labelByScript) {
+      for (const i of base.byScript.get(script) ?? []) writable()[i] = { ...utxos[i]!, label };
+    }
+    for (const [outpoint, flag] of flags) {
+      const i = base.byOutpoint.get(outpoint);
+      if (i === undefined) continue; // a flag of a coin spent since
+      writable()[i] = { ...utxos[i]!, frozen: flag.frozen, label: flag.label || labelByScript.get(utxos[i]!.script) || '' };
+    }
     const summary = walletSummary(view.state, wallet.id);
     return {
       wallet,
@@ -118,4 +123,36 @@ export class WalletCoins {
       if (rows.length > 0) await repos.wallets.setAddressLabels(walletId, rows);
     };
   }
+}
+
+/** A revision's coins as PSBT creation takes them (not frozen, no label), with their positions by outpoint and script. */
+interface SpendableCoins {
+  utxos: readonly SpendableUtxo[];
+  byOutpoint: ReadonlyMap<string, number>;
+  byScript: ReadonlyMap<string, readonly number[]>;
+}
+
+const spendableOf = new WeakMap<WalletView['memo'], SpendableCoins>();
+
+/** Built once per loaded revision (a view's memo is shared by every request on it). */
+function spendableCoins(view: WalletView): SpendableCoins {
+  const cached = spendableOf.get(view.memo);
+  if (cached) return cached;
+  const { unspent, hexByTxid } = walletLists(view);
+  const byOutpoint = new Map<string, number>();
+  const byScript = new Map<string, number[]>();
+  const utxos = unspent.map((u, i): SpendableUtxo => {
+    const prevTxHex = hexByTxid.get(u.txid);
+    if (prevTxHex === undefined) throw new Error(`Wallet ${view.wallet.id}: no transaction for unspent output ${u.txid}`);
+    byOutpoint.set(`${u.txid}:${u.vout}`, i);
+    let positions = byScript.get(u.script);
+    if (!positions) byScript.set(u.script, (positions = []));
+    positions.push(i);
+    // Fields spelled out: spreading engine records was the slowest part of building this list.
+    const { txid, vout, valueSat, script, branch, index, confirmations, blockHeight, safe, coinbase } = u;
+    return Object.freeze({ txid, vout, valueSat, script, branch, index, confirmations, blockHeight, safe, coinbase, prevTxHex, frozen: false, label: '' });
+  });
+  const coins = { utxos: Object.freeze(utxos), byOutpoint, byScript };
+  spendableOf.set(view.memo, coins);
+  return coins;
 }

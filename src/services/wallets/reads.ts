@@ -9,13 +9,12 @@ import { HARDENED } from '../../core/keys/derive.js';
 import { parseTransaction } from '../../core/tx.js';
 import { walletSummary, type WalletTxEntry } from '../../engine/index.js';
 import type { ChainSource, ChainTip } from '../../chain/types.js';
-import type { Store, StoredWallet } from '../../store/repositories.js';
+import type { Store, StoredWallet, UtxoFlagRow } from '../../store/repositories.js';
 import { invalidField } from '../errors.js';
 import type { Principal } from '../principal.js';
 import type { WalletDirectory, WalletListing } from '../service-details.js';
 import {
   balanceView,
-  newestFirst,
   scriptAddress,
   txListEntry,
   utxoView,
@@ -23,11 +22,20 @@ import {
   type Page,
   type ScanState,
   type TxListEntry,
+  type UtxoContext,
   type UtxoView,
   type WalletDetails,
   type WalletListItem,
 } from '../wallet-format.js';
-import { liveTransactionsNewestFirst, walletBalances, walletLists, type WalletScriptsCache, type WalletStateCache, type WalletView } from '../wallet-state.js';
+import {
+  liveTransactionsNewestFirst,
+  unspentByConfirmations,
+  walletBalances,
+  walletLists,
+  type WalletScriptsCache,
+  type WalletStateCache,
+  type WalletView,
+} from '../wallet-state.js';
 import type { WalletAccess } from './access.js';
 
 /** Where the wallet part reaches the chain; null when no node is configured. */
@@ -43,6 +51,13 @@ export interface WalletReadsDeps {
   chain: ChainAccess;
   states: WalletStateCache;
   scripts: WalletScriptsCache;
+}
+
+export interface DetailsOptions {
+  /** False: no coins in the answer. */
+  utxos?: boolean;
+  /** One page of the coins (default: every coin). */
+  utxoPage?: Page;
 }
 
 export class WalletReads implements WalletDirectory {
@@ -78,18 +93,21 @@ export class WalletReads implements WalletDirectory {
     return listing;
   }
 
-  /** `utxos: false` leaves the coin list empty (pages that show coins page them with utxoPage). */
-  async details(principal: Principal, alias: string, page: Page = {}, options: { utxos?: boolean } = {}): Promise<WalletDetails> {
+  /**
+   * `page` pages the transaction list, `options.utxoPage` the coin list (default: every coin); `utxos: false`
+   * leaves the coin list empty (pages that show coins page them with utxoPage).
+   */
+  async details(principal: Principal, alias: string, page: Page = {}, options: DetailsOptions = {}): Promise<WalletDetails> {
     return this.detailsOf(await this.deps.access.resolve(principal, alias, 'read'), page, options);
   }
 
   /** The details of a wallet the caller was already checked for. */
-  async detailsOf(wallet: StoredWallet, page: Page = {}, options: { utxos?: boolean } = {}): Promise<WalletDetails> {
+  async detailsOf(wallet: StoredWallet, page: Page = {}, options: DetailsOptions = {}): Promise<WalletDetails> {
     const view = await this.deps.states.view(wallet);
     const { state } = view;
     const summary = walletSummary(state, wallet.id);
     const labels = await this.deps.store.wallets.addressLabels(wallet.id);
-    const utxo = options.utxos === false ? [] : await this.utxoViews(view, labels);
+    const utxo = options.utxos === false ? [] : await this.utxoViews(view, labels, options.utxoPage);
     const scripts = this.deps.scripts.get(wallet);
     const receiveIndex = summary.lastUsedReceive + 1;
     const changeIndex = summary.lastUsedChange + 1;
@@ -117,19 +135,21 @@ export class WalletReads implements WalletDirectory {
     };
   }
 
-  private async utxoViews(view: WalletView, labels: Map<string, string>): Promise<UtxoView[]> {
-    const walletId = view.wallet.id;
-    const flags = await this.deps.store.wallets.utxoFlags(walletId);
-    const reservations = await this.deps.store.psbts.reservations(walletId);
-    const ctx = {
-      network: view.wallet.network,
+  /** One page (default: all) of the coins, most confirmations first; only the page is formatted. */
+  private async utxoViews(view: WalletView, labels: Map<string, string>, page: Page = {}, flags?: UtxoFlagRow[]): Promise<UtxoView[]> {
+    const ctx = await this.utxoContext(view.wallet, labels, flags);
+    return paginate(unspentByConfirmations(view), page).map((u) => utxoView(u, ctx));
+  }
+
+  private async utxoContext(wallet: StoredWallet, labels: Map<string, string>, flags?: UtxoFlagRow[]): Promise<UtxoContext> {
+    const coinFlags = flags ?? (await this.deps.store.wallets.utxoFlags(wallet.id));
+    const reservations = await this.deps.store.psbts.reservations(wallet.id);
+    return {
+      network: wallet.network,
       addressLabels: labels,
-      coinLabels: new Map(flags.filter((f) => f.label !== '').map((f) => [`${f.txid}:${f.vout}`, f.label])),
+      coinLabels: new Map(coinFlags.filter((f) => f.label !== '').map((f) => [`${f.txid}:${f.vout}`, f.label])),
       reservedBy: new Map(reservations.map((r) => [`${r.txid}:${r.vout}`, r.psbtTxid])),
     };
-    return walletLists(view)
-      .unspent.map((u) => utxoView(u, ctx))
-      .sort((a, b) => b.confirmations - a.confirmations || (a.txid < b.txid ? -1 : a.txid > b.txid ? 1 : a.vout - b.vout));
   }
 
   /**
@@ -138,7 +158,7 @@ export class WalletReads implements WalletDirectory {
    * costs the sort, not an address encoding per transaction.
    */
   private txEntries(view: WalletView, labels: Map<string, string>, txLabels: Map<string, string>, page: Page = {}): TxListEntry[] {
-    return paginate([...liveTransactionsNewestFirst(view)], page).map((e) => txListEntry(e, view.wallet.alias, view.wallet.network, labels, txLabels));
+    return paginate(liveTransactionsNewestFirst(view), page).map((e) => txListEntry(e, view.wallet.alias, view.wallet.network, labels, txLabels));
   }
 
   private async scanState(wallet: StoredWallet, tip: ChainTip | null): Promise<ScanState | null> {
@@ -151,39 +171,55 @@ export class WalletReads implements WalletDirectory {
     return { progress: total <= 0 ? 1 : Math.min(done / total, 1), height: Math.max(reached, 0) };
   }
 
+  /**
+   * Every readable wallet's live transactions, newest first. Each wallet's list is sorted once per revision;
+   * they are merged up to the end of the page and only the page is formatted.
+   */
   async fullTxList(principal: Principal, page: Page = {}): Promise<TxListEntry[]> {
-    const wallets = (await this.deps.access.readable(principal)).map((wallet) => ({ wallet }));
-    const entries: TxListEntry[] = [];
-    for (const { wallet } of wallets) {
-      const view = await this.deps.states.view(wallet);
-      entries.push(...this.txEntries(view, await this.deps.store.wallets.addressLabels(wallet.id), await this.deps.store.labels.txLabels(wallet.id)));
+    const lists: { wallet: StoredWallet; entries: readonly WalletTxEntry[]; next: number }[] = [];
+    for (const wallet of await this.deps.access.readable(principal)) {
+      lists.push({ wallet, entries: liveTransactionsNewestFirst(await this.deps.states.view(wallet)), next: 0 });
     }
-    return paginate(entries.sort(newestFirst), page);
+    const offset = page.offset ?? 0;
+    const end = page.limit === undefined ? Number.POSITIVE_INFINITY : offset + page.limit;
+    const merged: { wallet: StoredWallet; entry: WalletTxEntry }[] = [];
+    for (let position = 0; position < end; position++) {
+      let pick: (typeof lists)[number] | undefined;
+      for (const list of lists) {
+        if (list.next >= list.entries.length) continue;
+        if (!pick || newerEntry(list.entries[list.next]!, list.wallet.alias, pick.entries[pick.next]!, pick.wallet.alias) < 0) pick = list;
+      }
+      if (!pick) break;
+      const entry = pick.entries[pick.next++]!;
+      if (position >= offset) merged.push({ wallet: pick.wallet, entry });
+    }
+    const labels = new Map<string, { addresses: Map<string, string>; txs: Map<string, string> }>();
+    for (const { wallet } of merged) {
+      if (!labels.has(wallet.id)) labels.set(wallet.id, { addresses: await this.deps.store.wallets.addressLabels(wallet.id), txs: await this.deps.store.labels.txLabels(wallet.id) });
+    }
+    return merged.map(({ wallet, entry }) => {
+      const { addresses, txs } = labels.get(wallet.id)!;
+      return txListEntry(entry, wallet.alias, wallet.network, addresses, txs);
+    });
   }
 
-  async utxos(principal: Principal, alias: string): Promise<Array<UtxoView & { frozen: boolean }>> {
+  /** The coins, most confirmations first: one page, or every coin without `page`. */
+  async utxos(principal: Principal, alias: string, page: Page = {}): Promise<Array<UtxoView & { frozen: boolean }>> {
     const wallet = await this.deps.access.resolve(principal, alias, 'read');
-    const view = await this.deps.states.view(wallet);
-    const frozen = new Set((await this.deps.store.wallets.utxoFlags(wallet.id)).filter((f) => f.frozen).map((f) => `${f.txid}:${f.vout}`));
-    return (await this.utxoViews(view, await this.deps.store.wallets.addressLabels(wallet.id))).map((u) => ({ ...u, frozen: frozen.has(`${u.txid}:${u.vout}`) }));
+    return (await this.utxoPageOf(wallet, page)).coins;
   }
 
   /** One page of the coins (ordered as `utxos`), and how many there are: only the page is formatted. */
   async utxoPage(principal: Principal, alias: string, page: { offset: number; limit: number }): Promise<{ total: number; coins: Array<UtxoView & { frozen: boolean }> }> {
-    const wallet = await this.deps.access.resolve(principal, alias, 'read');
+    return this.utxoPageOf(await this.deps.access.resolve(principal, alias, 'read'), page);
+  }
+
+  private async utxoPageOf(wallet: StoredWallet, page: Page): Promise<{ total: number; coins: Array<UtxoView & { frozen: boolean }> }> {
     const view = await this.deps.states.view(wallet);
     const flags = await this.deps.store.wallets.utxoFlags(wallet.id);
-    const reservations = await this.deps.store.psbts.reservations(wallet.id);
-    const ctx = {
-      network: wallet.network,
-      addressLabels: await this.deps.store.wallets.addressLabels(wallet.id),
-      coinLabels: new Map(flags.filter((f) => f.label !== '').map((f) => [`${f.txid}:${f.vout}`, f.label])),
-      reservedBy: new Map(reservations.map((r) => [`${r.txid}:${r.vout}`, r.psbtTxid])),
-    };
     const frozen = new Set(flags.filter((f) => f.frozen).map((f) => `${f.txid}:${f.vout}`));
-    const unspent = [...walletLists(view).unspent].sort((a, b) => b.confirmations - a.confirmations || (a.txid < b.txid ? -1 : a.txid > b.txid ? 1 : a.vout - b.vout));
-    const coins = unspent.slice(page.offset, page.offset + page.limit).map((u) => ({ ...utxoView(u, ctx), frozen: frozen.has(`${u.txid}:${u.vout}`) }));
-    return { total: unspent.length, coins };
+    const coins = await this.utxoViews(view, await this.deps.store.wallets.addressLabels(wallet.id), page, flags);
+    return { total: unspentByConfirmations(view).length, coins: coins.map((u) => ({ ...u, frozen: frozen.has(`${u.txid}:${u.vout}`) })) };
   }
 
   async addresses(principal: Principal, alias: string, branch: 0 | 1, from: number, count: number): Promise<AddressEntry[]> {
@@ -220,9 +256,15 @@ export class WalletReads implements WalletDirectory {
   }
 }
 
-function paginate<T>(items: T[], page: Page): T[] {
+function paginate<T>(items: readonly T[], page: Page): T[] {
   const offset = page.offset ?? 0;
   return page.limit === undefined ? items.slice(offset) : items.slice(offset, offset + page.limit);
+}
+
+/** The full list's order (wallet-format's newestFirst) on engine entries: unconfirmed first, then height, time, txid, wallet. */
+function newerEntry(a: WalletTxEntry, aliasA: string, b: WalletTxEntry, aliasB: string): number {
+  const rank = (e: WalletTxEntry) => e.blockHeight ?? Number.MAX_SAFE_INTEGER;
+  return rank(b) - rank(a) || b.time - a.time || (a.txid < b.txid ? -1 : a.txid > b.txid ? 1 : 0) || (aliasA < aliasB ? -1 : aliasA > aliasB ? 1 : 0);
 }
 
 /** Scripts paid by each loaded transaction list (shared by every request on one wallet revision). */

@@ -15,7 +15,8 @@ export interface WalletForSpending {
   wallet: StoredWallet;
   /** The stored revision these coins were read at: a PSBT built from them is stored only while it holds. */
   revision: number;
-  utxos: SpendableUtxo[];
+  /** Shared by the requests on one revision when no coin carries a flag or label: never change it. */
+  utxos: readonly SpendableUtxo[];
   tipHeight: number;
   /** First change index not yet used on chain. */
   nextChangeIndex: number;

@@ -360,3 +360,42 @@ describe('settlement matches Bitcoin Core on its own funded PSBTs', () => {
     expect(result.algorithm).toBe('manual');
   });
 });
+
+describe('a coin list reused across selections', () => {
+  /** 3,000 coins of mixed types and depths, some unconfirmed own change, values spread like a busy wallet. */
+  const mixed = (): Coin[] => {
+    const rng = seededRandom(7);
+    const types: InputType[] = [WPKH, { kind: 'tr' }, { kind: 'wsh-multi', m: 2, n: 3 }];
+    return Array.from({ length: 3_000 }, (_, i) =>
+      coin(`${i.toString(16).padStart(64, '0')}:${i % 3}`, BigInt(1_000 + rng.nextInt(5_000_000)), {
+        inputType: types[i % 3]!,
+        confirmations: i % 17 === 0 ? 0 : 1 + (i % 300),
+        isOwnChange: i % 5 === 0,
+      }),
+    );
+  };
+  const shape = (r: ReturnType<typeof selectCoins>) => ({ ...r, inputs: r.inputs.map((c) => c.id) });
+
+  it('selects exactly as from a fresh list, at every fee rate, with and without excluded coins, and as if excluded coins were left out', () => {
+    const coins = mixed();
+    const frozen = Object.freeze(coins.map((c) => Object.freeze({ ...c })));
+    const excluded = new Set(coins.filter((_, i) => i % 7 === 0).map((c) => c.id));
+    for (const [seed, feeRate, amount] of [[1, 1_000n, 2_000_000n], [2, 25_000n, 40_000_000n], [3, 1_000n, 2_000_000n], [4, 5_000n, 700_000n], [5, 25_000n, 40_000_000n]] as const) {
+      const fresh = selectCoins(request([...coins], amount, { feeRate }, { random: seededRandom(seed) }));
+      expect(shape(selectCoins(request(frozen as Coin[], amount, { feeRate }, { random: seededRandom(seed) })))).toEqual(shape(fresh));
+      const leftOut = selectCoins(request(coins.filter((c) => !excluded.has(c.id)), amount, { feeRate }, { random: seededRandom(seed) }));
+      const withExclusion = selectCoins(request(frozen as Coin[], amount, { feeRate }, { random: seededRandom(seed), exclude: excluded }));
+      expect(shape(withExclusion)).toEqual(shape(leftOut));
+      expect(withExclusion.inputs.some((c) => excluded.has(c.id))).toBe(false);
+    }
+  });
+
+  it('checks a frozen list like any other, and refuses a coin both to use and to exclude', () => {
+    const twice = Object.freeze([Object.freeze(coin('a:0', 100_000n)), Object.freeze(coin('a:0', 200_000n))]);
+    expect(() => selectCoins(request(twice as Coin[], 50_000n))).toThrow(/listed twice/);
+    expect(() => selectCoins(request(twice as Coin[], 50_000n))).toThrow(/listed twice/);
+    const coins = Object.freeze([Object.freeze(coin('a:0', 100_000n)), Object.freeze(coin('b:0', 200_000n))]);
+    expect(() => selectCoins(request(coins as Coin[], 50_000n, {}, { mustUse: ['a:0'], exclude: new Set(['a:0']) }))).toThrow(CoinSelectionError);
+    expect(() => selectCoins(request(coins as Coin[], 250_000n, {}, { exclude: new Set(['b:0']) }))).toThrow(InsufficientFundsError);
+  });
+});

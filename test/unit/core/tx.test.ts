@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseBlock, parseTransaction, serializeTransaction, size, txid, vsize, weight, wtxid } from '../../../src/core/tx.js';
+import { parseBlock, parseTransaction, parseTransactionWithTxid, serializeTransaction, size, txid, vsize, weight, wtxid } from '../../../src/core/tx.js';
 import { toHex } from '../../../src/core/bytes.js';
 import { loadFixture } from '../../support/fixtures.js';
 
@@ -26,6 +26,28 @@ describe('transactions', () => {
     expect(size(tx)).toBe(sample.result.size);
     expect(vsize(tx)).toBe(sample.result.vsize);
     expect(weight(tx)).toBe(sample.result.weight);
+  });
+
+  it('hashes the txid from the given bytes (witness stripped) as Bitcoin Core does, for every fixture transaction', () => {
+    const blocks = loadFixture<Record<string, { hex: string }>>('blocks');
+    let segwit = 0;
+    let legacy = 0;
+    for (const block of Object.values(blocks)) {
+      for (const tx of parseBlock(block.hex).transactions) {
+        const hex = toHex(serializeTransaction(tx));
+        const parsed = parseTransactionWithTxid(hex);
+        expect(parsed.txid).toBe(txid(tx));
+        expect(toHex(serializeTransaction(parsed.tx))).toBe(hex);
+        if (tx.inputs.some((i) => i.witness.length > 0)) segwit++;
+        else legacy++;
+      }
+    }
+    expect(segwit).toBeGreaterThan(0);
+    expect(legacy).toBeGreaterThan(0);
+    const rpc = loadFixture('rpc');
+    const sample = rpc.samples.find((s: any) => s.method === 'getrawtransaction' && s.result);
+    expect(parseTransactionWithTxid(sample.result.hex).txid).toBe(sample.result.txid);
+    expect(() => parseTransactionWithTxid(sample.result.hex + '00')).toThrow(/Trailing/);
   });
 
   it('refuses truncated, trailing and non-hex input with a typed error', () => {

@@ -1,0 +1,160 @@
+// `node bench/psbt-http/run.mjs --large [--runs 40] [--payments 99999] [--spends 99999] [--no-core]`:
+// a wallet of 200,000 transactions and 100,000 UTXOs (NBXplorer's PostgreSQL target) on the real server in
+// process (SQLite file), timed from request to parsed answer: PSBT creation (then DELETE), wallet details
+// with paged lists, the UTXO list and the transaction list (first and a late page), then the sync of a new
+// block paying the wallet (in process through the sync service, from a block source) and the first read
+// after it. Anchor in the same run: Bitcoin Core's `walletcreatefundedpsbt` on a watch-only wallet of as
+// many UTXOs (core-anchor.mjs; the node's chain is built once and cached).
+import { cpus, loadavg } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { external, fixtures, numberArg, startBenchService, stats } from '../wallet-bench-support.mjs';
+import { coreCreateFundedPsbt } from './core-anchor.mjs';
+import { fillLargeWallet, growingChain } from './large-wallet.mjs';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const RUNS = Math.min(numberArg('runs', 40), 500);
+const PAYMENTS = numberArg('payments', 99_999);
+const SPENDS = numberArg('spends', 99_999);
+const WARMUP = 3;
+const READS_AFTER_BLOCK = Math.max(1, numberArg('reads-after-block', 3));
+const log = (...parts) => console.error(new Date().toISOString().slice(11, 19), ...parts);
+const rssMb = () => Math.round(process.resourceUsage().maxRSS / 1024);
+
+/** Times `request` RUNS times after WARMUP untimed ones; `check` sees every answer. */
+async function timed(runs, request) {
+  const ms = [];
+  for (let i = 0; i < runs + WARMUP; i++) {
+    const started = performance.now();
+    await request(i);
+    if (i >= WARMUP) ms.push(performance.now() - started);
+  }
+  return stats(ms);
+}
+
+/**
+ * After a long pause (loading the wallet blocks the server for seconds) the server may close the client's idle
+ * keep-alive connection just as a request goes out: a GET is retried, and a POST series starts after one.
+ */
+async function getJson(url, headers, attempts = 3) {
+  try {
+    return await getJsonOnce(url, headers);
+  } catch (error) {
+    if (attempts <= 1 || !(error instanceof TypeError)) throw error;
+    return getJson(url, headers, attempts - 1);
+  }
+}
+
+async function getJsonOnce(url, headers) {
+  const answer = await fetch(url, { headers });
+  const body = await answer.json();
+  if (answer.status !== 200) throw new Error(`GET ${url}: ${answer.status} ${JSON.stringify(body)}`);
+  return body;
+}
+
+async function main() {
+  const chain = growingChain({ height: 0, hash: '' });
+  const { running, api, bearer, close } = await startBenchService('wcs-bench-psbt-large-', { chain });
+  const results = {};
+  const load = [loadavg()[0]];
+  try {
+    const auth = { ...bearer, 'content-type': 'application/json' };
+    const alias = 'large';
+    const made = await fetch(`${api}/wallets`, { method: 'POST', headers: auth, body: JSON.stringify({ name: alias, alias, recv_descriptor: fixtures.w_wpkh.recv_descriptor, change_descriptor: fixtures.w_wpkh.change_descriptor, birthday: 0 }) });
+    if (made.status !== 201) throw new Error(`wallet import: ${made.status} ${await made.text()}`);
+    let started = performance.now();
+    const { tip, transactions } = await fillLargeWallet(running.runtime.store, alias, { payments: PAYMENTS, spends: SPENDS });
+    log(`stored ${transactions} transactions in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+    chain.setTip(tip);
+    const utxoCount = PAYMENTS + 1;
+
+    started = performance.now();
+    await running.runtime.services.sync.runOnce();
+    results['sync: first pass, loading the stored wallet (once per process)'] = { ms: +(performance.now() - started).toFixed(0) };
+    started = performance.now();
+    const first = await getJson(`${api}/wallets/${alias}?limit=1&utxo_limit=1`, bearer);
+    results['first read after start (loads the wallet for reads)'] = { ms: +(performance.now() - started).toFixed(0) };
+    if (first.balance === undefined || first.txlist.length !== 1) throw new Error('details: unexpected answer');
+    log('loaded');
+
+    await getJson(`${api}/wallets/${alias}?limit=1&utxo_limit=1`, bearer);
+    // PSBT creation over every coin, then DELETE so that the next one selects from the full set again.
+    const body = JSON.stringify({ recipients: [{ address: external[0], amount: '0.004' }, { address: external[1], amount: 150_000, unit: 'sat' }], fee_rate: '5' });
+    results['POST psbt (then DELETE)'] = await timed(RUNS, async () => {
+      const answer = await fetch(`${api}/wallets/${alias}/psbt`, { method: 'POST', headers: auth, body });
+      const record = await answer.json();
+      if (answer.status !== 201) throw new Error(`create: ${answer.status} ${JSON.stringify(record)}`);
+      const deleted = await fetch(`${api}/wallets/${alias}/psbt/${record.result.tx.txid}`, { method: 'DELETE', headers: bearer });
+      if (deleted.status !== 200) throw new Error(`delete: ${deleted.status} ${await deleted.text()}`);
+    });
+    log('psbt done');
+
+    const page = 50;
+    const lateUtxo = utxoCount - page;
+    const lateTx = transactions - page;
+    const series = [
+      ['GET wallet details, first pages (limit=50, utxo_limit=50)', `wallets/${alias}?limit=${page}&utxo_limit=${page}`, (b) => b.txlist.length === page && b.utxo.length === page],
+      ['GET wallet details, late pages', `wallets/${alias}?limit=${page}&offset=${lateTx}&utxo_limit=${page}&utxo_offset=${lateUtxo}`, (b) => b.txlist.length === page && b.utxo.length === page],
+      ['GET utxo, first page (limit=50)', `wallets/${alias}/utxo?limit=${page}`, (b) => b.utxo.length === page],
+      ['GET utxo, late page', `wallets/${alias}/utxo?limit=${page}&offset=${lateUtxo}`, (b) => b.utxo.length === page],
+      ['GET full_txlist, first page (limit=50)', `service/full_txlist?limit=${page}`, (b) => b.length === page],
+      ['GET full_txlist, late page', `service/full_txlist?limit=${page}&offset=${lateTx}`, (b) => b.length === page],
+    ];
+    for (const [name, path, check] of series) {
+      results[name] = await timed(RUNS, async () => {
+        if (!check(await getJson(`${api}/${path}`, bearer))) throw new Error(`${name}: wrong page`);
+      });
+    }
+    // Unpaged, for scale: every UTXO in one answer.
+    results['GET utxo, all 100,000 (unpaged)'] = await timed(Math.min(RUNS, 10), async () => {
+      if ((await getJson(`${api}/wallets/${alias}/utxo`, bearer)).utxo.length !== utxoCount) throw new Error('utxo: wrong count');
+    });
+    log('reads done');
+    load.push(loadavg()[0]);
+
+    // New blocks paying the wallet: the sync pass that applies each (from the block source to the stored
+    // change, events and settled PSBTs), then, on a few, the first read that shows it: reads load a new
+    // revision of the wallet in full.
+    const sync = [];
+    for (let i = 0; i < Math.min(RUNS, 20) + WARMUP; i++) {
+      chain.mineBlock(i);
+      const t0 = performance.now();
+      const pass = await running.runtime.services.sync.runOnce();
+      if (pass.blocksConnected !== 1) throw new Error(`sync pass connected ${pass.blocksConnected} blocks`);
+      if (i >= WARMUP) sync.push(performance.now() - t0);
+    }
+    results['sync of a new block paying the wallet (pass: fetch, apply, store, events)'] = stats(sync);
+    const readAfter = [];
+    for (let i = 0; i < READS_AFTER_BLOCK; i++) {
+      const mined = chain.mineBlock(1_000 + i);
+      await running.runtime.services.sync.runOnce();
+      const t1 = performance.now();
+      const shown = await getJson(`${api}/wallets/${alias}?limit=1&utxo_limit=1`, bearer);
+      readAfter.push(performance.now() - t1);
+      if (shown.txlist[0]?.txid !== mined.paymentTxid) throw new Error('the new block\'s payment is not the newest transaction');
+    }
+    results[`first details read after a new block (${READS_AFTER_BLOCK} blocks)`] = stats(readAfter);
+    load.push(loadavg()[0]);
+    results['peak RSS of the service process (MB)'] = { mb: rssMb() };
+  } finally {
+    await close();
+  }
+
+  if (!process.argv.includes('--no-core')) {
+    log('Bitcoin Core anchor (first run builds and caches its chain)');
+    const core = await coreCreateFundedPsbt({
+      root,
+      count: PAYMENTS + 1,
+      runs: Math.min(RUNS, 10),
+      fixture: fixtures.w_wpkh,
+      recipients: [{ address: external[0], sat: 400_000 }, { address: external[1], sat: 150_000 }],
+    });
+    results['Core walletcreatefundedpsbt, same UTXO count (watch-only)'] = stats(core.ms);
+    results['Core loadwallet (s)'] = { s: +core.loadSeconds.toFixed(1) };
+    const ours = results['POST psbt (then DELETE)'];
+    results['ratio POST psbt / Core (median)'] = { ratio: +(ours.p50 / results['Core walletcreatefundedpsbt, same UTXO count (watch-only)'].p50).toFixed(3) };
+  }
+  console.log(JSON.stringify({ machine: `${cpus().length} cores, ${cpus()[0]?.model}, Node ${process.version}`, loadAverage1m: load.map((l) => +l.toFixed(2)), transactions: PAYMENTS + SPENDS + 1, utxos: PAYMENTS + 1, results }, null, 2));
+}
+
+await main();
