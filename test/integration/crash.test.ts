@@ -12,7 +12,7 @@ import { TEST_ADMIN_PASSWORD, basicAuth, bearer } from '../support/server.js';
 import { NETWORKS } from '../../src/core/network.js';
 import { DescriptorDeriver, parseDescriptor } from '../../src/core/descriptor/index.js';
 import { startRpcTestServer } from '../support/rpc-server.js';
-import { nodeEnv, timeline, wallets } from './wallet-helpers.js';
+import { adminImportsWpkh, nodeEnv, timeline, wallets } from './wallet-helpers.js';
 import { createSharedStore, killHard, killStartedInstances, postgresClient, startInstance, stopInstance, type Instance, type SharedStore } from '../support/instances.js';
 
 const ROUNDS = 5;
@@ -201,14 +201,7 @@ describe.each(['sqlite', 'postgres'] as const)('SIGKILL during PSBT creation and
     const recipient = new DescriptorDeriver(parseDescriptor(wallets.w_tr!.recv_descriptor, NETWORKS.regtest)).derive(61).address;
     let instance = await startInstance(store, 'psbt-crash', env);
     try {
-      const tokenAnswer = await fetch(`${instance.api}/token`, { method: 'POST', headers: { authorization: admin, 'content-type': 'application/json' }, body: JSON.stringify({ jwt_token_description: 'psbt crash', jwt_token_life: '1 days' }) });
-      const auth = bearer(((await tokenAnswer.json()) as { jwt_token: string }).jwt_token);
-      const imported = await fetch(`${instance.api}/wallets`, {
-        method: 'POST',
-        headers: { authorization: auth, 'content-type': 'application/json' },
-        body: JSON.stringify({ name: 'Crash', alias: 'w_wpkh', recv_descriptor: wallets.w_wpkh!.recv_descriptor, change_descriptor: wallets.w_wpkh!.change_descriptor, birthday: 0 }),
-      });
-      expect(imported.status).toBe(201);
+      const auth = await adminImportsWpkh(instance.api, 'psbt crash', 'Crash');
       // Wait for exactly the tip's coins: a count alone is met at height 127 too, by two coins spent in
       // block 128, and a PSBT spending one of them rightly turns invalid once the sync applies that block.
       const coinKeys = (coins: { txid: string; vout: number }[]) => coins.map((c) => `${c.txid}:${c.vout}`).sort().join();

@@ -5,9 +5,8 @@
  */
 import BetterSqlite3 from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
-import { TEST_ADMIN_PASSWORD, basicAuth, bearer } from '../support/server.js';
 import { startRpcTestServer, type RpcTestServer } from '../support/rpc-server.js';
-import { expectWalletMatchesCore, nodeEnv, timeline, wallets } from './wallet-helpers.js';
+import { adminImportsWpkh, expectWalletMatchesCore, nodeEnv, timeline } from './wallet-helpers.js';
 import { createSharedStore, killHard, killStartedInstances, startInstance, stopInstance, type Instance, type SharedStore } from '../support/instances.js';
 
 const KILLS = 3;
@@ -39,18 +38,7 @@ describe.each(['sqlite', 'postgres'] as const)('SIGKILL during a wallet scan (%s
     const env = { ...nodeEnv(node), SERVICE_SYNC_INTERVAL: '0.2' };
     let instance = await startInstance(store, 'scan-crash', env);
     try {
-      const tokenAnswer = await fetch(`${instance.api}/token`, {
-        method: 'POST',
-        headers: { authorization: basicAuth('admin', TEST_ADMIN_PASSWORD), 'content-type': 'application/json' },
-        body: JSON.stringify({ jwt_token_description: 'scan crash', jwt_token_life: '1 days' }),
-      });
-      const auth = bearer(((await tokenAnswer.json()) as { jwt_token: string }).jwt_token);
-      const imported = await fetch(`${instance.api}/wallets`, {
-        method: 'POST',
-        headers: { authorization: auth, 'content-type': 'application/json' },
-        body: JSON.stringify({ name: 'Scan crash', alias: 'w_wpkh', recv_descriptor: wallets.w_wpkh!.recv_descriptor, change_descriptor: wallets.w_wpkh!.change_descriptor, birthday: 0 }),
-      });
-      expect(imported.status).toBe(201);
+      const auth = await adminImportsWpkh(instance.api, 'scan crash', 'Scan crash');
 
       let kills = 0;
       let lastHeight = -1;

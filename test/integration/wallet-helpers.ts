@@ -2,7 +2,7 @@
 import { expect } from 'vitest';
 import { loadFixture } from '../support/fixtures.js';
 import { startRpcTestServer, type RpcTestServer, type RpcTestServerOptions } from '../support/rpc-server.js';
-import { bearer, createToken, request, startTestServer, type TestServer, type TestServerOptions } from '../support/server.js';
+import { TEST_ADMIN_PASSWORD, basicAuth, bearer, createToken, request, startTestServer, type TestServer, type TestServerOptions } from '../support/server.js';
 
 export const WALLET_IDS = ['w_wpkh', 'w_shwpkh', 'w_pkh', 'w_tr', 'w_wsh2of3', 'w_shwsh2of3', 'w_wsh2of2'] as const;
 export const wallets = loadFixture('wallets') as Record<string, { recv_descriptor: string; change_descriptor: string; keys: any[]; type: string; sigs_required: number }>;
@@ -100,4 +100,24 @@ export async function walletDetails(world: { server: TestServer; auth: { authori
   const response = await request(`${world.server.api}/wallets/${alias}`, { headers: world.auth });
   expect(response.status, response.text).toBe(200);
   return response.body;
+}
+
+/**
+ * On a started `wcs serve` (its API base `api`): a token of the test admin, then the fixture wallet
+ * w_wpkh imported with it (birthday 0). Returns the token's Authorization value.
+ */
+export async function adminImportsWpkh(api: string, tokenDescription: string, walletName: string): Promise<string> {
+  const tokenAnswer = await fetch(`${api}/token`, {
+    method: 'POST',
+    headers: { authorization: basicAuth('admin', TEST_ADMIN_PASSWORD), 'content-type': 'application/json' },
+    body: JSON.stringify({ jwt_token_description: tokenDescription, jwt_token_life: '1 days' }),
+  });
+  const auth = bearer(((await tokenAnswer.json()) as { jwt_token: string }).jwt_token);
+  const imported = await fetch(`${api}/wallets`, {
+    method: 'POST',
+    headers: { authorization: auth, 'content-type': 'application/json' },
+    body: JSON.stringify({ name: walletName, alias: 'w_wpkh', recv_descriptor: wallets.w_wpkh!.recv_descriptor, change_descriptor: wallets.w_wpkh!.change_descriptor, birthday: 0 }),
+  });
+  expect(imported.status).toBe(201);
+  return auth;
 }

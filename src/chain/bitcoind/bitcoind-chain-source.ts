@@ -388,7 +388,6 @@ export class BitcoindChainSource implements ChainSource {
   }
 }
 
-/** The serialised filter of a `getblockfilter` answer. */
 /** A `getblock <hash> 0` answer parsed, checked to be the block asked for. */
 function parseBlockAnswer(answer: unknown, wanted: string): Block {
   const bytes = expectHexBytes(answer, 'block');
@@ -402,6 +401,7 @@ function parseBlockAnswer(answer: unknown, wanted: string): Block {
   return block;
 }
 
+/** The serialised filter of a `getblockfilter` answer. */
 function filterBytes(answer: unknown): Uint8Array {
   return expectHexBytes(expectObject(answer, 'getblockfilter').filter, 'block filter');
 }
