@@ -98,6 +98,7 @@ export function growingChain(tip) {
     async getTip() { return { height, hash: hashAt(height) }; },
     async getBlockHash(h) { return hashAt(h); },
     async getBlock(hash) { return byHash(hash); },
+    async getBlocks(hashes) { return hashes.map(byHash); },
     async getBlockHeader(hash) {
       const b = byHash(hash);
       return { hash, height: b.height, time: b.time, medianTime: b.time, prevHash: b.prevHash, confirmations: height - b.height + 1, inActiveChain: true };

@@ -67,6 +67,7 @@ function inProcessChain(blocks, { filters }) {
     async getTip() { return { height: tip.height, hash: tip.hash }; },
     async getBlockHash(height) { return blocks[height].hash; },
     async getBlock(hash) { return parseBlock(known(hash).raw); },
+    async getBlocks(hashes) { return hashes.map((hash) => parseBlock(known(hash).raw)); },
     async getBlockHeader(hash) {
       const b = known(hash);
       return { hash, height: b.height, time: b.time, medianTime: b.time, prevHash: b.height === 0 ? null : b.prev, confirmations: tip.height - b.height + 1, inActiveChain: true };
