@@ -13,7 +13,7 @@ import { NETWORKS } from '../../src/core/network.js';
 import { DescriptorDeriver, parseDescriptor } from '../../src/core/descriptor/index.js';
 import { startRpcTestServer } from '../support/rpc-server.js';
 import { adminImportsWpkh, nodeEnv, timeline, wallets } from './wallet-helpers.js';
-import { createSharedStore, killHard, killStartedInstances, postgresClient, startInstance, stopInstance, type Instance, type SharedStore } from '../support/instances.js';
+import { createSharedStore, sqliteIntegrity, killHard, killStartedInstances, postgresClient, startInstance, stopInstance, type Instance, type SharedStore } from '../support/instances.js';
 
 const ROUNDS = 5;
 const CLIENTS = 4;
@@ -59,15 +59,6 @@ async function createTokensUntilKilled(instance: Instance, client: number, round
       if (error instanceof Error && error.message.startsWith('unexpected')) throw error;
       return acknowledged;
     }
-  }
-}
-
-function sqliteIntegrity(path: string): string {
-  const db = new BetterSqlite3(path, { fileMustExist: true });
-  try {
-    return String(db.pragma('integrity_check', { simple: true }));
-  } finally {
-    db.close();
   }
 }
 

@@ -3,11 +3,10 @@
  * PostgreSQL: each restart resumes the scan from what was committed, and the wallet ends equal to Bitcoin
  * Core's view (no transaction lost or counted twice, progress never ahead of the data it covers).
  */
-import BetterSqlite3 from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startRpcTestServer, type RpcTestServer } from '../support/rpc-server.js';
 import { adminImportsWpkh, expectWalletMatchesCore, nodeEnv, timeline } from './wallet-helpers.js';
-import { createSharedStore, killHard, killStartedInstances, startInstance, stopInstance, type Instance, type SharedStore } from '../support/instances.js';
+import { createSharedStore, sqliteIntegrity, killHard, killStartedInstances, startInstance, stopInstance, type Instance, type SharedStore } from '../support/instances.js';
 
 const KILLS = 3;
 const LAST = timeline.snapshots.length - 1;
@@ -75,12 +74,3 @@ describe.each(['sqlite', 'postgres'] as const)('SIGKILL during a wallet scan (%s
     }
   }, 120_000);
 });
-
-function sqliteIntegrity(path: string): string {
-  const db = new BetterSqlite3(path, { fileMustExist: true });
-  try {
-    return String(db.pragma('integrity_check', { simple: true }));
-  } finally {
-    db.close();
-  }
-}

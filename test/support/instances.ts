@@ -6,6 +6,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
 import pg from 'pg';
 import { startCliServer } from './cli.js';
 import { TEST_ADMIN_PASSWORD } from './server.js';
@@ -105,4 +106,14 @@ export async function postgresClient(store: SharedStore): Promise<pg.Client> {
   const client = new pg.Client({ connectionString: store.databaseUrl });
   await client.connect();
   return client;
+}
+
+/** SQLite's own check of a store file ("ok" when sound), e.g. after an instance was killed writing it. */
+export function sqliteIntegrity(path: string): string {
+  const db = new BetterSqlite3(path, { fileMustExist: true });
+  try {
+    return String(db.pragma('integrity_check', { simple: true }));
+  } finally {
+    db.close();
+  }
 }
