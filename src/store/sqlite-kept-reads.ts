@@ -100,19 +100,17 @@ export function withKeptReads(store: Store, path: string, changes: SqliteChanges
   const keptTokens = new KeptWhileUnchanged<TokenWithUser>(changes, KEPT_PER_KIND);
   const keptWallets = new KeptWhileUnchanged<AccessibleWallets>(changes, KEPT_PER_KIND);
 
-  const tokens: TokenRepository = {
-    ...bound(store.tokens),
+  const tokens = withOverrides<TokenRepository>(store.tokens, {
     findWithUser: (id) =>
       keptTokens.get(id, async () => {
         const row = tokenStatement.get(id);
         return row && Object.freeze({ token: Object.freeze(toTokenRecord(row)), userIsAdmin: Number(row.is_admin) === 1 });
       }),
-  };
-  const wallets: WalletRepository = {
-    ...bound(store.wallets),
+  });
+  const wallets = withOverrides<WalletRepository>(store.wallets, {
     listAccessible: async (userName) =>
       (await keptWallets.get(userName, async () => deepFreeze(await store.wallets.listAccessible(userName)))) ?? [],
-  };
+  });
   return {
     ...store,
     tokens,
@@ -124,16 +122,9 @@ export function withKeptReads(store: Store, path: string, changes: SqliteChanges
   };
 }
 
-/** The repository's methods bound to it (its class methods use `this`). */
-function bound<R extends object>(repository: R): R {
-  const methods: Record<string, unknown> = {};
-  for (let proto = Object.getPrototypeOf(repository); proto && proto !== Object.prototype; proto = Object.getPrototypeOf(proto)) {
-    for (const name of Object.getOwnPropertyNames(proto)) {
-      const value = (repository as Record<string, unknown>)[name];
-      if (name !== 'constructor' && !(name in methods) && typeof value === 'function') methods[name] = value.bind(repository);
-    }
-  }
-  return { ...repository, ...methods } as R;
+/** The repository with some methods replaced; the others are its own (reached through the prototype, `this` intact). */
+function withOverrides<R extends object>(repository: R, overrides: Partial<R>): R {
+  return Object.assign(Object.create(repository) as R, overrides);
 }
 
 /** Kept values are shared by every caller: frozen, so that none can change them for the others. */
