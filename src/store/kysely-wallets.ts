@@ -9,6 +9,7 @@ import type {
   SyncBlockRow,
   UtxoFlagRow,
   WalletChainChange,
+  WalletChainChanges,
   WalletChainRows,
   WalletRepository,
   WalletShare,
@@ -38,12 +39,13 @@ export interface WalletsTable {
   last_used_receive: number;
   last_used_change: number;
   last_revealed_receive: number;
+  chain_base_revision: number;
 }
 
 export interface WalletDatabase {
   wallets: WalletsTable;
   wallet_shares: { wallet_id: string; user_name: string; access: string };
-  wallet_addresses: { wallet_id: string; branch: number; idx: number; script: string };
+  wallet_addresses: { wallet_id: string; branch: number; idx: number; script: string; changed_revision: number };
   wallet_transactions: {
     wallet_id: string;
     txid: string;
@@ -54,7 +56,9 @@ export interface WalletDatabase {
     block_time: number | null;
     first_seen: number;
     replaceable: number | null;
+    changed_revision: number;
   };
+  wallet_transaction_removals: { wallet_id: string; txid: string; revision: number };
   wallet_address_labels: { wallet_id: string; address: string; label: string; updated_at: number };
   wallet_utxo_flags: { wallet_id: string; txid: string; vout: number; frozen: number; label: string; updated_at: number };
   wallet_tx_labels: { wallet_id: string; txid: string; label: string; updated_at: number };
@@ -97,8 +101,9 @@ function toWallet(row: Selectable<WalletsTable>): StoredWallet {
   };
 }
 
-function txRow(t: WalletTransactionRow): WalletDatabase['wallet_transactions'] {
+function txRow(t: WalletTransactionRow, revision: number): WalletDatabase['wallet_transactions'] {
   return {
+    changed_revision: revision,
     wallet_id: t.walletId,
     txid: t.txid,
     hex: t.hex,
@@ -162,6 +167,7 @@ export class KyselyWallets implements WalletRepository {
           last_used_receive: -1,
           last_used_change: -1,
           last_revealed_receive: -1,
+          chain_base_revision: wallet.revision,
         })
         .execute();
     } catch (error) {
@@ -225,7 +231,7 @@ export class KyselyWallets implements WalletRepository {
     // order could deadlock with a sync write of this wallet on PostgreSQL.
     await this.db.updateTable('wallets').set((eb) => ({ revision: eb('revision', '+', 1) })).where('id', '=', walletId).execute();
     // Explicit deletes: never depend on the connection's foreign-key setting.
-    for (const table of ['wallet_shares', 'wallet_addresses', 'wallet_transactions', 'wallet_address_labels', 'wallet_utxo_flags', 'wallet_tx_labels'] as const) {
+    for (const table of ['wallet_shares', 'wallet_addresses', 'wallet_transactions', 'wallet_transaction_removals', 'wallet_address_labels', 'wallet_utxo_flags', 'wallet_tx_labels'] as const) {
       await this.db.deleteFrom(table).where('wallet_id', '=', walletId).execute();
     }
     const result = await this.db.deleteFrom('wallets').where('id', '=', walletId).executeTakeFirst();
@@ -238,20 +244,50 @@ export class KyselyWallets implements WalletRepository {
   }
 
   async chainRows(walletId: string): Promise<WalletChainRows | undefined> {
-    // Three reads of one revision: a changeset committing between them would pair transactions with
+    const rows = await this.readChain(walletId, undefined);
+    return rows === undefined || rows === 'reload' ? undefined : { revision: rows.revision, sync: rows.sync, lastRevealedReceive: rows.lastRevealedReceive, addresses: rows.addresses, transactions: rows.transactions };
+  }
+
+  async chainChangesSince(walletId: string, revision: number): Promise<WalletChainChanges | 'reload' | undefined> {
+    return this.readChain(walletId, revision);
+  }
+
+  /** The wallet's chain rows, all of them (`since` undefined) or those written after revision `since`. */
+  private async readChain(walletId: string, since: number | undefined): Promise<WalletChainChanges | 'reload' | undefined> {
+    // Several reads of one revision: a changeset committing between them would pair transactions with
     // addresses of another revision, and a coin paying an address not yet read would vanish from the view.
     // On PostgreSQL only repeatable read gives all statements one snapshot; SQLite serialises on its connection.
     const read = async (db: Kysely<WalletDatabase>) => {
       const wallet = await db.selectFrom('wallets').selectAll().where('id', '=', walletId).executeTakeFirst();
       if (!wallet) return undefined;
-      const addresses = await db.selectFrom('wallet_addresses').selectAll().where('wallet_id', '=', walletId).orderBy('branch').orderBy('idx').execute();
-      const transactions = await db.selectFrom('wallet_transactions').selectAll().where('wallet_id', '=', walletId).execute();
-      return { wallet, addresses, transactions };
+      if (since !== undefined && since < Number(wallet.chain_base_revision)) return 'reload' as const;
+      const after = since ?? -1;
+      const addresses = await db
+        .selectFrom('wallet_addresses')
+        .select(['branch', 'idx', 'script'])
+        .where('wallet_id', '=', walletId)
+        .where('changed_revision', '>', after)
+        .orderBy('branch')
+        .orderBy('idx')
+        .execute();
+      const transactions = await db
+        .selectFrom('wallet_transactions')
+        .selectAll()
+        .where('wallet_id', '=', walletId)
+        .where('changed_revision', '>', after)
+        .orderBy('txid')
+        .execute();
+      const removed =
+        since === undefined
+          ? []
+          : await db.selectFrom('wallet_transaction_removals').select('txid').where('wallet_id', '=', walletId).where('revision', '>', since).execute();
+      return { wallet, addresses, transactions, removed };
     };
     const rows = this.db.isTransaction ? await read(this.db) : await this.db.transaction().setIsolationLevel('repeatable read').setAccessMode('read only').execute(read);
-    if (!rows) return undefined;
-    const { wallet, addresses, transactions } = rows;
+    if (rows === undefined || rows === 'reload') return rows;
+    const { wallet, addresses, transactions, removed } = rows;
     const stored = toWallet(wallet);
+    const present = new Set(transactions.map((t) => t.txid));
     return {
       revision: stored.revision,
       sync: { walletId, tip: stored.tip, lastUsedReceive: Number(wallet.last_used_receive), lastUsedChange: Number(wallet.last_used_change) },
@@ -268,6 +304,8 @@ export class KyselyWallets implements WalletRepository {
         firstSeen: Number(t.first_seen),
         replaceable: t.replaceable == null ? null : Number(t.replaceable) === 1,
       })),
+      // A transaction removed and written again later is present, not removed.
+      removedTransactions: removed.map((r) => r.txid).filter((txid) => !present.has(txid)),
     };
   }
 
@@ -287,20 +325,28 @@ export class KyselyWallets implements WalletRepository {
       .returning('revision')
       .executeTakeFirst();
     if (updated === undefined) throw new StoreConflictError(`Wallet ${id} changed while it was being synced`);
+    const revision = Number(updated.revision);
     for (const part of chunks(change.addressesAdded)) {
       await this.db
         .insertInto('wallet_addresses')
-        .values(part.map((a) => ({ wallet_id: id, branch: a.branch, idx: a.index, script: a.script })))
+        .values(part.map((a) => ({ wallet_id: id, branch: a.branch, idx: a.index, script: a.script, changed_revision: revision })))
         .execute();
     }
     const removed = [...change.transactionsRemoved, ...change.transactionsUpdated.map((t) => t.txid)];
     for (const part of chunks(removed)) {
       await this.db.deleteFrom('wallet_transactions').where('wallet_id', '=', id).where('txid', 'in', part).execute();
     }
-    for (const part of chunks([...change.transactionsAdded, ...change.transactionsUpdated], 50)) {
-      await this.db.insertInto('wallet_transactions').values(part.map(txRow)).execute();
+    for (const part of chunks(change.transactionsRemoved)) {
+      await this.db
+        .insertInto('wallet_transaction_removals')
+        .values(part.map((txid) => ({ wallet_id: id, txid, revision })))
+        .onConflict((oc) => oc.columns(['wallet_id', 'txid']).doUpdateSet({ revision }))
+        .execute();
     }
-    return Number(updated.revision);
+    for (const part of chunks([...change.transactionsAdded, ...change.transactionsUpdated], 50)) {
+      await this.db.insertInto('wallet_transactions').values(part.map((t) => txRow(t, revision))).execute();
+    }
+    return revision;
   }
 
   async holdRevision(walletId: string, revision: number): Promise<boolean> {
@@ -334,9 +380,19 @@ export class KyselyWallets implements WalletRepository {
   async resetChain(walletId: string, birthday: number): Promise<number> {
     await this.db.deleteFrom('wallet_addresses').where('wallet_id', '=', walletId).execute();
     await this.db.deleteFrom('wallet_transactions').where('wallet_id', '=', walletId).execute();
+    await this.db.deleteFrom('wallet_transaction_removals').where('wallet_id', '=', walletId).execute();
+    // The rows start again: no reader can follow from before (chain_base_revision).
     const row = await this.db
       .updateTable('wallets')
-      .set((eb) => ({ revision: eb('revision', '+', 1), birthday, tip_height: null, tip_hash: null, last_used_receive: -1, last_used_change: -1 }))
+      .set((eb) => ({
+        revision: eb('revision', '+', 1),
+        chain_base_revision: eb('revision', '+', 1),
+        birthday,
+        tip_height: null,
+        tip_hash: null,
+        last_used_receive: -1,
+        last_used_change: -1,
+      }))
       .where('id', '=', walletId)
       .returning('revision')
       .executeTakeFirst();
@@ -347,7 +403,8 @@ export class KyselyWallets implements WalletRepository {
   async updateGapLimit(walletId: string, gapLimit: number): Promise<boolean> {
     const result = await this.db
       .updateTable('wallets')
-      .set((eb) => ({ gap_limit: gapLimit, revision: eb('revision', '+', 1) }))
+      // Readers derive scripts by the gap limit: they load the wallet again (chain_base_revision).
+      .set((eb) => ({ gap_limit: gapLimit, revision: eb('revision', '+', 1), chain_base_revision: eb('revision', '+', 1) }))
       .where('id', '=', walletId)
       .executeTakeFirst();
     return Number(result.numUpdatedRows) === 1;

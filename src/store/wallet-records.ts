@@ -82,6 +82,14 @@ export interface WalletChainRows {
   transactions: WalletTransactionRow[];
 }
 
+/**
+ * What changed in a wallet's chain rows after a revision a reader holds: the wallet's sync state now, the
+ * addresses and transactions written since (full rows), and the transactions removed since.
+ */
+export interface WalletChainChanges extends WalletChainRows {
+  removedTransactions: string[];
+}
+
 /** One wallet's part of an engine changeset. */
 export interface WalletChainChange {
   walletId: string;
@@ -129,6 +137,11 @@ export interface WalletRepository {
   delete(walletId: string): Promise<boolean>;
   revision(walletId: string): Promise<number | undefined>;
   chainRows(walletId: string): Promise<WalletChainRows | undefined>;
+  /**
+   * The chain rows written after `revision`, read at one revision (undefined without the wallet).
+   * `reload` when the rows started again since (a rescan, a new gap limit): read them all.
+   */
+  chainChangesSince(walletId: string, revision: number): Promise<WalletChainChanges | 'reload' | undefined>;
   /**
    * Writes one wallet's changeset if the wallet is still at `expectedRevision`; returns the new revision.
    * Throws StoreConflictError when the wallet changed meanwhile (or was deleted). Call inside a transaction.

@@ -107,6 +107,38 @@ describe.each(STORE_KINDS)('wallet store conformance: $kind', ({ open }) => {
     expect(await store.wallets.revision('w-1')).toBe(2);
   });
 
+  it('reads the rows written after a revision, and asks for a full read after a rescan or a new gap limit', async () => {
+    await store.wallets.insert(wallet(), []);
+    const tip = (height: number) => ({ walletId: 'w-1', tip: { height, hash: HASH(height.toString(16)) }, lastUsedReceive: 0, lastUsedChange: -1 });
+    const a0 = { walletId: 'w-1', branch: 0 as const, index: 0, script: '0014aa' };
+    const a1 = { walletId: 'w-1', branch: 0 as const, index: 1, script: '0014ab' };
+    await store.transaction((repos) => repos.wallets.applyChange(change({ addressesAdded: [a0], transactionsAdded: [tx(HASH('1')), tx(HASH('2')), tx(HASH('3'))], sync: tip(1) }), 0));
+    const confirmed = tx(HASH('1'), { status: 'confirmed', blockHeight: 2, blockHash: HASH('2'), blockTime: 1_700_000_100, replaceable: null });
+    await store.transaction((repos) => repos.wallets.applyChange(change({ addressesAdded: [a1], transactionsUpdated: [confirmed], transactionsRemoved: [HASH('2')], sync: tip(2) }), 1));
+    // Removed, then written again: present, not removed.
+    await store.transaction((repos) => repos.wallets.applyChange(change({ transactionsRemoved: [HASH('3')], sync: tip(3) }), 2));
+    await store.transaction((repos) => repos.wallets.applyChange(change({ transactionsAdded: [tx(HASH('3'))], sync: tip(4) }), 3));
+
+    expect(await store.wallets.chainChangesSince('w-1', 1)).toEqual({
+      revision: 4,
+      sync: tip(4),
+      lastRevealedReceive: -1,
+      addresses: [a1],
+      transactions: [confirmed, tx(HASH('3'))],
+      removedTransactions: [HASH('2')],
+    });
+    expect(await store.wallets.chainChangesSince('w-1', 3)).toMatchObject({ revision: 4, addresses: [], transactions: [tx(HASH('3'))], removedTransactions: [] });
+    expect(await store.wallets.chainChangesSince('w-1', 4)).toMatchObject({ revision: 4, addresses: [], transactions: [], removedTransactions: [] });
+    expect(await store.wallets.chainChangesSince('missing', 0)).toBeUndefined();
+
+    expect(await store.wallets.updateGapLimit('w-1', 30)).toBe(true);
+    expect(await store.wallets.chainChangesSince('w-1', 4)).toBe('reload');
+    expect(await store.wallets.chainChangesSince('w-1', 5)).toMatchObject({ revision: 5, transactions: [] });
+    const rescanned = await store.transaction((repos) => repos.wallets.resetChain('w-1', 0));
+    expect(await store.wallets.chainChangesSince('w-1', 5)).toBe('reload');
+    expect(await store.wallets.chainChangesSince('w-1', rescanned)).toMatchObject({ revision: rescanned, addresses: [], transactions: [], removedTransactions: [] });
+  });
+
   it('raises revisions in SQL: concurrent writers at one revision, one wins, and no two states share a revision', async () => {
     await store.wallets.insert(wallet(), []);
     const at = (height: number) => change({ sync: { walletId: 'w-1', tip: { height, hash: HASH(height.toString(16)) }, lastUsedReceive: -1, lastUsedChange: -1 } });

@@ -9,8 +9,9 @@ import { webSessions } from './0007-web-sessions.js';
 import { eventsAndWebhooks } from './0008-events-and-webhooks.js';
 import { tokenPermissions } from './0009-token-permissions.js';
 import { labelTimes } from './0010-label-times.js';
+import { chainRowRevisions } from './0011-chain-row-revisions.js';
 import type { Migration } from './types.js';
 
 export type { Migration } from './types.js';
 
-export const MIGRATIONS: readonly Migration[] = [usersAndTokens, psbts, wallets, revealedReceive, psbtVersion, serviceSettings, webSessions, eventsAndWebhooks, tokenPermissions, labelTimes];
+export const MIGRATIONS: readonly Migration[] = [usersAndTokens, psbts, wallets, revealedReceive, psbtVersion, serviceSettings, webSessions, eventsAndWebhooks, tokenPermissions, labelTimes, chainRowRevisions];
