@@ -37,5 +37,6 @@ export {
   type CoinTx,
   type WalletSummary,
 } from './views.js';
-export { addWallet, removeWallet, watchRevealed } from './wallets.js';
+export { addWallet, applyStoredChanges, removeWallet, watchRevealed, type AppliedChanges, type StoredChanges } from './wallets.js';
+export { entryAtTip, utxoAtTip, WalletListCache, type WalletListsAtTip } from './list-cache.js';
 export * from './types.js';

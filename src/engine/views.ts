@@ -18,12 +18,12 @@ function walletOf(state: EngineState, walletId: string): WalletState {
 
 const active = (t: TrackedTx | undefined): boolean => !!t && t.status !== 'dropped';
 
-function confirmations(wallet: WalletState, t: TrackedTx): number {
+export function confirmations(wallet: WalletState, t: TrackedTx): number {
   if (t.status !== 'confirmed' || !t.block || !wallet.tip) return 0;
   return wallet.tip.height - t.block.height + 1;
 }
 
-const isImmature = (wallet: WalletState, t: TrackedTx) => t.coinbase && confirmations(wallet, t) < COINBASE_MATURITY_CONFIRMATIONS;
+export const isImmature = (wallet: WalletState, t: TrackedTx) => t.coinbase && confirmations(wallet, t) < COINBASE_MATURITY_CONFIRMATIONS;
 
 /** Spent by a confirmed or mempool wallet transaction (a dropped one spends nothing). */
 function isSpent(wallet: WalletState, txid: string, vout: number): boolean {
@@ -37,7 +37,7 @@ function isSpent(wallet: WalletState, txid: string, vout: number): boolean {
  * Core's CachedTxIsTrusted: confirmed; or in the mempool with every input an output of this wallet whose
  * transaction is itself trusted (the wallet's own unconfirmed change).
  */
-function trustChecker(wallet: WalletState): (t: TrackedTx) => boolean {
+export function trustChecker(wallet: WalletState): (t: TrackedTx) => boolean {
   const memo = new Map<string, boolean>();
   const trusted = (t: TrackedTx): boolean => {
     if (t.status === 'confirmed') return true;
@@ -78,29 +78,35 @@ export function listUnspent(state: EngineState, walletId: string): WalletUtxo[] 
   const wallet = walletOf(state, walletId);
   const trusted = trustChecker(wallet);
   const utxos: WalletUtxo[] = [];
-  for (const t of wallet.txs.values()) {
-    if (!active(t) || isImmature(wallet, t)) continue;
-    for (const [vout, owner] of t.mine) {
-      if (isSpent(wallet, t.txid, vout)) continue;
-      const output = t.tx.outputs[vout]!;
-      utxos.push({
-        txid: t.txid,
-        vout,
-        valueSat: output.value,
-        script: toHex(output.script),
-        branch: owner.branch,
-        index: owner.index,
-        confirmations: confirmations(wallet, t),
-        blockHeight: t.block?.height ?? null,
-        safe: trusted(t),
-        coinbase: t.coinbase,
-      });
-    }
-  }
+  for (const t of wallet.txs.values()) utxos.push(...unspentOutputsOf(wallet, t, trusted));
   return utxos.sort((a, b) => (a.txid === b.txid ? a.vout - b.vout : a.txid < b.txid ? -1 : 1));
 }
 
-function entryOf(wallet: WalletState, t: TrackedTx): WalletTxEntry {
+/** The unspent outputs of one transaction paying the wallet, as `listUnspent` lists them. */
+export function unspentOutputsOf(wallet: WalletState, t: TrackedTx, trusted: (t: TrackedTx) => boolean): WalletUtxo[] {
+  if (!active(t) || isImmature(wallet, t)) return [];
+  const utxos: WalletUtxo[] = [];
+  for (const [vout, owner] of t.mine) {
+    if (isSpent(wallet, t.txid, vout)) continue;
+    const output = t.tx.outputs[vout]!;
+    utxos.push({
+      txid: t.txid,
+      vout,
+      valueSat: output.value,
+      script: toHex(output.script),
+      branch: owner.branch,
+      index: owner.index,
+      confirmations: confirmations(wallet, t),
+      blockHeight: t.block?.height ?? null,
+      safe: trusted(t),
+      coinbase: t.coinbase,
+    });
+  }
+  return utxos;
+}
+
+/** One transaction's entry of the transaction list. */
+export function entryOf(wallet: WalletState, t: TrackedTx): WalletTxEntry {
   let spentSat = 0n;
   let inputsMine = 0;
   if (!t.coinbase) {

@@ -2,11 +2,13 @@
  * Loading wallets into the engine: a new wallet (derives its first gap-limit scripts per branch) or one
  * rebuilt from its stored rows after a restart (no rescan: the stored tip, scripts and transactions are it).
  */
+import { scriptLookupKey } from '../core/block.js';
+import { fromHex, toHex } from '../core/bytes.js';
 import { parseTransactionWithTxid } from '../core/tx.js';
 import { buildChangeset, syncRow } from './changeset.js';
 import { EngineError } from './errors.js';
-import { addScript, ChangeRecorder, fillGap, insertTx, newWalletState, unindexScript, type EngineState } from './state.js';
-import type { Branch, EngineChangeset, StoredWalletRows, StoredWalletSync, WalletConfig } from './types.js';
+import { addScript, ChangeRecorder, deleteTx, fillGap, insertTx, newWalletState, unindexScript, type EngineState, type NewTx, type TrackedTx } from './state.js';
+import type { BlockRef, Branch, EngineChangeset, StoredTransaction, StoredWalletRows, StoredWalletSync, WalletConfig } from './types.js';
 
 const isRevealIndex = (n: unknown): n is number => Number.isSafeInteger(n) && (n as number) >= -1;
 
@@ -105,37 +107,117 @@ function loadRows(state: EngineState, wallet: ReturnType<typeof newWalletState>,
   }
   if (stored.addresses.some((a) => a.branch !== 0 && a.branch !== 1)) throw bad(id, 'address branch must be 0 or 1');
 
-  for (const row of stored.transactions) {
-    if (row.walletId !== id) throw bad(id, 'transaction row belongs to another wallet');
-    if (!STATUSES.has(row.status)) throw bad(id, `transaction ${row.txid} has unknown status`);
-    if ((row.status === 'confirmed') !== (row.blockHash !== null)) throw bad(id, `transaction ${row.txid} status and block disagree`);
-    if (row.status === 'confirmed') {
-      const { blockHeight: height, blockTime: time, blockHash: hash } = row;
-      if (!Number.isSafeInteger(height) || !Number.isSafeInteger(time) || !HASH_RE.test(hash ?? '')) throw bad(id, `transaction ${row.txid} has an invalid block`);
-      if (!wallet.tip || height! > wallet.tip.height) throw bad(id, `transaction ${row.txid} is confirmed above the wallet's tip`);
-    }
-    if (!Number.isSafeInteger(row.firstSeen)) throw bad(id, `transaction ${row.txid} has no first-seen time`);
-    if (row.replaceable !== null && typeof row.replaceable !== 'boolean') throw bad(id, `transaction ${row.txid} has an invalid replaceable flag`);
-    let parsed;
-    try {
-      parsed = parseTransactionWithTxid(row.hex);
-    } catch {
-      throw bad(id, `transaction ${row.txid} does not parse`);
-    }
-    const { tx } = parsed;
-    if (parsed.txid !== row.txid) throw bad(id, `transaction ${row.txid} hex has another txid`);
-    const block =
-      row.status === 'confirmed' ? { height: row.blockHeight!, hash: row.blockHash!, time: row.blockTime! } : null;
-    insertTx(state, wallet, {
-      txid: row.txid,
-      tx,
-      hex: row.hex,
-      status: row.status,
-      block,
-      firstSeen: row.firstSeen,
-      replaceable: row.replaceable,
-    });
+  for (const row of stored.transactions) insertTx(state, wallet, parseStoredTransaction(id, wallet.tip, row));
+}
+
+/** Checks one stored transaction row against the wallet (and its tip) and parses it. */
+function parseStoredTransaction(id: string, tip: BlockRef | null, row: StoredTransaction): NewTx {
+  if (row.walletId !== id) throw bad(id, 'transaction row belongs to another wallet');
+  if (!STATUSES.has(row.status)) throw bad(id, `transaction ${row.txid} has unknown status`);
+  if ((row.status === 'confirmed') !== (row.blockHash !== null)) throw bad(id, `transaction ${row.txid} status and block disagree`);
+  if (row.status === 'confirmed') {
+    const { blockHeight: height, blockTime: time, blockHash: hash } = row;
+    if (!Number.isSafeInteger(height) || !Number.isSafeInteger(time) || !HASH_RE.test(hash ?? '')) throw bad(id, `transaction ${row.txid} has an invalid block`);
+    if (!tip || height! > tip.height) throw bad(id, `transaction ${row.txid} is confirmed above the wallet's tip`);
   }
+  if (!Number.isSafeInteger(row.firstSeen)) throw bad(id, `transaction ${row.txid} has no first-seen time`);
+  if (row.replaceable !== null && typeof row.replaceable !== 'boolean') throw bad(id, `transaction ${row.txid} has an invalid replaceable flag`);
+  let parsed;
+  try {
+    parsed = parseTransactionWithTxid(row.hex);
+  } catch {
+    throw bad(id, `transaction ${row.txid} does not parse`);
+  }
+  if (parsed.txid !== row.txid) throw bad(id, `transaction ${row.txid} hex has another txid`);
+  const block = row.status === 'confirmed' ? { height: row.blockHeight!, hash: row.blockHash!, time: row.blockTime! } : null;
+  return { txid: row.txid, tx: parsed.tx, hex: row.hex, status: row.status, block, firstSeen: row.firstSeen, replaceable: row.replaceable };
+}
+
+/** The rows a wallet's store wrote after a revision the state was loaded at, and the transactions it removed since. */
+export interface StoredChanges extends StoredWalletRows {
+  removedTransactions: string[];
+}
+
+/** What `applyStoredChanges` changed, for whoever keeps lists derived from the state. */
+export interface AppliedChanges {
+  /** Transactions added, rewritten or removed, with the version the state held before (undefined: new). */
+  replaced: Map<string, TrackedTx | undefined>;
+  /** Other transactions found to pay scripts the wallet watches only now. */
+  newlyPaying: Set<string>;
+  previousTip: BlockRef | null;
+}
+
+/**
+ * Brings a wallet loaded from stored rows up to date with the rows written since (in place): the same
+ * state `addWallet` would build from all of today's rows, at the cost of what changed. Every row is
+ * checked before anything changes, so a bad row leaves the state as it was.
+ */
+export function applyStoredChanges(state: EngineState, walletId: string, changes: StoredChanges): AppliedChanges {
+  const wallet = state.wallets.get(walletId);
+  if (!wallet) throw new EngineError('unknown_wallet', `Unknown wallet ${walletId}`);
+  checkSync(walletId, changes.sync);
+  if (changes.lastRevealedReceive !== undefined && !isRevealIndex(changes.lastRevealedReceive)) throw bad(walletId, 'invalid last revealed receive index');
+  const tip = changes.sync.tip ? { ...changes.sync.tip } : null;
+  const parsed = changes.transactions.map((row) => parseStoredTransaction(walletId, tip, row));
+  const addresses = [...changes.addresses].sort((a, b) => a.branch - b.branch || a.index - b.index);
+  const next: [number, number] = [...wallet.derived];
+  for (const row of addresses) {
+    if (row.walletId !== walletId) throw bad(walletId, 'address row belongs to another wallet');
+    if (row.branch !== 0 && row.branch !== 1) throw bad(walletId, 'address branch must be 0 or 1');
+    if (!HEX_RE.test(row.script) || row.script.length === 0) throw bad(walletId, 'address script is not lower-case hex');
+    if (row.index < next[row.branch]) {
+      // Derived here already (ahead of the store, for a revealed address): it must be the same script.
+      const owner = wallet.scripts.get(row.script);
+      if (owner?.branch !== row.branch || owner.index !== row.index) throw bad(walletId, `address ${row.branch}/${row.index} differs from the one derived`);
+    } else if (row.index === next[row.branch]) next[row.branch]++;
+    else throw bad(walletId, `address indexes of branch ${row.branch} are not contiguous`);
+  }
+
+  const previousTip = wallet.tip;
+  wallet.tip = tip;
+  wallet.lastUsed = [changes.sync.lastUsedReceive, changes.sync.lastUsedChange];
+  if (changes.lastRevealedReceive !== undefined && changes.lastRevealedReceive > wallet.lastRevealedReceive) wallet.lastRevealedReceive = changes.lastRevealedReceive;
+  const scriptsBefore = wallet.scripts.size;
+  const watchedNow = new Set<string>();
+  for (const row of addresses) {
+    if (row.index < wallet.derived[row.branch]) continue;
+    addScript(state, wallet, { branch: row.branch, index: row.index }, row.script);
+    wallet.derived[row.branch] = row.index + 1;
+    watchedNow.add(row.script);
+  }
+  const recorder = new ChangeRecorder();
+  fillGap(state, wallet, 0, recorder);
+  fillGap(state, wallet, 1, recorder);
+  for (const script of recorder.takeDerived()) watchedNow.add(script);
+
+  const replaced = new Map<string, TrackedTx | undefined>();
+  for (const txid of changes.removedTransactions) {
+    const previous = wallet.txs.get(txid);
+    if (!previous) continue;
+    replaced.set(txid, previous);
+    deleteTx(state, wallet, txid);
+  }
+  for (const tx of parsed) {
+    replaced.set(tx.txid, wallet.txs.get(tx.txid));
+    deleteTx(state, wallet, tx.txid);
+    insertTx(state, wallet, tx);
+  }
+  const newlyPaying = new Set<string>();
+  if (wallet.scripts.size > scriptsBefore) {
+    // A transaction already held may pay a script watched only now: loading all rows would count that output.
+    const keys = new Set([...watchedNow].map((script) => scriptLookupKey(fromHex(script))));
+    for (const t of wallet.txs.values()) {
+      if (replaced.has(t.txid)) continue;
+      t.tx.outputs.forEach((out, vout) => {
+        if (t.mine.has(vout) || !keys.has(scriptLookupKey(out.script))) return;
+        const owner = wallet.scripts.get(toHex(out.script));
+        if (!owner) return;
+        t.mine.set(vout, owner);
+        newlyPaying.add(t.txid);
+      });
+    }
+  }
+  return { replaced, newlyPaying, previousTip };
 }
 
 export { syncRow };

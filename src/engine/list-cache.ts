@@ -1,0 +1,200 @@
+/**
+ * A wallet's lists for reads (transactions, unspent outputs, balances), kept across the changes
+ * `applyStoredChanges` makes to its state in place: after a change only the entries it can have touched are
+ * built again, and each list is sorted again from its previous order (nearly sorted: about linear time).
+ *
+ * Entries keep the confirmations of the tip they were built at, so a new block does not rebuild every entry:
+ * read confirmations with `entryAtTip` / `utxoAtTip` and the lists' `tipHeight`.
+ */
+import { outpointKey, type EngineState, type TrackedTx, type WalletState } from './state.js';
+import type { AppliedChanges } from './wallets.js';
+import { COINBASE_MATURITY_CONFIRMATIONS, entryOf, isImmature, trustChecker, unspentOutputsOf } from './views.js';
+import type { WalletBalances, WalletTxEntry, WalletUtxo } from './types.js';
+
+export interface WalletListsAtTip {
+  tipHeight: number | null;
+  /** Every transaction, dropped ones included, oldest first. */
+  transactions: readonly WalletTxEntry[];
+  /** Live transactions (not dropped), newest first. */
+  liveNewestFirst: readonly WalletTxEntry[];
+  /** Unspent outputs by outpoint. */
+  unspent: readonly WalletUtxo[];
+  /** Unspent outputs, most confirmations first, then by outpoint. */
+  unspentByConfirmations: readonly WalletUtxo[];
+  balances: WalletBalances;
+}
+
+const rank = (e: { blockHeight: number | null }) => e.blockHeight ?? Number.MAX_SAFE_INTEGER;
+const byTxid = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+const oldestFirst = (a: WalletTxEntry, b: WalletTxEntry) => rank(a) - rank(b) || a.firstSeen - b.firstSeen || byTxid(a.txid, b.txid);
+const newestFirst = (a: WalletTxEntry, b: WalletTxEntry) => rank(b) - rank(a) || b.time - a.time || byTxid(a.txid, b.txid);
+const byOutpoint = (a: WalletUtxo, b: WalletUtxo) => byTxid(a.txid, b.txid) || a.vout - b.vout;
+// Most confirmations first is lowest block first, unconfirmed last, whatever the tip.
+const mostConfirmedFirst = (a: WalletUtxo, b: WalletUtxo) => rank(a) - rank(b) || byOutpoint(a, b);
+
+const confirmationsAt = (blockHeight: number | null, tipHeight: number | null) => (blockHeight === null || tipHeight === null ? 0 : tipHeight - blockHeight + 1);
+
+/** The entry with its confirmations at `tipHeight` (the entry itself when they are already right). */
+export function entryAtTip(e: WalletTxEntry, tipHeight: number | null): WalletTxEntry {
+  const confirmations = e.status === 'confirmed' ? confirmationsAt(e.blockHeight, tipHeight) : 0;
+  return confirmations === e.confirmations ? e : { ...e, confirmations };
+}
+
+export function utxoAtTip(u: WalletUtxo, tipHeight: number | null): WalletUtxo {
+  const confirmations = confirmationsAt(u.blockHeight, tipHeight);
+  return confirmations === u.confirmations ? u : { ...u, confirmations };
+}
+
+export class WalletListCache {
+  private readonly entries = new Map<string, WalletTxEntry>();
+  /** Funding txid -> its unspent outputs paying the wallet. */
+  private readonly coins = new Map<string, WalletUtxo[]>();
+  private readonly coinbases = new Set<string>();
+  private readonly dirtyEntries = new Set<string>();
+  private readonly dirtyCoins = new Set<string>();
+  private current: WalletListsAtTip | undefined;
+
+  constructor(
+    private readonly state: EngineState,
+    private readonly walletId: string,
+  ) {}
+
+  private get wallet(): WalletState {
+    return this.state.wallets.get(this.walletId)!;
+  }
+
+  /** Notes what a change of the state touched; the lists are brought up to date on the next `lists()`. */
+  changed(applied: AppliedChanges): void {
+    if (!this.current) return; // nothing built yet: the first `lists()` builds everything
+    const wallet = this.wallet;
+    const touched = [...applied.replaced.keys(), ...applied.newlyPaying];
+    for (const txid of touched) {
+      this.dirtyEntries.add(txid);
+      this.dirtyCoins.add(txid);
+      for (const version of [applied.replaced.get(txid), wallet.txs.get(txid)]) if (version) this.touchNeighbours(wallet, version);
+    }
+    const before = applied.previousTip?.height ?? null;
+    const after = wallet.tip?.height ?? null;
+    if (before !== after) {
+      // A coinbase matures with the tip (and becomes immature again when it goes back).
+      for (const txid of this.coinbases) {
+        const t = wallet.txs.get(txid);
+        if (t && isImmatureAt(t, before) !== isImmatureAt(t, after)) this.dirtyCoins.add(txid);
+      }
+    }
+  }
+
+  /** What depends on one version of a transaction: its parents' coins, its conflicts, its children. */
+  private touchNeighbours(wallet: WalletState, t: TrackedTx): void {
+    if (!t.coinbase) {
+      for (const input of t.tx.inputs) {
+        this.dirtyCoins.add(input.txid); // spent or unspent again
+        for (const sibling of wallet.spenders.get(outpointKey(input.txid, input.vout)) ?? []) this.dirtyEntries.add(sibling); // conflicts
+      }
+    }
+    // Children count what they spend of it, and unconfirmed ones are trusted through it.
+    const pending = [t];
+    const seen = new Set<string>([t.txid]);
+    while (pending.length > 0) {
+      const parent = pending.pop()!;
+      for (let vout = 0; vout < parent.tx.outputs.length; vout++) {
+        for (const childId of wallet.spenders.get(outpointKey(parent.txid, vout)) ?? []) {
+          if (parent === t) this.dirtyEntries.add(childId);
+          if (seen.has(childId)) continue;
+          seen.add(childId);
+          const child = wallet.txs.get(childId);
+          if (!child) continue;
+          this.dirtyCoins.add(childId);
+          if (child.status === 'mempool') pending.push(child);
+        }
+      }
+    }
+  }
+
+  lists(): WalletListsAtTip {
+    const wallet = this.wallet;
+    if (!this.current) this.current = this.buildAll(wallet);
+    else if (this.dirtyEntries.size + this.dirtyCoins.size > 0 || this.current.tipHeight !== (wallet.tip?.height ?? null)) this.current = this.update(wallet, this.current);
+    this.dirtyEntries.clear();
+    this.dirtyCoins.clear();
+    return this.current;
+  }
+
+  private buildAll(wallet: WalletState): WalletListsAtTip {
+    const trusted = trustChecker(wallet);
+    for (const t of wallet.txs.values()) {
+      this.entries.set(t.txid, entryOf(wallet, t));
+      this.coins.set(t.txid, unspentOutputsOf(wallet, t, trusted));
+      if (t.coinbase) this.coinbases.add(t.txid);
+    }
+    const transactions = [...this.entries.values()].sort(oldestFirst);
+    const unspent = [...this.coins.values()].flat().sort(byOutpoint);
+    return this.freeze(wallet, transactions, transactions.filter((e) => e.status !== 'dropped').sort(newestFirst), unspent, [...unspent].sort(mostConfirmedFirst));
+  }
+
+  private update(wallet: WalletState, previous: WalletListsAtTip): WalletListsAtTip {
+    const trusted = trustChecker(wallet);
+    const rebuiltEntries: WalletTxEntry[] = [];
+    for (const txid of this.dirtyEntries) {
+      const t = wallet.txs.get(txid);
+      this.coinbases.delete(txid);
+      if (!t) {
+        this.entries.delete(txid);
+        continue;
+      }
+      if (t.coinbase) this.coinbases.add(txid);
+      const entry = entryOf(wallet, t);
+      this.entries.set(txid, entry);
+      rebuiltEntries.push(entry);
+    }
+    const rebuiltCoins: WalletUtxo[] = [];
+    for (const txid of this.dirtyCoins) {
+      const t = wallet.txs.get(txid);
+      if (!t) {
+        this.coins.delete(txid);
+        continue;
+      }
+      const coins = unspentOutputsOf(wallet, t, trusted);
+      this.coins.set(txid, coins);
+      rebuiltCoins.push(...coins);
+    }
+    const keptEntry = (e: WalletTxEntry) => !this.dirtyEntries.has(e.txid);
+    const keptCoin = (u: WalletUtxo) => !this.dirtyCoins.has(u.txid);
+    const transactions = previous.transactions.filter(keptEntry).concat(rebuiltEntries).sort(oldestFirst);
+    const live = previous.liveNewestFirst.filter(keptEntry).concat(rebuiltEntries.filter((e) => e.status !== 'dropped')).sort(newestFirst);
+    const unspent = previous.unspent.filter(keptCoin).concat(rebuiltCoins).sort(byOutpoint);
+    const byConfirmations = previous.unspentByConfirmations.filter(keptCoin).concat(rebuiltCoins).sort(mostConfirmedFirst);
+    return this.freeze(wallet, transactions, live, unspent, byConfirmations);
+  }
+
+  private freeze(wallet: WalletState, transactions: WalletTxEntry[], live: WalletTxEntry[], unspent: WalletUtxo[], byConfirmations: WalletUtxo[]): WalletListsAtTip {
+    return Object.freeze({
+      tipHeight: wallet.tip?.height ?? null,
+      transactions: Object.freeze(transactions),
+      liveNewestFirst: Object.freeze(live),
+      unspent: Object.freeze(unspent),
+      unspentByConfirmations: Object.freeze(byConfirmations),
+      balances: this.balances(wallet, unspent),
+    });
+  }
+
+  /** Core's getbalances from the unspent outputs (trusted or not) and the immature coinbases' outputs. */
+  private balances(wallet: WalletState, unspent: readonly WalletUtxo[]): WalletBalances {
+    const balances: WalletBalances = { confirmed: 0n, unconfirmed: 0n, immature: 0n };
+    for (const u of unspent) {
+      if (u.safe) balances.confirmed += u.valueSat;
+      else balances.unconfirmed += u.valueSat;
+    }
+    for (const txid of this.coinbases) {
+      const t = wallet.txs.get(txid);
+      if (!t || t.status === 'dropped' || !isImmature(wallet, t)) continue;
+      for (const vout of t.mine.keys()) balances.immature += t.tx.outputs[vout]!.value;
+    }
+    return balances;
+  }
+}
+
+function isImmatureAt(t: TrackedTx, tipHeight: number | null): boolean {
+  const confirmations = t.status === 'confirmed' && t.block ? confirmationsAt(t.block.height, tipHeight) : 0;
+  return confirmations < COINBASE_MATURITY_CONFIRMATIONS;
+}

@@ -1,0 +1,163 @@
+/**
+ * Property: a reader that loaded a wallet once and then follows it only through the rows written since
+ * (applyStoredChanges, at any points of the real timeline, reorgs and replacements included) holds the same
+ * lists and balances as a reader loading every row again. Its lists are rebuilt only where a change reaches.
+ */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import {
+  addWallet,
+  applyStoredChanges,
+  createEngineState,
+  entryAtTip,
+  getBalances,
+  listTransactions,
+  listUnspent,
+  utxoAtTip,
+  WalletListCache,
+  type EngineChangeset,
+  type EngineState,
+  type StoredAddress,
+  type StoredChanges,
+  type StoredTransaction,
+  type WalletConfig,
+  type WalletListsAtTip,
+} from '../../../src/engine/index.js';
+import { decodeAddress } from '../../../src/core/address.js';
+import { NETWORKS } from '../../../src/core/network.js';
+import { allUpdates, applyAndPersist, freshEngine, MemoryRowStore, timeline } from './support/replay.js';
+import type { ScriptDeriver } from '../../../src/engine/index.js';
+
+const updates = allUpdates().map((u) => u.update);
+
+/** What a store returns for "rows written since": the newest row of each transaction, and the removals. */
+class PendingRows {
+  addresses: StoredAddress[] = [];
+  transactions = new Map<string, StoredTransaction>();
+  removed = new Set<string>();
+
+  add(changeset: EngineChangeset, walletId: string): void {
+    for (const change of changeset.wallets) {
+      if (change.walletId !== walletId) continue;
+      this.addresses.push(...change.addressesAdded);
+      for (const t of [...change.transactionsAdded, ...change.transactionsUpdated]) {
+        this.transactions.set(t.txid, structuredClone(t));
+        this.removed.delete(t.txid);
+      }
+      for (const txid of change.transactionsRemoved) {
+        this.transactions.delete(txid);
+        this.removed.add(txid);
+      }
+    }
+  }
+
+  take(store: MemoryRowStore, walletId: string): StoredChanges {
+    const changes = { sync: store.rows(walletId).sync, addresses: this.addresses, transactions: [...this.transactions.values()], removedTransactions: [...this.removed] };
+    this.addresses = [];
+    this.transactions = new Map();
+    this.removed = new Set();
+    return changes;
+  }
+}
+
+interface Reader {
+  config: WalletConfig;
+  state: EngineState;
+  lists: WalletListCache;
+  pending: PendingRows;
+}
+
+function loadReader(store: MemoryRowStore, config: WalletConfig): Reader {
+  const state = createEngineState();
+  addWallet(state, config, store.rows(config.walletId));
+  return { config, state, lists: new WalletListCache(state, config.walletId), pending: new PendingRows() };
+}
+
+const rank = (h: number | null) => h ?? Number.MAX_SAFE_INTEGER;
+
+/** The lists as a reader loading every row builds them. */
+function expectSameAsFullLoad(lists: WalletListsAtTip, store: MemoryRowStore, config: WalletConfig): void {
+  const full = createEngineState();
+  addWallet(full, config, store.rows(config.walletId));
+  const id = config.walletId;
+  const transactions = listTransactions(full, id);
+  const unspent = listUnspent(full, id);
+  expect(lists.transactions.map((e) => entryAtTip(e, lists.tipHeight))).toEqual(transactions);
+  expect(lists.unspent.map((u) => utxoAtTip(u, lists.tipHeight))).toEqual(unspent);
+  expect(lists.balances).toEqual(getBalances(full, id));
+  const live = transactions.filter((e) => e.status !== 'dropped').sort((a, b) => rank(b.blockHeight) - rank(a.blockHeight) || b.time - a.time || (a.txid < b.txid ? -1 : 1));
+  expect(lists.liveNewestFirst.map((e) => entryAtTip(e, lists.tipHeight))).toEqual(live);
+  const byConfirmations = [...unspent].sort((a, b) => b.confirmations - a.confirmations || (a.txid < b.txid ? -1 : a.txid > b.txid ? 1 : a.vout - b.vout));
+  expect(lists.unspentByConfirmations.map((u) => utxoAtTip(u, lists.tipHeight))).toEqual(byConfirmations);
+}
+
+describe('following a wallet through the rows written since', () => {
+  it('gives the lists of a full load, whenever the reader catches up', () => {
+    fc.assert(
+      fc.property(fc.array(fc.boolean(), { minLength: updates.length, maxLength: updates.length }), fc.integer({ min: 0, max: updates.length - 1 }), (catchUpAfter, loadAfter) => {
+        const { state, store, configs } = freshEngine();
+        const readers: Reader[] = [];
+        updates.forEach((update, step) => {
+          const changeset = applyAndPersist(state, store, update);
+          for (const reader of readers) reader.pending.add(changeset, reader.config.walletId);
+          if (step === loadAfter) for (const config of configs) readers.push(loadReader(store, config));
+          if (!catchUpAfter[step] && step !== updates.length - 1) return;
+          for (const reader of readers) {
+            const id = reader.config.walletId;
+            reader.lists.changed(applyStoredChanges(reader.state, id, reader.pending.take(store, id)));
+            expectSameAsFullLoad(reader.lists.lists(), store, reader.config);
+          }
+        });
+      }),
+      { numRuns: 15 },
+    );
+  });
+
+  it('follows a miner wallet whose coinbases mature block by block, and go stale in reorgs', () => {
+    const minerScript = decodeAddress(timeline.addresses.miner, NETWORKS.regtest);
+    const derive: ScriptDeriver = (branch, from, count) =>
+      Array.from({ length: count }, (_, i) => (branch === 0 && from + i === 0 ? minerScript : Uint8Array.of(0x6a, 0x03, 0xee, branch, from + i)));
+    const config: WalletConfig = { walletId: 'miner', gapLimit: 5, derive };
+    const state = createEngineState();
+    const store = new MemoryRowStore();
+    store.persist(addWallet(state, config));
+    const reader = loadReader(store, config);
+    let immatureSeen = 0n;
+    for (const update of updates) {
+      reader.pending.add(applyAndPersist(state, store, update), 'miner');
+      reader.lists.changed(applyStoredChanges(reader.state, 'miner', reader.pending.take(store, 'miner')));
+      const lists = reader.lists.lists();
+      expectSameAsFullLoad(lists, store, config);
+      if (lists.balances.immature > immatureSeen) immatureSeen = lists.balances.immature;
+    }
+    expect(immatureSeen).toBeGreaterThan(0n);
+  });
+
+  it('keeps the entries a block did not reach', () => {
+    const { state, store, configs } = freshEngine();
+    const last = updates.length - 1;
+    updates.slice(0, last).forEach((update) => applyAndPersist(state, store, update));
+    const config = configs.find((c) => store.rows(c.walletId).transactions.length > 5)!;
+    const reader = loadReader(store, config);
+    const before = reader.lists.lists();
+    const changeset = applyAndPersist(state, store, updates[last]!);
+    reader.pending.add(changeset, config.walletId);
+    reader.lists.changed(applyStoredChanges(reader.state, config.walletId, reader.pending.take(store, config.walletId)));
+    const after = reader.lists.lists();
+    expectSameAsFullLoad(after, store, config);
+    const kept = after.transactions.filter((e) => before.transactions.includes(e));
+    expect(kept.length).toBeGreaterThan(0);
+  });
+
+  it('refuses a row that does not follow the stored addresses, and changes nothing', () => {
+    const { store, configs } = freshEngine();
+    const reader = loadReader(store, configs[0]!);
+    const id = configs[0]!.walletId;
+    const before = reader.lists.lists();
+    const rows = store.rows(id);
+    const far = { walletId: id, branch: 0 as const, index: 500, script: '0014' + '11'.repeat(20) };
+    expect(() => applyStoredChanges(reader.state, id, { sync: { ...rows.sync, tip: { height: 3, hash: 'cd'.repeat(32) } }, addresses: [far], transactions: [], removedTransactions: [] })).toThrow(/not contiguous/);
+    expect(reader.state.wallets.get(id)!.tip).toEqual(rows.sync.tip);
+    expect(reader.lists.lists()).toBe(before);
+  });
+});
