@@ -6,18 +6,23 @@ import { DescriptorDeriver, parseDescriptor } from '../core/descriptor/index.js'
 import { NETWORKS } from '../core/network.js';
 import {
   addWallet,
+  applyStoredChanges,
   createEngineState,
-  getBalances,
-  listTransactions,
-  listUnspent,
+  entryAtTip,
+  utxoAtTip,
+  walletSummary,
+  WalletListCache,
   type Branch,
   type EngineState,
   type WalletBalances,
   type ScriptDeriver,
+  type WalletListsAtTip,
+  type WalletSummary,
   type WalletTxEntry,
   type WalletUtxo,
 } from '../engine/index.js';
 import type { Store, StoredWallet, WalletChainRows } from '../store/repositories.js';
+import type { Page } from './wallet-format.js';
 
 const DERIVE_AHEAD = 100;
 
@@ -82,98 +87,142 @@ export function loadWalletInto(state: EngineState, wallet: StoredWallet, rows: W
   });
 }
 
+/**
+ * One wallet as read at one stored revision. `lists` and `summary` are that revision's and never change.
+ * `state` is the wallet's engine state, which later reads bring forward in place: use it only for what never
+ * goes away (which scripts are the wallet's).
+ */
 export interface WalletView {
   wallet: StoredWallet;
-  state: EngineState;
   revision: number;
-  /** Shared by every copy of the view of one revision: lists computed once per revision. */
-  memo: { lists?: WalletLists; balances?: WalletBalances; sortedLive?: readonly WalletTxEntry[]; sortedUnspent?: readonly WalletUtxo[] };
+  state: EngineState;
+  summary: WalletSummary;
+  /** Entries keep the confirmations of the tip they were built at: read them through the helpers below. */
+  lists: WalletListsAtTip;
 }
 
-/** The engine's lists of one stored revision (frozen: callers map and filter, never change them). */
+/** The engine's lists of one stored revision with confirmations at its tip (frozen: callers map and filter, never change them). */
 export interface WalletLists {
   transactions: readonly WalletTxEntry[];
   unspent: readonly WalletUtxo[];
-  hexByTxid: ReadonlyMap<string, string>;
+  /** Raw transactions of the wallet by txid. */
+  hexByTxid: { get(txid: string): string | undefined; has(txid: string): boolean };
+}
+
+const listsAtTip = new WeakMap<WalletListsAtTip, WalletLists>();
+
+/**
+ * Every transaction and unspent output of the view, confirmations included: built on first use per revision
+ * (a pass over every entry). Pages are cheaper through `liveTransactionsPage` and `unspentPage`.
+ */
+export function walletLists(view: WalletView): WalletLists {
+  let lists = listsAtTip.get(view.lists);
+  if (!lists) {
+    const { tipHeight, transactions, unspent } = view.lists;
+    lists = {
+      transactions: Object.freeze(transactions.map((e) => entryAtTip(e, tipHeight))),
+      unspent: Object.freeze(unspent.map((u) => utxoAtTip(u, tipHeight))),
+      hexByTxid: { get: (txid) => transactionHex(view, txid), has: (txid) => transactionHex(view, txid) !== undefined },
+    };
+    listsAtTip.set(view.lists, lists);
+  }
+  return lists;
 }
 
 /**
- * A view's transaction and UTXO lists, computed on first use. A loaded state never changes (the sync
- * writes a new revision, which loads a new state), so every request on one revision shares them.
+ * A wallet transaction's raw hex. Looked up in the state, which may be newer than the view: a transaction
+ * keeps its txid, so its hex differs at most in the witness, and a transaction gone since is undefined.
  */
-export function walletLists(view: WalletView): WalletLists {
-  if (!view.memo.lists) {
-    const transactions = Object.freeze(listTransactions(view.state, view.wallet.id));
-    view.memo.lists = {
-      transactions,
-      unspent: Object.freeze(listUnspent(view.state, view.wallet.id)),
-      hexByTxid: new Map(transactions.map((t) => [t.txid, t.hex])),
-    };
-  }
-  return view.memo.lists;
+export function transactionHex(view: WalletView, txid: string): string | undefined {
+  return view.state.wallets.get(view.wallet.id)?.txs.get(txid)?.hex;
 }
 
-/** The view's balances, computed once per loaded revision (a walk over every transaction of the wallet). */
 export function walletBalances(view: WalletView): WalletBalances {
-  view.memo.balances ??= getBalances(view.state, view.wallet.id);
-  return view.memo.balances;
+  return view.lists.balances;
 }
 
-/** Live transactions (not dropped), newest first, sorted once per loaded revision. */
-export function liveTransactionsNewestFirst(view: WalletView): readonly WalletTxEntry[] {
-  if (!view.memo.sortedLive) {
-    const rank = (e: WalletTxEntry) => e.blockHeight ?? Number.MAX_SAFE_INTEGER;
-    view.memo.sortedLive = Object.freeze(
-      walletLists(view)
-        .transactions.filter((e) => e.status !== 'dropped')
-        .sort((a, b) => rank(b) - rank(a) || b.time - a.time || (a.txid < b.txid ? -1 : a.txid > b.txid ? 1 : 0)),
-    );
-  }
-  return view.memo.sortedLive;
+/** A page of the live transactions (not dropped), newest first. */
+export function liveTransactionsPage(view: WalletView, page: Page): WalletTxEntry[] {
+  return paginate(view.lists.liveNewestFirst, page).map((e) => entryAtTip(e, view.lists.tipHeight));
 }
 
-/** Unspent outputs as the coin lists show them: most confirmations first, then by outpoint; sorted once per loaded revision. */
-export function unspentByConfirmations(view: WalletView): readonly WalletUtxo[] {
-  view.memo.sortedUnspent ??= Object.freeze(
-    [...walletLists(view).unspent].sort((a, b) => b.confirmations - a.confirmations || (a.txid < b.txid ? -1 : a.txid > b.txid ? 1 : a.vout - b.vout)),
-  );
-  return view.memo.sortedUnspent;
+/** A page of the unspent outputs, most confirmations first, then by outpoint. */
+export function unspentPage(view: WalletView, page: Page): WalletUtxo[] {
+  return paginate(view.lists.unspentByConfirmations, page).map((u) => utxoAtTip(u, view.lists.tipHeight));
+}
+
+export function paginate<T>(items: readonly T[], page: Page): T[] {
+  const offset = page.offset ?? 0;
+  return page.limit === undefined ? items.slice(offset) : items.slice(offset, offset + page.limit);
+}
+
+/** One wallet's engine state for reads, loaded once and then brought forward by the rows written since. */
+interface LoadedWallet {
+  state: EngineState;
+  lists: WalletListCache;
+  view: WalletView;
 }
 
 export class WalletStateCache {
-  private readonly views = new Map<string, WalletView>();
-  /** Loads under way, per wallet id and revision: concurrent readers of a new revision share one load. */
-  private readonly loading = new Map<string, Promise<WalletView>>();
+  private readonly loaded = new Map<string, LoadedWallet>();
+  /** The read under way per wallet: readers of a new revision share it, and the state changes one read at a time. */
+  private readonly reading = new Map<string, Promise<WalletView>>();
 
   constructor(
     private readonly store: Store,
     private readonly scripts: WalletScriptsCache,
   ) {}
 
-  /** The wallet's engine state as stored now. */
+  /** The wallet as stored now (or newer: a view read meanwhile). */
   async view(wallet: StoredWallet): Promise<WalletView> {
-    const cached = this.views.get(wallet.id);
-    if (cached && cached.revision === wallet.revision) return { ...cached, wallet };
-    const key = `${wallet.id}@${wallet.revision}`;
-    let loading = this.loading.get(key);
-    if (!loading) {
-      loading = this.load(wallet).finally(() => this.loading.delete(key));
-      this.loading.set(key, loading);
+    for (;;) {
+      const current = this.loaded.get(wallet.id)?.view;
+      if (current && current.revision >= wallet.revision) return { ...current, wallet };
+      const under = this.reading.get(wallet.id);
+      if (under) {
+        await under; // its failure is this reader's too; after it, look again (it may have read an older revision)
+        continue;
+      }
+      const read = this.read(wallet).finally(() => this.reading.delete(wallet.id));
+      this.reading.set(wallet.id, read);
+      return { ...(await read), wallet };
     }
-    return { ...(await loading), wallet };
   }
 
   forget(walletId: string): void {
-    this.views.delete(walletId);
+    this.loaded.delete(walletId);
   }
 
-  private async load(wallet: StoredWallet): Promise<WalletView> {
+  private async read(wallet: StoredWallet): Promise<WalletView> {
+    const loaded = this.loaded.get(wallet.id);
+    if (loaded) {
+      const changes = await this.store.wallets.chainChangesSince(wallet.id, loaded.view.revision);
+      if (changes === undefined) throw new Error(`Wallet ${wallet.id} vanished while being read`);
+      if (changes !== 'reload') {
+        if (changes.revision === loaded.view.revision) return loaded.view;
+        let applied;
+        try {
+          applied = applyStoredChanges(loaded.state, wallet.id, changes);
+        } catch (error) {
+          this.loaded.delete(wallet.id); // the rows checked before changing anything, but never keep a doubtful state
+          throw error;
+        }
+        loaded.lists.changed(applied);
+        loaded.view = this.viewOf(wallet, changes.revision, loaded);
+        return loaded.view;
+      }
+    }
     const rows = await this.store.wallets.chainRows(wallet.id);
     if (!rows) throw new Error(`Wallet ${wallet.id} vanished while being read`);
     const state = createEngineState();
     loadWalletInto(state, wallet, rows, this.scripts.get(wallet));
-    const view: WalletView = { wallet, state, revision: rows.revision, memo: {} };
-    this.views.set(wallet.id, view);
-    return view;
+    const fresh = { state, lists: new WalletListCache(state, wallet.id) } as LoadedWallet;
+    fresh.view = this.viewOf(wallet, rows.revision, fresh);
+    this.loaded.set(wallet.id, fresh);
+    return fresh.view;
+  }
+
+  private viewOf(wallet: StoredWallet, revision: number, loaded: Pick<LoadedWallet, 'state' | 'lists'>): WalletView {
+    return { wallet, revision, state: loaded.state, summary: walletSummary(loaded.state, wallet.id), lists: loaded.lists.lists() };
   }
 }

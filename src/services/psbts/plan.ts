@@ -108,18 +108,17 @@ const toHexString = (bytes: Uint8Array) => Buffer.from(bytes).toString('hex');
 /** The coins of a replaced transaction, and its fee and size, checked against the replacement rules' preconditions. */
 function replacedTransaction(context: PlanContext, txid: string, inputType: InputType): { coins: CandidateCoin[]; fee: bigint; vsize: number } {
   const { spending, keys } = context;
-  const original = spending.transactions.find((t) => t.txid === txid);
+  const original = spending.transaction(txid);
   if (!original) throw new ServiceError('not_found', 'transaction_not_found', `Transaction ${txid} is not a transaction of this wallet`);
   if (original.status === 'confirmed') throw unprocessable('transaction_confirmed', `Transaction ${txid} is already confirmed and cannot be replaced`);
   if (original.status !== 'mempool') throw unprocessable('transaction_not_pending', `Transaction ${txid} is no longer in the mempool`);
   if (original.feeSat === null) throw unprocessable('cannot_replace', `Transaction ${txid} spends coins of others; this wallet cannot replace it`);
   const tx = parseTransaction(original.hex);
-  const byTxid = new Map(spending.transactions.map((t) => [t.txid, t]));
   let maxIndex = spending.nextChangeIndex;
   for (const u of spending.utxos) if (u.index > maxIndex) maxIndex = u.index; // no spread: a wallet may hold 100,000 coins
   maxIndex += 1000;
   const coins = tx.inputs.map((input) => {
-    const prev = byTxid.get(input.txid);
+    const prev = spending.transaction(input.txid);
     const output = prev ? parseTransaction(prev.hex).outputs[input.vout] : undefined;
     const place = output && locateScript(keys, toHexString(output.script), maxIndex);
     if (!prev || !output || !place) throw unprocessable('cannot_replace', `Transaction ${txid} spends a coin this wallet cannot sign for`);

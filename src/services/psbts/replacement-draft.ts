@@ -17,7 +17,7 @@ export interface ReplacementDraft {
 }
 
 export function replacementDraft(spending: WalletForSpending, txid: string): ReplacementDraft {
-  const original = spending.transactions.find((t) => t.txid === txid);
+  const original = spending.transaction(txid);
   if (!original) throw new ServiceError('not_found', 'transaction_not_found', `Transaction ${txid} is not a transaction of this wallet`);
   if (original.status !== 'mempool') throw new ServiceError('unprocessable', 'transaction_not_pending', `Transaction ${txid} is not waiting in the mempool`);
   if (original.feeSat === null) throw new ServiceError('unprocessable', 'cannot_replace', `Transaction ${txid} spends coins of others; this wallet cannot replace it`);

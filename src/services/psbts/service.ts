@@ -241,8 +241,9 @@ export class PsbtService {
    */
   private async reservedCoins(walletId: string, spending: WalletForSpending, replaces: string | undefined): Promise<{ reserved: Set<string>; takenOver: string | undefined }> {
     const reservations = await this.deps.store.psbts.reservations(walletId);
-    const original = replaces === undefined ? undefined : spending.transactions.find((t) => t.txid === replaces && t.status === 'mempool');
-    const producer = original && unsignedTxid(original.hex);
+    const original = replaces === undefined ? undefined : spending.transaction(replaces);
+    const pending = original?.status === 'mempool' ? original : undefined;
+    const producer = pending && unsignedTxid(pending.hex);
     const takenOver = producer !== undefined && reservations.some((r) => r.psbtTxid === producer) ? producer : undefined;
     return { reserved: new Set(reservations.filter((r) => r.psbtTxid !== takenOver).map((r) => outpointKey(r.txid, r.vout))), takenOver };
   }

@@ -5,13 +5,13 @@
 import { decodeAddress, normalizeAddress } from '../../core/address.js';
 import { toHex } from '../../core/bytes.js';
 import { NETWORKS, type NetworkName } from '../../core/network.js';
-import { scriptOwner, walletSummary, type WalletTxEntry } from '../../engine/index.js';
+import { entryAtTip, scriptOwner, utxoAtTip } from '../../engine/index.js';
 import type { Repositories, Store } from '../../store/repositories.js';
 import { ServiceError, invalidField } from '../errors.js';
 import type { Principal } from '../principal.js';
 import { MAX_LABEL_CHARS } from '../wallet-input.js';
 import { scriptAddress } from '../wallet-format.js';
-import { walletLists, type WalletScriptsCache, type WalletStateCache, type WalletView } from '../wallet-state.js';
+import { transactionHex, walletLists, type WalletScriptsCache, type WalletStateCache, type WalletView } from '../wallet-state.js';
 import type { SpendableUtxo, WalletForSpending } from './spending.js';
 import { walletNotFound, type WalletAccess } from './access.js';
 
@@ -69,7 +69,6 @@ export class WalletCoins {
     const wallet = await this.deps.store.wallets.findById(walletId);
     if (!wallet) throw walletNotFound();
     const view = await this.deps.states.view(wallet);
-    const { transactions } = walletLists(view);
     const base = spendableCoins(view);
     // The coins are shared by every request on this revision; only coins with a flag or a labelled address
     // are copied (few, against up to hundreds of thousands of coins). Without any, the shared (frozen) list
@@ -90,14 +89,18 @@ export class WalletCoins {
       if (i === undefined) continue; // a flag of a coin spent since
       writable()[i] = { ...utxos[i]!, frozen: flag.frozen, label: flag.label || labelByScript.get(utxos[i]!.script) || '' };
     }
-    const summary = walletSummary(view.state, wallet.id);
+    const { summary } = view;
     return {
       wallet,
       revision: view.revision,
       utxos,
       tipHeight: summary.tip?.height ?? Math.max(wallet.birthday - 1, 0),
       nextChangeIndex: summary.lastUsedChange + 1,
-      transactions: transactions as WalletTxEntry[],
+      // A replacement looks up a few transactions: a pass over this revision's list, no copy of it.
+      transaction: (txid) => {
+        const entry = view.lists.transactions.find((t) => t.txid === txid);
+        return entry && entryAtTip(entry, view.lists.tipHeight);
+      },
       ownerOfScript: (script) => scriptOwner(view.state, wallet.id, script),
     };
   }
@@ -132,27 +135,27 @@ interface SpendableCoins {
   byScript: ReadonlyMap<string, readonly number[]>;
 }
 
-const spendableOf = new WeakMap<WalletView['memo'], SpendableCoins>();
+const spendableOf = new WeakMap<WalletView['lists'], SpendableCoins>();
 
-/** Built once per loaded revision (a view's memo is shared by every request on it). */
+/** Built once per revision's lists (shared by every request on that revision). */
 function spendableCoins(view: WalletView): SpendableCoins {
-  const cached = spendableOf.get(view.memo);
+  const cached = spendableOf.get(view.lists);
   if (cached) return cached;
-  const { unspent, hexByTxid } = walletLists(view);
+  const { unspent, tipHeight } = view.lists;
   const byOutpoint = new Map<string, number>();
   const byScript = new Map<string, number[]>();
   const utxos = unspent.map((u, i): SpendableUtxo => {
-    const prevTxHex = hexByTxid.get(u.txid);
+    const prevTxHex = transactionHex(view, u.txid);
     if (prevTxHex === undefined) throw new Error(`Wallet ${view.wallet.id}: no transaction for unspent output ${u.txid}`);
     byOutpoint.set(`${u.txid}:${u.vout}`, i);
     let positions = byScript.get(u.script);
     if (!positions) byScript.set(u.script, (positions = []));
     positions.push(i);
     // Fields spelled out: spreading engine records was the slowest part of building this list.
-    const { txid, vout, valueSat, script, branch, index, confirmations, blockHeight, safe, coinbase } = u;
+    const { txid, vout, valueSat, script, branch, index, confirmations, blockHeight, safe, coinbase } = utxoAtTip(u, tipHeight);
     return Object.freeze({ txid, vout, valueSat, script, branch, index, confirmations, blockHeight, safe, coinbase, prevTxHex, frozen: false, label: '' });
   });
   const coins = { utxos: Object.freeze(utxos), byOutpoint, byScript };
-  spendableOf.set(view.memo, coins);
+  spendableOf.set(view.lists, coins);
   return coins;
 }

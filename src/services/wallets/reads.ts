@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { toHex } from '../../core/bytes.js';
 import { HARDENED } from '../../core/keys/derive.js';
 import { parseTransaction } from '../../core/tx.js';
-import { walletSummary, type WalletTxEntry } from '../../engine/index.js';
+import { entryAtTip, type WalletTxEntry } from '../../engine/index.js';
 import type { ChainSource, ChainTip } from '../../chain/types.js';
 import type { Store, StoredWallet, UtxoFlagRow } from '../../store/repositories.js';
 import { invalidField } from '../errors.js';
@@ -28,8 +28,8 @@ import {
   type WalletListItem,
 } from '../wallet-format.js';
 import {
-  liveTransactionsNewestFirst,
-  unspentByConfirmations,
+  liveTransactionsPage,
+  unspentPage,
   walletBalances,
   walletLists,
   type WalletScriptsCache,
@@ -104,8 +104,7 @@ export class WalletReads implements WalletDirectory {
   /** The details of a wallet the caller was already checked for. */
   async detailsOf(wallet: StoredWallet, page: Page = {}, options: DetailsOptions = {}): Promise<WalletDetails> {
     const view = await this.deps.states.view(wallet);
-    const { state } = view;
-    const summary = walletSummary(state, wallet.id);
+    const { summary } = view;
     const labels = await this.deps.store.wallets.addressLabels(wallet.id);
     const utxo = options.utxos === false ? [] : await this.utxoViews(view, labels, options.utxoPage);
     const scripts = this.deps.scripts.get(wallet);
@@ -138,7 +137,7 @@ export class WalletReads implements WalletDirectory {
   /** One page (default: all) of the coins, most confirmations first; only the page is formatted. */
   private async utxoViews(view: WalletView, labels: Map<string, string>, page: Page = {}, flags?: UtxoFlagRow[]): Promise<UtxoView[]> {
     const ctx = await this.utxoContext(view.wallet, labels, flags);
-    return paginate(unspentByConfirmations(view), page).map((u) => utxoView(u, ctx));
+    return unspentPage(view, page).map((u) => utxoView(u, ctx));
   }
 
   private async utxoContext(wallet: StoredWallet, labels: Map<string, string>, flags?: UtxoFlagRow[]): Promise<UtxoContext> {
@@ -158,7 +157,7 @@ export class WalletReads implements WalletDirectory {
    * costs the sort, not an address encoding per transaction.
    */
   private txEntries(view: WalletView, labels: Map<string, string>, txLabels: Map<string, string>, page: Page = {}): TxListEntry[] {
-    return paginate(liveTransactionsNewestFirst(view), page).map((e) => txListEntry(e, view.wallet.alias, view.wallet.network, labels, txLabels));
+    return liveTransactionsPage(view, page).map((e) => txListEntry(e, view.wallet.alias, view.wallet.network, labels, txLabels));
   }
 
   private async scanState(wallet: StoredWallet, tip: ChainTip | null): Promise<ScanState | null> {
@@ -176,9 +175,10 @@ export class WalletReads implements WalletDirectory {
    * they are merged up to the end of the page and only the page is formatted.
    */
   async fullTxList(principal: Principal, page: Page = {}): Promise<TxListEntry[]> {
-    const lists: { wallet: StoredWallet; entries: readonly WalletTxEntry[]; next: number }[] = [];
+    const lists: { wallet: StoredWallet; entries: readonly WalletTxEntry[]; tipHeight: number | null; next: number }[] = [];
     for (const wallet of await this.deps.access.readable(principal)) {
-      lists.push({ wallet, entries: liveTransactionsNewestFirst(await this.deps.states.view(wallet)), next: 0 });
+      const { liveNewestFirst, tipHeight } = (await this.deps.states.view(wallet)).lists;
+      lists.push({ wallet, entries: liveNewestFirst, tipHeight, next: 0 });
     }
     const offset = page.offset ?? 0;
     const end = page.limit === undefined ? Number.POSITIVE_INFINITY : offset + page.limit;
@@ -191,7 +191,7 @@ export class WalletReads implements WalletDirectory {
       }
       if (!pick) break;
       const entry = pick.entries[pick.next++]!;
-      if (position >= offset) merged.push({ wallet: pick.wallet, entry });
+      if (position >= offset) merged.push({ wallet: pick.wallet, entry: entryAtTip(entry, pick.tipHeight) });
     }
     const labels = new Map<string, { addresses: Map<string, string>; txs: Map<string, string> }>();
     for (const { wallet } of merged) {
@@ -219,7 +219,7 @@ export class WalletReads implements WalletDirectory {
     const flags = await this.deps.store.wallets.utxoFlags(wallet.id);
     const frozen = new Set(flags.filter((f) => f.frozen).map((f) => `${f.txid}:${f.vout}`));
     const coins = await this.utxoViews(view, await this.deps.store.wallets.addressLabels(wallet.id), page, flags);
-    return { total: unspentByConfirmations(view).length, coins: coins.map((u) => ({ ...u, frozen: frozen.has(`${u.txid}:${u.vout}`) })) };
+    return { total: view.lists.unspentByConfirmations.length, coins: coins.map((u) => ({ ...u, frozen: frozen.has(`${u.txid}:${u.vout}`) })) };
   }
 
   async addresses(principal: Principal, alias: string, branch: 0 | 1, from: number, count: number): Promise<AddressEntry[]> {
@@ -254,11 +254,6 @@ export class WalletReads implements WalletDirectory {
     const wallet = await this.deps.access.resolve(principal, alias, 'read');
     return this.scanState(wallet, wallet.tip);
   }
-}
-
-function paginate<T>(items: readonly T[], page: Page): T[] {
-  const offset = page.offset ?? 0;
-  return page.limit === undefined ? items.slice(offset) : items.slice(offset, offset + page.limit);
 }
 
 /** The full list's order (wallet-format's newestFirst) on engine entries: unconfirmed first, then height, time, txid, wallet. */

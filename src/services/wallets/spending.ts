@@ -20,8 +20,8 @@ export interface WalletForSpending {
   tipHeight: number;
   /** First change index not yet used on chain. */
   nextChangeIndex: number;
-  /** Engine entries incl. hex (for BIP125 replacements). */
-  transactions: WalletTxEntry[];
+  /** One of the wallet's transactions (engine entry incl. hex), for BIP125 replacements. */
+  transaction(txid: string): WalletTxEntry | undefined;
   /** Where a script (hex) sits among the wallet's derived addresses, if it is one of them. */
   ownerOfScript(script: string): { branch: 0 | 1; index: number } | undefined;
 }

@@ -82,7 +82,7 @@ export function spendingOf(state: EngineState, rows: MemoryRowStore, name: strin
     utxos,
     tipHeight: timeline.snapshots[snapshot].tip.height,
     nextChangeIndex: rows.rows(name).sync.lastUsedChange + 1,
-    transactions,
+    transaction: (txid: string) => transactions.find((t) => t.txid === txid),
     ownerOfScript: (script) => scripts.get(script),
   };
 }

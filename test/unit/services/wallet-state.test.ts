@@ -31,6 +31,7 @@ describe('wallet state cache', () => {
   let opened: OpenedStore;
   let store: Store;
   let chainReads: number;
+  let changeReads: number;
 
   beforeEach(async () => {
     opened = await openTestSqlite();
@@ -38,6 +39,12 @@ describe('wallet state cache', () => {
     await store.users.insert({ name: 'alice', passwordHash: 'x', isAdmin: false, createdAt: 1 });
     await store.wallets.insert(wallet, []);
     chainReads = 0;
+    changeReads = 0;
+    const changesSince = store.wallets.chainChangesSince.bind(store.wallets);
+    store.wallets.chainChangesSince = (id, revision) => {
+      changeReads++;
+      return changesSince(id, revision);
+    };
     const chainRows = store.wallets.chainRows.bind(store.wallets);
     store.wallets.chainRows = (id) => {
       chainReads++;
@@ -48,7 +55,7 @@ describe('wallet state cache', () => {
     await opened.dispose();
   });
 
-  it('builds one state for concurrent readers of a revision, and a new one for the next revision', async () => {
+  it('loads one state for concurrent readers of a revision, and reads only the changed rows for the next one', async () => {
     const cache = new WalletStateCache(store, new WalletScriptsCache());
     const views = await Promise.all(Array.from({ length: 20 }, () => cache.view(wallet)));
     expect(chainReads).toBe(1);
@@ -60,9 +67,24 @@ describe('wallet state cache', () => {
       repos.wallets.applyChange({ walletId: wallet.id, addressesAdded: [], transactionsAdded: [], transactionsUpdated: [], transactionsRemoved: [], sync }, 0),
     );
     const next = await Promise.all(Array.from({ length: 5 }, () => cache.view({ ...wallet, revision })));
-    expect(chainReads).toBe(2);
+    expect(chainReads).toBe(1);
+    expect(changeReads).toBe(1);
     expect(next[0]!.revision).toBe(1);
-    expect(next[0]!.state).not.toBe(views[0]!.state);
+    expect(next[0]!.summary.tip).toEqual(sync.tip);
+    // The earlier view keeps its revision's summary and lists.
+    expect(views[0]!.summary.tip).toBeNull();
+    expect(views[0]!.lists.tipHeight).toBeNull();
+    expect(next[0]!.lists.tipHeight).toBe(1);
+  });
+
+  it('loads the wallet again after a rescan started its rows again', async () => {
+    const cache = new WalletStateCache(store, new WalletScriptsCache());
+    await cache.view(wallet);
+    const revision = await store.transaction((repos) => repos.wallets.resetChain(wallet.id, 0));
+    const view = await cache.view({ ...wallet, revision });
+    expect(view.revision).toBe(revision);
+    expect(changeReads).toBe(1);
+    expect(chainReads).toBe(2);
   });
 
   it('lets the next reader try again after a failed load', async () => {
