@@ -113,8 +113,8 @@ async function main() {
     load.push(loadavg()[0]);
 
     // New blocks paying the wallet: the sync pass that applies each (from the block source to the stored
-    // change, events and settled PSBTs), then, on a few, the first read that shows it: reads load a new
-    // revision of the wallet in full.
+    // change, events and settled PSBTs), then, on a few, the first read that shows it and the first PSBT
+    // creation that can spend the new coin: both follow the rows written since the last read (ADR 0009).
     const sync = [];
     for (let i = 0; i < Math.min(RUNS, 20) + WARMUP; i++) {
       chain.mineBlock(i);
@@ -134,6 +134,18 @@ async function main() {
       if (shown.txlist[0]?.txid !== mined.paymentTxid) throw new Error('the new block\'s payment is not the newest transaction');
     }
     results[`first details read after a new block (${READS_AFTER_BLOCK} blocks)`] = stats(readAfter);
+    const createAfter = [];
+    for (let i = 0; i < READS_AFTER_BLOCK; i++) {
+      chain.mineBlock(2_000 + i);
+      await running.runtime.services.sync.runOnce();
+      const t1 = performance.now();
+      const answer = await fetch(`${api}/wallets/${alias}/psbt`, { method: 'POST', headers: auth, body });
+      const record = await answer.json();
+      createAfter.push(performance.now() - t1);
+      if (answer.status !== 201) throw new Error(`create after a block: ${answer.status} ${JSON.stringify(record)}`);
+      await fetch(`${api}/wallets/${alias}/psbt/${record.result.tx.txid}`, { method: 'DELETE', headers: bearer });
+    }
+    results[`first POST psbt after a new block (${READS_AFTER_BLOCK} blocks)`] = stats(createAfter);
     load.push(loadavg()[0]);
     results['peak RSS of the service process (MB)'] = { mb: rssMb() };
   } finally {

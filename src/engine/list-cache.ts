@@ -129,13 +129,17 @@ export class WalletListCache {
     }
     const transactions = [...this.entries.values()].sort(oldestFirst);
     const unspent = [...this.coins.values()].flat().sort(byOutpoint);
-    return this.freeze(wallet, transactions, transactions.filter((e) => e.status !== 'dropped').sort(newestFirst), unspent, [...unspent].sort(mostConfirmedFirst));
+    const spendable = sumCoins({ confirmed: 0n, unconfirmed: 0n }, unspent, 1n);
+    return this.freeze(wallet, spendable, transactions, transactions.filter((e) => e.status !== 'dropped').sort(newestFirst), unspent, [...unspent].sort(mostConfirmedFirst));
   }
 
   private update(wallet: WalletState, previous: WalletListsAtTip): WalletListsAtTip {
     const trusted = trustChecker(wallet);
-    const rebuiltEntries: WalletTxEntry[] = [];
+    const oldEntries: WalletTxEntry[] = [];
+    const newEntries: WalletTxEntry[] = [];
     for (const txid of this.dirtyEntries) {
+      const old = this.entries.get(txid);
+      if (old) oldEntries.push(old);
       const t = wallet.txs.get(txid);
       this.coinbases.delete(txid);
       if (!t) {
@@ -145,10 +149,12 @@ export class WalletListCache {
       if (t.coinbase) this.coinbases.add(txid);
       const entry = entryOf(wallet, t);
       this.entries.set(txid, entry);
-      rebuiltEntries.push(entry);
+      newEntries.push(entry);
     }
-    const rebuiltCoins: WalletUtxo[] = [];
+    const oldCoins: WalletUtxo[] = [];
+    const newCoins: WalletUtxo[] = [];
     for (const txid of this.dirtyCoins) {
+      oldCoins.push(...(this.coins.get(txid) ?? []));
       const t = wallet.txs.get(txid);
       if (!t) {
         this.coins.delete(txid);
@@ -156,42 +162,84 @@ export class WalletListCache {
       }
       const coins = unspentOutputsOf(wallet, t, trusted);
       this.coins.set(txid, coins);
-      rebuiltCoins.push(...coins);
+      newCoins.push(...coins);
     }
-    const keptEntry = (e: WalletTxEntry) => !this.dirtyEntries.has(e.txid);
-    const keptCoin = (u: WalletUtxo) => !this.dirtyCoins.has(u.txid);
-    const transactions = previous.transactions.filter(keptEntry).concat(rebuiltEntries).sort(oldestFirst);
-    const live = previous.liveNewestFirst.filter(keptEntry).concat(rebuiltEntries.filter((e) => e.status !== 'dropped')).sort(newestFirst);
-    const unspent = previous.unspent.filter(keptCoin).concat(rebuiltCoins).sort(byOutpoint);
-    const byConfirmations = previous.unspentByConfirmations.filter(keptCoin).concat(rebuiltCoins).sort(mostConfirmedFirst);
-    return this.freeze(wallet, transactions, live, unspent, byConfirmations);
+    const live = (entries: WalletTxEntry[]) => entries.filter((e) => e.status !== 'dropped');
+    const spendable = sumCoins(sumCoins({ ...previous.balances }, oldCoins, -1n), newCoins, 1n);
+    return this.freeze(
+      wallet,
+      spendable,
+      replaceSorted(previous.transactions, oldEntries, newEntries, oldestFirst),
+      replaceSorted(previous.liveNewestFirst, live(oldEntries), live(newEntries), newestFirst),
+      replaceSorted(previous.unspent, oldCoins, newCoins, byOutpoint),
+      replaceSorted(previous.unspentByConfirmations, oldCoins, newCoins, mostConfirmedFirst),
+    );
   }
 
-  private freeze(wallet: WalletState, transactions: WalletTxEntry[], live: WalletTxEntry[], unspent: WalletUtxo[], byConfirmations: WalletUtxo[]): WalletListsAtTip {
+  private freeze(wallet: WalletState, spendable: Omit<WalletBalances, 'immature'>, transactions: WalletTxEntry[], live: WalletTxEntry[], unspent: WalletUtxo[], byConfirmations: WalletUtxo[]): WalletListsAtTip {
     return Object.freeze({
       tipHeight: wallet.tip?.height ?? null,
       transactions: Object.freeze(transactions),
       liveNewestFirst: Object.freeze(live),
       unspent: Object.freeze(unspent),
       unspentByConfirmations: Object.freeze(byConfirmations),
-      balances: this.balances(wallet, unspent),
+      balances: { confirmed: spendable.confirmed, unconfirmed: spendable.unconfirmed, immature: this.immature(wallet) },
     });
   }
 
-  /** Core's getbalances from the unspent outputs (trusted or not) and the immature coinbases' outputs. */
-  private balances(wallet: WalletState, unspent: readonly WalletUtxo[]): WalletBalances {
-    const balances: WalletBalances = { confirmed: 0n, unconfirmed: 0n, immature: 0n };
-    for (const u of unspent) {
-      if (u.safe) balances.confirmed += u.valueSat;
-      else balances.unconfirmed += u.valueSat;
-    }
+  /** The outputs of immature coinbases (Core's getbalances `immature`). */
+  private immature(wallet: WalletState): bigint {
+    let immature = 0n;
     for (const txid of this.coinbases) {
       const t = wallet.txs.get(txid);
       if (!t || t.status === 'dropped' || !isImmature(wallet, t)) continue;
-      for (const vout of t.mine.keys()) balances.immature += t.tx.outputs[vout]!.value;
+      for (const vout of t.mine.keys()) immature += t.tx.outputs[vout]!.value;
     }
-    return balances;
+    return immature;
   }
+}
+
+/**
+ * Adds (sign 1n) or takes away (-1n) coins from Core's getbalances `trusted` (coins marked safe) and
+ * `untrusted_pending` (the others): the unspent outputs are exactly what these two count.
+ */
+function sumCoins(balances: Omit<WalletBalances, 'immature'>, coins: readonly WalletUtxo[], sign: 1n | -1n): Omit<WalletBalances, 'immature'> {
+  for (const u of coins) {
+    if (u.safe) balances.confirmed += sign * u.valueSat;
+    else balances.unconfirmed += sign * u.valueSat;
+  }
+  return balances;
+}
+
+/**
+ * `previous` (sorted by `order`) without `removed` and with `added`, sorted. A few changes are found by binary
+ * search and spliced into a copy; many are filtered out and the whole list sorted again.
+ */
+export function replaceSorted<T>(previous: readonly T[], removed: readonly T[], added: readonly T[], order: (a: T, b: T) => number): T[] {
+  if (removed.length + added.length > 64) {
+    const gone = new Set(removed);
+    return previous.filter((item) => !gone.has(item)).concat(added).sort(order);
+  }
+  const list = [...previous]; // not slice(): on a frozen array it takes a path ten times slower
+  for (const item of removed) {
+    let at = firstNotBefore(list, item, order);
+    if (list[at] !== item) at = list.indexOf(item); // cannot happen while entries keep their sort keys; never guess
+    if (at >= 0) list.splice(at, 1);
+  }
+  for (const item of added) list.splice(firstNotBefore(list, item, order), 0, item);
+  return list;
+}
+
+/** The first position of `list` whose item does not sort before `item`. */
+function firstNotBefore<T>(list: readonly T[], item: T, order: (a: T, b: T) => number): number {
+  let low = 0;
+  let high = list.length;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if (order(list[middle]!, item) < 0) low = middle + 1;
+    else high = middle;
+  }
+  return low;
 }
 
 function isImmatureAt(t: TrackedTx, tipHeight: number | null): boolean {

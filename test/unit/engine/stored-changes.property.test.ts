@@ -25,6 +25,7 @@ import {
 } from '../../../src/engine/index.js';
 import { decodeAddress } from '../../../src/core/address.js';
 import { NETWORKS } from '../../../src/core/network.js';
+import { replaceSorted } from '../../../src/engine/list-cache.js';
 import { allUpdates, applyAndPersist, freshEngine, MemoryRowStore, timeline } from './support/replay.js';
 import type { ScriptDeriver } from '../../../src/engine/index.js';
 
@@ -159,5 +160,20 @@ describe('following a wallet through the rows written since', () => {
     expect(() => applyStoredChanges(reader.state, id, { sync: { ...rows.sync, tip: { height: 3, hash: 'cd'.repeat(32) } }, addresses: [far], transactions: [], removedTransactions: [] })).toThrow(/not contiguous/);
     expect(reader.state.wallets.get(id)!.tip).toEqual(rows.sync.tip);
     expect(reader.lists.lists()).toBe(before);
+  });
+});
+
+describe('replacing items of a sorted list', () => {
+  it('gives the sorted list without the removed and with the added items, few or many', () => {
+    const order = (a: { key: number; id: number }, b: { key: number; id: number }) => a.key - b.key || a.id - b.id;
+    fc.assert(
+      fc.property(fc.array(fc.integer({ min: 0, max: 50 }), { maxLength: 300 }), fc.array(fc.boolean(), { maxLength: 300 }), fc.array(fc.integer({ min: 0, max: 50 }), { maxLength: 100 }), (keys, removeFlags, addedKeys) => {
+        const previous = keys.map((key, id) => ({ key, id })).sort(order);
+        const removed = previous.filter((_, i) => removeFlags[i]);
+        const added = addedKeys.map((key, i) => ({ key, id: 1_000 + i }));
+        const expected = previous.filter((item) => !removed.includes(item)).concat(added).sort(order);
+        expect(replaceSorted(previous, removed, added, order)).toEqual(expected);
+      }),
+    );
   });
 });
