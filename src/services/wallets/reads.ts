@@ -31,7 +31,6 @@ import {
   liveTransactionsPage,
   unspentPage,
   walletBalances,
-  walletLists,
   type WalletScriptsCache,
   type WalletStateCache,
   type WalletView,
@@ -262,19 +261,23 @@ function newerEntry(a: WalletTxEntry, aliasA: string, b: WalletTxEntry, aliasB: 
   return rank(b) - rank(a) || b.time - a.time || (a.txid < b.txid ? -1 : a.txid > b.txid ? 1 : 0) || (aliasA < aliasB ? -1 : aliasA > aliasB ? 1 : 0);
 }
 
-/** Scripts paid by each loaded transaction list (shared by every request on one wallet revision). */
-const receivingScriptsOf = new WeakMap<readonly WalletTxEntry[], Set<string>>();
+/** Scripts paid by the live transactions of each revision's lists (shared by every request on it). */
+const receivingScriptsOf = new WeakMap<WalletView['lists'], Set<string>>();
 
-/** Output scripts of every live (confirmed or mempool) transaction of the wallet, worked out once per view. */
+/**
+ * Output scripts of every live (confirmed or mempool) transaction of the wallet, worked out once per
+ * revision from the transactions the state holds already parsed.
+ */
 function receivingScripts(view: WalletView): Set<string> {
-  const { transactions } = walletLists(view);
-  const cached = receivingScriptsOf.get(transactions);
+  const cached = receivingScriptsOf.get(view.lists);
   if (cached) return cached;
   const scripts = new Set<string>();
-  for (const t of transactions) {
-    if (t.status === 'dropped') continue;
-    for (const output of parseTransaction(t.hex).outputs) scripts.add(toHex(output.script));
+  for (const entry of view.lists.transactions) {
+    if (entry.status === 'dropped') continue;
+    const tracked = view.state.wallets.get(view.wallet.id)?.txs.get(entry.txid);
+    const outputs = tracked ? tracked.tx.outputs : parseTransaction(entry.hex).outputs; // gone from the state since: parse it
+    for (const output of outputs) scripts.add(toHex(output.script));
   }
-  receivingScriptsOf.set(transactions, scripts);
+  receivingScriptsOf.set(view.lists, scripts);
   return scripts;
 }
