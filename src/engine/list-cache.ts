@@ -67,6 +67,14 @@ export class WalletListCache {
   changed(applied: AppliedChanges): void {
     if (!this.current) return; // nothing built yet: the first `lists()` builds everything
     const wallet = this.wallet;
+    if (applied.replaced.size + applied.newlyPaying.size > wallet.txs.size / 4) {
+      // Most of the wallet changed (a first scan read in one go): building everything again is cheaper.
+      this.current = undefined;
+      this.entries.clear();
+      this.coins.clear();
+      this.coinbases.clear();
+      return;
+    }
     const touched = [...applied.replaced.keys(), ...applied.newlyPaying];
     for (const txid of touched) {
       this.dirtyEntries.add(txid);
