@@ -200,16 +200,15 @@ export class WalletStateCache {
       if (changes === undefined) throw new Error(`Wallet ${wallet.id} vanished while being read`);
       if (changes !== 'reload') {
         if (changes.revision === loaded.view.revision) return loaded.view;
-        let applied;
         try {
-          applied = applyStoredChanges(loaded.state, wallet.id, changes);
+          loaded.lists.changed(applyStoredChanges(loaded.state, wallet.id, changes));
+          loaded.view = this.viewOf(wallet, changes.revision, loaded);
+          return loaded.view;
         } catch (error) {
-          this.loaded.delete(wallet.id); // the rows checked before changing anything, but never keep a doubtful state
+          // Rows are checked before anything changes, but a state in doubt is never kept: the next read loads it.
+          this.loaded.delete(wallet.id);
           throw error;
         }
-        loaded.lists.changed(applied);
-        loaded.view = this.viewOf(wallet, changes.revision, loaded);
-        return loaded.view;
       }
     }
     const rows = await this.store.wallets.chainRows(wallet.id);

@@ -24,7 +24,9 @@ import {
   type WalletListsAtTip,
 } from '../../../src/engine/index.js';
 import { decodeAddress } from '../../../src/core/address.js';
+import { toHex } from '../../../src/core/bytes.js';
 import { NETWORKS } from '../../../src/core/network.js';
+import { serializeTransaction, txid as txidOf } from '../../../src/core/tx.js';
 import { replaceSorted } from '../../../src/engine/list-cache.js';
 import { allUpdates, applyAndPersist, freshEngine, MemoryRowStore, timeline } from './support/replay.js';
 import type { ScriptDeriver } from '../../../src/engine/index.js';
@@ -148,6 +150,38 @@ describe('following a wallet through the rows written since', () => {
     expectSameAsFullLoad(after, store, config);
     const kept = after.transactions.filter((e) => before.transactions.includes(e));
     expect(kept.length).toBeGreaterThan(0);
+  });
+
+  it('counts an output of a transaction already held that pays a script watched only now', () => {
+    const script = (branch: number, index: number) => Uint8Array.of(0x00, 0x14, ...new Uint8Array(18), branch, index);
+    const config: WalletConfig = { walletId: 'w', gapLimit: 20, derive: (branch, from, count) => Array.from({ length: count }, (_, i) => script(branch, from + i)) };
+    const payment = (n: number, outputs: { value: bigint; script: Uint8Array }[]) => {
+      const tx = { version: 2, locktime: 0, inputs: [{ txid: n.toString(16).padStart(64, '0'), vout: 0, scriptSig: new Uint8Array(0), sequence: 0xffffffff, witness: [] }], outputs };
+      return { walletId: 'w', txid: txidOf(tx), hex: toHex(serializeTransaction(tx)), status: 'confirmed' as const, blockHeight: 5, blockHash: tip.hash, blockTime: 1_700_000_000, firstSeen: 1_700_000_000, replaceable: null };
+    };
+    const tip = { height: 5, hash: 'cd'.repeat(32) };
+    // Many payments, so that the lists follow the change instead of being built again.
+    const others = Array.from({ length: 12 }, (_, n) => payment(n + 1, [{ value: 1_000n, script: script(0, 0) }]));
+    const row = payment(100, [{ value: 10_000n, script: script(0, 0) }, { value: 20_000n, script: script(0, 25) }]);
+    const rows = (lastUsedReceive: number) => {
+      const addresses = Array.from({ length: lastUsedReceive + 21 }, (_, index) => ({ walletId: 'w', branch: 0 as const, index, script: toHex(script(0, index)) }))
+        .concat(Array.from({ length: 20 }, (_, index) => ({ walletId: 'w', branch: 1 as const, index, script: toHex(script(1, index)) })));
+      return { sync: { walletId: 'w', tip, lastUsedReceive, lastUsedChange: -1 }, addresses, transactions: [...others, row] };
+    };
+    const store = { rows: () => rows(10) } as unknown as MemoryRowStore;
+    const state = createEngineState();
+    addWallet(state, config, rows(0));
+    const lists = new WalletListCache(state, 'w');
+    const before = lists.lists();
+    expect(before.unspent).toHaveLength(13);
+    const later = rows(10);
+    const applied = applyStoredChanges(state, 'w', { ...later, addresses: later.addresses.filter((a) => a.branch === 0 && a.index > 20), transactions: [], removedTransactions: [] });
+    expect([...applied.newlyPaying]).toEqual([row.txid]);
+    lists.changed(applied);
+    const after = lists.lists();
+    expect(after.unspent).toHaveLength(14);
+    expect(after.transactions.filter((e) => before.transactions.includes(e))).toHaveLength(12);
+    expectSameAsFullLoad(after, store, config);
   });
 
   it('refuses a row that does not follow the stored addresses, and changes nothing', () => {
