@@ -164,8 +164,8 @@ describe('following a wallet through the rows written since', () => {
     const others = Array.from({ length: 12 }, (_, n) => payment(n + 1, [{ value: 1_000n, script: script(0, 0) }]));
     const row = payment(100, [{ value: 10_000n, script: script(0, 0) }, { value: 20_000n, script: script(0, 25) }]);
     const rows = (lastUsedReceive: number) => {
-      const addresses = Array.from({ length: lastUsedReceive + 21 }, (_, index) => ({ walletId: 'w', branch: 0 as const, index, script: toHex(script(0, index)) }))
-        .concat(Array.from({ length: 20 }, (_, index) => ({ walletId: 'w', branch: 1 as const, index, script: toHex(script(1, index)) })));
+      const address = (branch: 0 | 1, index: number): StoredAddress => ({ walletId: 'w', branch, index, script: toHex(script(branch, index)) });
+      const addresses = [...Array.from({ length: lastUsedReceive + 21 }, (_, index) => address(0, index)), ...Array.from({ length: 20 }, (_, index) => address(1, index))];
       return { sync: { walletId: 'w', tip, lastUsedReceive, lastUsedChange: -1 }, addresses, transactions: [...others, row] };
     };
     const store = { rows: () => rows(10) } as unknown as MemoryRowStore;
