@@ -25,7 +25,6 @@ export function applySecurityHeaders(reply: FastifyReply, url: string): void {
   reply.header('X-Content-Type-Options', 'nosniff');
   reply.header('X-Frame-Options', 'DENY');
   reply.header('Referrer-Policy', 'no-referrer');
-  reply.removeHeader('X-Powered-By');
   const isDocsPage = url === DOCS_PAGE_PREFIX || url.startsWith(`${DOCS_PAGE_PREFIX}/`) || url.startsWith(`${DOCS_PAGE_PREFIX}?`);
   reply.header('Content-Security-Policy', isDocsPage ? DOCS_CSP : API_CSP);
   // The docs page's static files may be cached; every other answer is per request.

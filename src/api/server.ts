@@ -33,6 +33,11 @@ export interface ServerOptions {
   routeModules?: readonly RouteModule[];
 }
 
+const pathOf = (url: string) => {
+  const query = url.indexOf('?');
+  return query < 0 ? url : url.slice(0, query);
+};
+
 export async function buildServer(options: ServerOptions): Promise<FastifyInstance> {
   const { config, services } = options;
   const app = Fastify({
@@ -68,7 +73,7 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
   // Callback style: it runs on every request, and an async hook costs a promise each.
   app.addHook('onResponse', (request, reply, done) => {
     access.info(
-      { reqId: request.id, method: request.method, path: request.url.split('?')[0], status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10, ip: request.ip },
+      { reqId: request.id, method: request.method, path: pathOf(request.url), status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10, ip: request.ip },
       'request',
     );
     done();

@@ -11,15 +11,17 @@ const NUL = '\u0000';
 const MAX_DEPTH = 64;
 
 /** JSON pointer of the first string (key or value) holding NUL, or undefined. */
-export function findNul(value: unknown, pointer = '', depth = 0): string | undefined {
-  if (typeof value === 'string') return value.includes(NUL) ? pointer : undefined;
+export function findNul(value: unknown, depth = 0): string | undefined {
+  if (typeof value === 'string') return value.includes(NUL) ? '' : undefined;
   // Deeper values are refused by the schemas anyway; the walk stays bounded.
   if (typeof value !== 'object' || value === null || depth > MAX_DEPTH) return undefined;
-  for (const [key, item] of Object.entries(value)) {
-    const path = `${pointer}/${key.replaceAll('~', '~0').replaceAll('/', '~1')}`;
-    if (key.includes(NUL)) return path;
-    const found = findNul(item, path, depth + 1);
-    if (found !== undefined) return found;
+  // It runs on every request: the pointer is built only for what is found.
+  for (const key in value) {
+    if (!Object.hasOwn(value, key)) continue;
+    const path = () => `/${key.replaceAll('~', '~0').replaceAll('/', '~1')}`;
+    if (key.includes(NUL)) return path();
+    const found = findNul((value as Record<string, unknown>)[key], depth + 1);
+    if (found !== undefined) return path() + found;
   }
   return undefined;
 }
