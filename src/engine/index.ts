@@ -31,6 +31,7 @@ export {
   listTransactions,
   selectTransactions,
   listUnspent,
+  newestFirst,
   scriptOwner,
   walletSummary,
   type CoinHistory,

@@ -8,7 +8,7 @@
  */
 import { outpointKey, type EngineState, type TrackedTx, type WalletState } from './state.js';
 import type { AppliedChanges } from './wallets.js';
-import { COINBASE_MATURITY_CONFIRMATIONS, entryOf, isImmature, trustChecker, unspentOutputsOf } from './views.js';
+import { byOutpoint, COINBASE_MATURITY_CONFIRMATIONS, entryOf, isImmature, mostConfirmedFirst, newestFirst, oldestFirst, trustChecker, unspentOutputsOf } from './views.js';
 import type { WalletBalances, WalletTxEntry, WalletUtxo } from './types.js';
 
 export interface WalletListsAtTip {
@@ -23,14 +23,6 @@ export interface WalletListsAtTip {
   unspentByConfirmations: readonly WalletUtxo[];
   balances: WalletBalances;
 }
-
-const rank = (e: { blockHeight: number | null }) => e.blockHeight ?? Number.MAX_SAFE_INTEGER;
-const byTxid = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
-const oldestFirst = (a: WalletTxEntry, b: WalletTxEntry) => rank(a) - rank(b) || a.firstSeen - b.firstSeen || byTxid(a.txid, b.txid);
-const newestFirst = (a: WalletTxEntry, b: WalletTxEntry) => rank(b) - rank(a) || b.time - a.time || byTxid(a.txid, b.txid);
-const byOutpoint = (a: WalletUtxo, b: WalletUtxo) => byTxid(a.txid, b.txid) || a.vout - b.vout;
-// Most confirmations first is lowest block first, unconfirmed last, whatever the tip.
-const mostConfirmedFirst = (a: WalletUtxo, b: WalletUtxo) => rank(a) - rank(b) || byOutpoint(a, b);
 
 const confirmationsAt = (blockHeight: number | null, tipHeight: number | null) => (blockHeight === null || tipHeight === null ? 0 : tipHeight - blockHeight + 1);
 
@@ -184,7 +176,7 @@ export class WalletListCache {
     );
   }
 
-  private freeze(wallet: WalletState, spendable: Omit<WalletBalances, 'immature'>, transactions: WalletTxEntry[], live: WalletTxEntry[], unspent: WalletUtxo[], byConfirmations: WalletUtxo[]): WalletListsAtTip {
+  private freeze(wallet: WalletState, spendable: Omit<WalletBalances, 'immature'>, transactions: readonly WalletTxEntry[], live: readonly WalletTxEntry[], unspent: readonly WalletUtxo[], byConfirmations: readonly WalletUtxo[]): WalletListsAtTip {
     return Object.freeze({
       tipHeight: wallet.tip?.height ?? null,
       transactions: Object.freeze(transactions),
@@ -223,7 +215,8 @@ function sumCoins(balances: Omit<WalletBalances, 'immature'>, coins: readonly Wa
  * `previous` (sorted by `order`) without `removed` and with `added`, sorted. A few changes are found by binary
  * search and spliced into a copy; many are filtered out and the whole list sorted again.
  */
-export function replaceSorted<T>(previous: readonly T[], removed: readonly T[], added: readonly T[], order: (a: T, b: T) => number): T[] {
+export function replaceSorted<T>(previous: readonly T[], removed: readonly T[], added: readonly T[], order: (a: T, b: T) => number): readonly T[] {
+  if (removed.length + added.length === 0) return previous; // a block that only moved the tip
   if (removed.length + added.length > 64) {
     const gone = new Set(removed);
     return previous.filter((item) => !gone.has(item)).concat(added).sort(order);

@@ -18,7 +18,7 @@ function walletOf(state: EngineState, walletId: string): WalletState {
 
 const active = (t: TrackedTx | undefined): boolean => !!t && t.status !== 'dropped';
 
-export function confirmations(wallet: WalletState, t: TrackedTx): number {
+function confirmations(wallet: WalletState, t: TrackedTx): number {
   if (t.status !== 'confirmed' || !t.block || !wallet.tip) return 0;
   return wallet.tip.height - t.block.height + 1;
 }
@@ -79,7 +79,7 @@ export function listUnspent(state: EngineState, walletId: string): WalletUtxo[] 
   const trusted = trustChecker(wallet);
   const utxos: WalletUtxo[] = [];
   for (const t of wallet.txs.values()) utxos.push(...unspentOutputsOf(wallet, t, trusted));
-  return utxos.sort((a, b) => (a.txid === b.txid ? a.vout - b.vout : a.txid < b.txid ? -1 : 1));
+  return utxos.sort(byOutpoint);
 }
 
 /** The unspent outputs of one transaction paying the wallet, as `listUnspent` lists them. */
@@ -104,6 +104,16 @@ export function unspentOutputsOf(wallet: WalletState, t: TrackedTx, trusted: (t:
   }
   return utxos;
 }
+
+const rank = (e: { blockHeight: number | null }) => e.blockHeight ?? Number.MAX_SAFE_INTEGER;
+const byTxid = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+/** The transaction list's order: by block (unconfirmed last), first seen, txid. */
+export const oldestFirst = (a: WalletTxEntry, b: WalletTxEntry) => rank(a) - rank(b) || a.firstSeen - b.firstSeen || byTxid(a.txid, b.txid);
+/** Newest first, as the API lists live transactions: unconfirmed first, then by block, time, txid. */
+export const newestFirst = (a: WalletTxEntry, b: WalletTxEntry) => rank(b) - rank(a) || b.time - a.time || byTxid(a.txid, b.txid);
+export const byOutpoint = (a: WalletUtxo, b: WalletUtxo) => byTxid(a.txid, b.txid) || a.vout - b.vout;
+/** Most confirmations first is lowest block first, unconfirmed last, whatever the tip; then by outpoint. */
+export const mostConfirmedFirst = (a: WalletUtxo, b: WalletUtxo) => rank(a) - rank(b) || byOutpoint(a, b);
 
 /** One transaction's entry of the transaction list. */
 export function entryOf(wallet: WalletState, t: TrackedTx): WalletTxEntry {
@@ -168,8 +178,7 @@ export function entryOf(wallet: WalletState, t: TrackedTx): WalletTxEntry {
 export function listTransactions(state: EngineState, walletId: string): WalletTxEntry[] {
   const wallet = walletOf(state, walletId);
   const entries = [...wallet.txs.values()].map((t) => entryOf(wallet, t));
-  const rank = (e: WalletTxEntry) => (e.blockHeight ?? Number.MAX_SAFE_INTEGER);
-  return entries.sort((a, b) => rank(a) - rank(b) || a.firstSeen - b.firstSeen || (a.txid < b.txid ? -1 : a.txid > b.txid ? 1 : 0));
+  return entries.sort(oldestFirst);
 }
 
 /**
@@ -180,8 +189,7 @@ export function selectTransactions(state: EngineState, walletId: string, pick: (
   const wallet = walletOf(state, walletId);
   const entries: WalletTxEntry[] = [];
   for (const t of wallet.txs.values()) if (pick({ txid: t.txid, status: t.status, blockHeight: t.block?.height ?? null })) entries.push(entryOf(wallet, t));
-  const rank = (e: WalletTxEntry) => (e.blockHeight ?? Number.MAX_SAFE_INTEGER);
-  return entries.sort((a, b) => rank(a) - rank(b) || a.firstSeen - b.firstSeen || (a.txid < b.txid ? -1 : a.txid > b.txid ? 1 : 0));
+  return entries.sort(oldestFirst);
 }
 
 export interface WalletSummary {

@@ -113,12 +113,6 @@ export function txListEntry(e: WalletTxEntry, walletAlias: string, network: Netw
   };
 }
 
-/** Newest first: unconfirmed before confirmed, then by height and time, descending. */
-export function newestFirst(a: TxListEntry, b: TxListEntry): number {
-  const rank = (e: TxListEntry) => e.blockheight ?? Number.MAX_SAFE_INTEGER;
-  return rank(b) - rank(a) || b.time - a.time || (a.txid < b.txid ? -1 : a.txid > b.txid ? 1 : 0) || (a.wallet_alias < b.wallet_alias ? -1 : 1);
-}
-
 export interface ScanState {
   progress: number;
   height: number;

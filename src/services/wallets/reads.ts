@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { toHex } from '../../core/bytes.js';
 import { HARDENED } from '../../core/keys/derive.js';
 import { parseTransaction } from '../../core/tx.js';
-import { entryAtTip, type WalletTxEntry } from '../../engine/index.js';
+import { entryAtTip, newestFirst, type WalletTxEntry } from '../../engine/index.js';
 import type { ChainSource, ChainTip } from '../../chain/types.js';
 import type { Store, StoredWallet, UtxoFlagRow } from '../../store/repositories.js';
 import { invalidField } from '../errors.js';
@@ -255,10 +255,9 @@ export class WalletReads implements WalletDirectory {
   }
 }
 
-/** The full list's order (wallet-format's newestFirst) on engine entries: unconfirmed first, then height, time, txid, wallet. */
+/** The full list's order: the engine's newest first (unconfirmed first, then height, time, txid), then the wallet. */
 function newerEntry(a: WalletTxEntry, aliasA: string, b: WalletTxEntry, aliasB: string): number {
-  const rank = (e: WalletTxEntry) => e.blockHeight ?? Number.MAX_SAFE_INTEGER;
-  return rank(b) - rank(a) || b.time - a.time || (a.txid < b.txid ? -1 : a.txid > b.txid ? 1 : 0) || (aliasA < aliasB ? -1 : aliasA > aliasB ? 1 : 0);
+  return newestFirst(a, b) || (aliasA < aliasB ? -1 : aliasA > aliasB ? 1 : 0);
 }
 
 /** Scripts paid by the live transactions of each revision's lists (shared by every request on it). */
