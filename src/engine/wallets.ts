@@ -8,7 +8,7 @@ import { parseTransactionWithTxid } from '../core/tx.js';
 import { buildChangeset, syncRow } from './changeset.js';
 import { EngineError } from './errors.js';
 import { addScript, ChangeRecorder, deleteTx, fillGap, insertTx, newWalletState, unindexScript, type EngineState, type NewTx, type TrackedTx } from './state.js';
-import type { BlockRef, Branch, EngineChangeset, StoredTransaction, StoredWalletRows, StoredWalletSync, WalletConfig } from './types.js';
+import type { BlockRef, Branch, EngineChangeset, StoredAddress, StoredTransaction, StoredWalletRows, StoredWalletSync, WalletConfig } from './types.js';
 
 const isRevealIndex = (n: unknown): n is number => Number.isSafeInteger(n) && (n as number) >= -1;
 
@@ -98,9 +98,8 @@ function loadRows(state: EngineState, wallet: ReturnType<typeof newWalletState>,
   for (const branch of [0, 1] as Branch[]) {
     const rows = stored.addresses.filter((a) => a.branch === branch).sort((a, b) => a.index - b.index);
     rows.forEach((row, i) => {
-      if (row.walletId !== id) throw bad(id, 'address row belongs to another wallet');
+      checkAddressRow(id, row);
       if (row.index !== i) throw bad(id, `address indexes of branch ${branch} are not contiguous from 0`);
-      if (!HEX_RE.test(row.script) || row.script.length === 0) throw bad(id, 'address script is not lower-case hex');
       addScript(state, wallet, { branch, index: i }, row.script);
     });
     wallet.derived[branch] = rows.length;
@@ -108,6 +107,11 @@ function loadRows(state: EngineState, wallet: ReturnType<typeof newWalletState>,
   if (stored.addresses.some((a) => a.branch !== 0 && a.branch !== 1)) throw bad(id, 'address branch must be 0 or 1');
 
   for (const row of stored.transactions) insertTx(state, wallet, parseStoredTransaction(id, wallet.tip, row));
+}
+
+function checkAddressRow(id: string, row: StoredAddress): void {
+  if (row.walletId !== id) throw bad(id, 'address row belongs to another wallet');
+  if (!HEX_RE.test(row.script) || row.script.length === 0) throw bad(id, 'address script is not lower-case hex');
 }
 
 /** Checks one stored transaction row against the wallet (and its tip) and parses it. */
@@ -162,9 +166,8 @@ export function applyStoredChanges(state: EngineState, walletId: string, changes
   const addresses = [...changes.addresses].sort((a, b) => a.branch - b.branch || a.index - b.index);
   const next: [number, number] = [...wallet.derived];
   for (const row of addresses) {
-    if (row.walletId !== walletId) throw bad(walletId, 'address row belongs to another wallet');
+    checkAddressRow(walletId, row);
     if (row.branch !== 0 && row.branch !== 1) throw bad(walletId, 'address branch must be 0 or 1');
-    if (!HEX_RE.test(row.script) || row.script.length === 0) throw bad(walletId, 'address script is not lower-case hex');
     if (row.index < next[row.branch]) {
       // Derived here already (ahead of the store, for a revealed address): it must be the same script.
       const owner = wallet.scripts.get(row.script);

@@ -261,12 +261,11 @@ export class KyselyWallets implements WalletRepository {
       const wallet = await db.selectFrom('wallets').selectAll().where('id', '=', walletId).executeTakeFirst();
       if (!wallet) return undefined;
       if (since !== undefined && since < Number(wallet.chain_base_revision)) return 'reload' as const;
-      const after = since ?? -1;
       const addresses = await db
         .selectFrom('wallet_addresses')
         .select(['branch', 'idx', 'script'])
         .where('wallet_id', '=', walletId)
-        .where('changed_revision', '>', after)
+        .$if(since !== undefined, (q) => q.where('changed_revision', '>', since!))
         .orderBy('branch')
         .orderBy('idx')
         .execute();
@@ -274,7 +273,7 @@ export class KyselyWallets implements WalletRepository {
         .selectFrom('wallet_transactions')
         .selectAll()
         .where('wallet_id', '=', walletId)
-        .where('changed_revision', '>', after)
+        .$if(since !== undefined, (q) => q.where('changed_revision', '>', since!))
         .orderBy('txid')
         .execute();
       const removed =
