@@ -1,5 +1,5 @@
 /** Schemas shared by every route: error bodies and the error responses a route may give. */
-import { Type, type TSchema } from '@sinclair/typebox';
+import { Type, type SchemaOptions, type Static, type TSchema } from '@sinclair/typebox';
 
 export const FieldErrorSchema = Type.Object({
   path: Type.String({ description: 'JSON pointer into the request body, e.g. `/jwt_token_life`.' }),
@@ -45,4 +45,20 @@ export function errorResponses(...statuses: number[]): Record<number, TSchema> {
  */
 export function success<T extends TSchema>(description: string, schema: T): T {
   return { ...schema, description };
+}
+
+/*
+ * Response schemas say "this or null" and "one of these strings" with a type list and an enum, not with
+ * anyOf: the response serialiser checks each anyOf branch with a schema validator, compiled at the route's
+ * first response (50-100 ms for the wallet details) and run for every field of every entry after.
+ */
+
+/** A response value that may be null (`type: [T, 'null']`). */
+export function Nullable<T extends TSchema>(schema: T, options: SchemaOptions = {}) {
+  return Type.Unsafe<Static<T> | null>({ ...schema, ...options, type: [schema.type, 'null'] });
+}
+
+/** A response string from a fixed list (`enum`). */
+export function StringEnum<const T extends readonly string[]>(values: T, options: SchemaOptions = {}) {
+  return Type.Unsafe<T[number]>({ ...options, type: 'string', enum: [...values] });
 }

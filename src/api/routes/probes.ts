@@ -3,10 +3,10 @@ import { principalOf } from '../auth.js';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { Services } from '../../services/index.js';
-import { errorResponses, success } from '../schemas.js';
+import { errorResponses, StringEnum, success } from '../schemas.js';
 import type { RouteModule } from './types.js';
 
-const Checks = Type.Record(Type.String(), Type.Union([Type.Literal('ok'), Type.Literal('failing')]), {
+const Checks = Type.Record(Type.String(), StringEnum(['ok', 'failing']), {
   description: 'Each readiness check by name (`store`, and `chain` once a chain backend is configured).',
 });
 const Ready = Type.Object({ message: Type.Literal('ready'), checks: Checks });

@@ -1,7 +1,7 @@
 /** `GET /v1alpha/service`: the service details object (admin only). */
 import { Type } from '@sinclair/typebox';
 import { principalOf } from '../auth.js';
-import { errorResponses, success } from '../schemas.js';
+import { errorResponses, Nullable, success } from '../schemas.js';
 import type { RouteModule } from './types.js';
 
 // Property order is the member order of the response (the serialiser follows the schema).
@@ -20,7 +20,7 @@ export const ServiceDetailsBody = Type.Object({
       api_active: Type.Boolean(),
       database: Type.String({ description: '`sqlite` or `postgres`.' }),
       network: Type.String(),
-      bitcoind_url: Type.Union([Type.String(), Type.Null()]),
+      bitcoind_url: Nullable(Type.String()),
       bitcoind_auth: Type.String({ description: '`cookie`, `userpass` or `none`.' }),
       max_fee_rate: Type.Integer({ description: 'sat/vB.' }),
       token_max_life: Type.Integer({ description: 'Seconds.' }),
@@ -42,18 +42,18 @@ export const ServiceDetailsBody = Type.Object({
   ),
   version: Type.String(),
   network: Type.String(),
-  chain: Type.Union([
+  chain: Nullable(
     Type.Object({
       backend: Type.String(),
-      network: Type.Union([Type.String(), Type.Null()], {
+      network: Nullable(Type.String(), {
         description: 'The network the node follows; when it is not the service\'s `network`, `sync_state` is `unavailable: wrong_network` and no block is applied.',
       }),
-      tip_height: Type.Union([Type.Integer(), Type.Null()]),
-      tip_hash: Type.Union([Type.String(), Type.Null()]),
+      tip_height: Nullable(Type.Integer()),
+      tip_hash: Nullable(Type.String()),
       sync_state: Type.String(),
     }),
-    Type.Null(),
-  ], { description: 'The chain backend; null while none is configured.' }),
+    { description: 'The chain backend; null while none is configured.' },
+  ),
   wallets_names: Type.Array(Type.String()),
   last_update: Type.String({ description: 'Response time, UTC, `MM/DD/YYYY, HH:MM:SS`.' }),
   alias_name: Type.Record(Type.String(), Type.String()),

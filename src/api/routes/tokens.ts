@@ -1,7 +1,7 @@
 /** The four token endpoints (BasicAuth only). */
 import { Type, type Static } from '@sinclair/typebox';
 import { principalOf } from '../auth.js';
-import { errorResponses, success } from '../schemas.js';
+import { errorResponses, StringEnum, success } from '../schemas.js';
 import { PERMISSIONS } from '../../services/permissions.js';
 import type { TokenLimits } from '../../services/tokens.js';
 import type { RouteModule } from './types.js';
@@ -51,7 +51,7 @@ const TokenListBody = Type.Object({
       jwt_token_description: Type.String(),
       jwt_token_life: Type.Integer({ description: 'Seconds.' }),
       jwt_token_remaining_life: Type.Number({ description: 'Seconds, computed at request time; 0 once expired.' }),
-      expiry_status: Type.Union([Type.Literal('Valid'), Type.Literal('Expired')]),
+      expiry_status: StringEnum(['Valid', 'Expired']),
       ...limitFields,
     }),
     { description: 'Keyed by jwt_token_id.' },
@@ -63,7 +63,7 @@ const TokenBody = Type.Object({
   jwt_token_description: Type.String(),
   jwt_token_life: Type.Integer({ description: 'Seconds.' }),
   jwt_token_life_remaining: Type.Number({ description: 'Seconds, computed at request time; 0 once expired.' }),
-  expiry_status: Type.Union([Type.Literal('Valid'), Type.Literal('Expired')]),
+  expiry_status: StringEnum(['Valid', 'Expired']),
   ...limitFields,
 });
 

@@ -1,5 +1,6 @@
 /** TypeBox schemas of the wallet endpoints (property order is the response member order). */
 import { Type } from '@sinclair/typebox';
+import { Nullable, StringEnum } from '../schemas.js';
 
 const Btc = (description: string) => Type.Number({ description: `${description}, BTC.` });
 const Sat = (description: string) => Type.Integer({ description: `${description}, satoshis.` });
@@ -23,7 +24,7 @@ export const UtxoSchema = Type.Object({
   amount_sat: Sat('Value'),
   confirmations: Type.Integer(),
   label: Type.String(),
-  reserved_by: Type.Union([Type.String(), Type.Null()], { description: 'Txid of the pending PSBT holding the coin, or null.' }),
+  reserved_by: Nullable(Type.String(), { description: 'Txid of the pending PSBT holding the coin, or null.' }),
 });
 
 export const UtxoWithFlagsSchema = Type.Object({ ...UtxoSchema.properties, frozen: Type.Boolean({ description: 'A frozen coin is never selected for a PSBT.' }) });
@@ -31,18 +32,18 @@ export const UtxoWithFlagsSchema = Type.Object({ ...UtxoSchema.properties, froze
 export const TxEntrySchema = Type.Object({
   txid: Type.String(),
   wallet_alias: Type.String(),
-  category: Type.Union([Type.Literal('receive'), Type.Literal('send'), Type.Literal('selftransfer')]),
+  category: StringEnum(['receive', 'send', 'selftransfer']),
   amount: Btc('Net effect on the wallet (positive for receive, fee included)'),
   amount_sat: Sat('Net effect on the wallet'),
-  fee: Type.Union([Type.Number(), Type.Null()], { description: 'Fee in BTC when the wallet paid every input, else null.' }),
-  address: Type.Union([Type.String(), Type.Null()], { description: 'Counterparty address for sends, receiving address otherwise.' }),
+  fee: Nullable(Type.Number(), { description: 'Fee in BTC when the wallet paid every input, else null.' }),
+  address: Nullable(Type.String(), { description: 'Counterparty address for sends, receiving address otherwise.' }),
   label: Type.String(),
   confirmations: Type.Integer(),
-  blockheight: Type.Union([Type.Integer(), Type.Null()]),
-  blockhash: Type.Union([Type.String(), Type.Null()]),
+  blockheight: Nullable(Type.Integer()),
+  blockhash: Nullable(Type.String()),
   time: Type.Integer({ description: 'Block time, or first-seen time while unconfirmed (seconds).' }),
   vsize: Type.Integer(),
-  'bip125-replaceable': Type.Union([Type.Literal('yes'), Type.Literal('no'), Type.Literal('unknown')]),
+  'bip125-replaceable': StringEnum(['yes', 'no', 'unknown']),
   conflicts: Type.Array(Type.String()),
   hex: Type.String(),
 });
@@ -67,7 +68,7 @@ export const WalletDetailsSchema = Type.Object({
   balance: BalanceSchema,
   utxo: Type.Array(UtxoSchema),
   txlist: Type.Array(TxEntrySchema, { description: 'Newest first.' }),
-  scan: Type.Union([Type.Object({ progress: Type.Number({ minimum: 0, maximum: 1 }), height: Type.Integer() }), Type.Null()], {
+  scan: Nullable(Type.Object({ progress: Type.Number({ minimum: 0, maximum: 1 }), height: Type.Integer() }), {
     description: 'Progress while the wallet syncs; null when it is at the chain tip.',
   }),
   pending_psbts: Type.Integer(),

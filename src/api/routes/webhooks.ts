@@ -2,7 +2,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { EVENT_TYPES } from '../../services/events/types.js';
 import { principalOf } from '../auth.js';
-import { errorResponses, success } from '../schemas.js';
+import { errorResponses, Nullable, StringEnum, success } from '../schemas.js';
 import type { RouteModule } from './types.js';
 
 const EventTypes = Type.Array(Type.String({ enum: [...EVENT_TYPES] }), { minItems: 1, description: 'The event types delivered.' });
@@ -36,14 +36,14 @@ const CreatedWebhookSchema = Type.Object({
 
 const DeliverySchema = Type.Object({
   id: Type.String(),
-  event_id: Type.Union([Type.String(), Type.Null()]),
-  event_type: Type.Union([Type.String(), Type.Null()]),
-  wallet: Type.Union([Type.String(), Type.Null()]),
-  status: Type.Union([Type.Literal('pending'), Type.Literal('delivered'), Type.Literal('failed')], { description: '`failed`: given up after the last retry.' }),
+  event_id: Nullable(Type.String()),
+  event_type: Nullable(Type.String()),
+  wallet: Nullable(Type.String()),
+  status: StringEnum(['pending', 'delivered', 'failed'], { description: '`failed`: given up after the last retry.' }),
   attempts: Type.Integer(),
-  response_code: Type.Union([Type.Integer(), Type.Null()], { description: 'HTTP status of the last attempt; null when no answer came.' }),
-  error: Type.Union([Type.String(), Type.Null()], { description: 'Why the last attempt got no answer (refused address, timeout, connection).' }),
-  next_attempt_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+  response_code: Nullable(Type.Integer(), { description: 'HTTP status of the last attempt; null when no answer came.' }),
+  error: Nullable(Type.String(), { description: 'Why the last attempt got no answer (refused address, timeout, connection).' }),
+  next_attempt_at: Nullable(Type.String({ format: 'date-time' })),
   created_at: Type.String({ format: 'date-time' }),
   updated_at: Type.String({ format: 'date-time' }),
 });
