@@ -24,7 +24,7 @@ import {
 import type { Store, StoredWallet, WalletChainRows } from '../store/repositories.js';
 import type { Page } from './wallet-format.js';
 
-const DERIVE_AHEAD = 100;
+const DERIVE_AHEAD = 32;
 
 /** Derives scripts of a wallet's two branches, remembering what it derived (derivation is the slow part). */
 export class WalletScripts {
