@@ -196,7 +196,26 @@ export function parseBlockForScan(bytes: Uint8Array): ScannedBlock {
   const transactions: BlockTransaction[] = [];
   for (let i = 0; i < count; i++) transactions.push(readBlockTransaction(c));
   if (c.pos !== bytes.length) throw new TransactionError('invalid_block', 'Trailing bytes after block');
+  return { ...readHeader(bytes), transactions };
+}
+
+export interface BlockHeaderFields {
+  /** Display hex, hashed from the header. */
+  hash: string;
+  /** Display hex; all zeros for the genesis block. */
+  prevHash: string;
+  /** Block timestamp (seconds). */
+  time: number;
+}
+
+/** A serialised 80-byte block header (as `getblockheader <hash> false` returns it). */
+export function parseBlockHeader(bytes: Uint8Array): BlockHeaderFields {
+  if (bytes.length !== 80) throw new TransactionError('invalid_block', 'A block header is 80 bytes');
+  return readHeader(bytes);
+}
+
+function readHeader(bytes: Uint8Array): BlockHeaderFields {
   const time = (bytes[68]! | (bytes[69]! << 8) | (bytes[70]! << 16) | (bytes[71]! << 24)) >>> 0;
   const hash = sha256(sha256(bytes.subarray(0, 80)));
-  return { hash: reversedHex(hash, 0), prevHash: reversedHex(bytes, 4), time, transactions };
+  return { hash: reversedHex(hash, 0), prevHash: reversedHex(bytes, 4), time };
 }

@@ -4,7 +4,7 @@
  * service's before the first answer is used.
  */
 import { isNetworkName, networkFromCoreChain, type NetworkName } from '../../core/network.js';
-import { parseBlockForScan } from '../../core/block.js';
+import { parseBlockForScan, parseBlockHeader, type BlockHeaderFields } from '../../core/block.js';
 import { parseTransaction, txid as txidOf, type Block, type Transaction } from '../../core/tx.js';
 import {
   ChainError,
@@ -169,12 +169,17 @@ export class BitcoindChainSource implements ChainSource {
       }
       hashes.push(expectHash(answer.result, `block hash at ${heights[i]}`));
     }
-    const answers = await this.rpc.batch(
-      hashes.flatMap((hash) => [
-        { method: 'getblockheader', params: [hash, true] },
+    // Headers in binary (the node's JSON form costs it twice the time); the last block's JSON header comes last
+    // and tells whether the blocks read are still the active chain's (each summary's parent is the one before).
+    const last = hashes.at(-1);
+    if (last === undefined) return [];
+    const answers = await this.rpc.batch([
+      ...hashes.flatMap((hash) => [
+        { method: 'getblockheader', params: [hash, false] },
         { method: 'getblockfilter', params: [hash, 'basic'] },
       ]),
-    );
+      { method: 'getblockheader', params: [last, true] },
+    ]);
     const summaries: BlockSummary[] = [];
     for (const [i, hash] of hashes.entries()) {
       const [header, filter] = [answers[2 * i]!, answers[2 * i + 1]!];
@@ -182,24 +187,27 @@ export class BitcoindChainSource implements ChainSource {
         if (isNotFound(header.error)) break;
         throw header.error;
       }
-      const h = expectObject(header.result, 'getblockheader');
-      const summary: BlockSummary = {
-        height: expectInteger(h.height, 'height'),
-        hash: expectHash(h.hash, 'block hash'),
-        prevHash: h.previousblockhash === undefined ? null : expectHash(h.previousblockhash, 'previous block hash'),
-        time: expectInteger(h.time, 'block time'),
-        filter: filter.ok ? filterBytes(filter.result) : null,
-      };
       if (!filter.ok && !isFilterUnavailable(filter.error)) {
         if (isNotFound(filter.error)) break;
         throw filter.error;
       }
-      if (summary.hash !== hash || summary.height !== from + i) throw new ChainError('bad_response', `Bitcoin Core sent the header of another block for ${hash}`);
+      const fields = headerFields(header.result);
+      if (fields.hash !== hash) throw new ChainError('bad_response', `Bitcoin Core sent the header of another block for ${hash}`);
+      const prevHash = fields.prevHash === NO_BLOCK ? null : fields.prevHash;
       // A block replaced between the two reads (reorg): the summaries stop before it.
-      if (expectInteger(h.confirmations, 'confirmations') < 0 || (i > 0 && summary.prevHash !== hashes[i - 1])) break;
-      summaries.push(summary);
+      if (i > 0 && prevHash !== hashes[i - 1]) break;
+      summaries.push({ height: from + i, hash, prevHash, time: fields.time, filter: filter.ok ? filterBytes(filter.result) : null });
     }
-    return summaries;
+    const lastHeader = answers.at(-1)!;
+    const lastLeft = lastHeader.ok ? expectInteger(expectObject(lastHeader.result, 'getblockheader').confirmations, 'confirmations') < 0 : true;
+    return summaries.length === hashes.length && !lastLeft ? summaries : this.stillActive(summaries);
+  }
+
+  /** The summaries up to the first whose block is no longer the active chain's at its height. */
+  private async stillActive(summaries: BlockSummary[]): Promise<BlockSummary[]> {
+    const answers = await this.rpc.batch(summaries.map((s) => ({ method: 'getblockhash', params: [s.height] })));
+    const kept = answers.findIndex((answer, i) => !answer.ok || answer.result !== summaries[i]!.hash);
+    return kept < 0 ? summaries : summaries.slice(0, kept);
   }
 
   // -- MempoolSource ----------------------------------------------------------------------------
@@ -399,6 +407,19 @@ function parseBlockAnswer(answer: unknown, wanted: string): Block {
   }
   if (block.hash !== wanted) throw new ChainError('bad_response', `Bitcoin Core sent block ${block.hash} when asked for ${wanted}`);
   return block;
+}
+
+/** The previous-block hash of the genesis block's header. */
+const NO_BLOCK = '0'.repeat(64);
+
+/** A `getblockheader <hash> false` answer parsed. */
+function headerFields(answer: unknown): BlockHeaderFields {
+  const bytes = expectHexBytes(answer, 'block header');
+  try {
+    return parseBlockHeader(bytes);
+  } catch {
+    throw new ChainError('bad_response', 'Bitcoin Core sent a block header that does not parse');
+  }
 }
 
 /** The serialised filter of a `getblockfilter` answer. */
