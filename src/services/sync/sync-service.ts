@@ -12,6 +12,7 @@ import { ChainError, type BlockSummary, type ChainSource, type ChainTip } from '
 import {
   applyUpdate,
   coinHistory,
+  mergeWalletChangesets,
   createEngineState,
   removeWallet,
   walletSummary,
@@ -30,10 +31,15 @@ import { BlockPrefetch } from './block-prefetch.js';
 import type { SyncLeadership } from './leadership.js';
 
 const NO_PARENT = '0'.repeat(64);
-/** Most blocks that touched no wallet written together (a crash loses at most these; they are re-applied). */
-const TIP_ONLY_BLOCKS_PER_WRITE = 500;
-/** Blocks summarised (hash, header, filter) per read of the node. */
-const SUMMARIES_PER_READ = 250;
+/**
+ * Most blocks, and most transaction and address rows, written together while they touch no wallet or the
+ * wallets are scanning (a crash loses at most these; the scan applies them again).
+ */
+const BLOCKS_PER_WRITE = 500;
+const ROWS_PER_WRITE = 5_000;
+/** Blocks summarised (hash, header, filter) per read of the node, and reads in flight at once. */
+const SUMMARIES_PER_READ = 125;
+const SUMMARY_READS_AHEAD = 4;
 /**
  * Full blocks requested ahead of the one being applied, and per request: four requests in flight keep the
  * node's RPC threads busy, and eight blocks of the largest possible size (4 MB, 8 MB of hex) stay within the
@@ -103,8 +109,10 @@ export class SyncService {
   private passInProgress = false;
   private stopped = true;
   private syncing = false;
-  private pendingTips = new Map<string, WalletChangeset>();
+  /** Applied and not yet written: the changes merged per wallet, the blocks, and the rows the changes hold. */
+  private pendingChanges = new Map<string, WalletChangeset>();
   private pendingBlocks: SyncBlockRow[] = [];
+  private pendingRows = 0;
   private groupScripts: { key: string; scripts: Uint8Array[] } | undefined;
   /**
    * The filter matches of the last summaries read, for the scripts they were computed with (`known`: their
@@ -318,26 +326,31 @@ export class SyncService {
     const last = Math.min(tip.height, group.height + (this.deps.batchBlocks ?? 500));
     const prefetch = new BlockPrefetch(chain, BLOCKS_AHEAD);
     let prevHash = group.hash;
-    // The next summaries are read while the current ones are applied (dropped unread if the step stops early).
-    const read = (from: number) => {
-      const summaries = chain.getBlockSummaries(from, Math.min(last, from + SUMMARIES_PER_READ - 1));
-      summaries.catch(() => undefined); // reported when awaited
-      return summaries;
+    // Later summaries are read while the current ones are applied, several reads at once so that the node
+    // answers them on several threads (those not reached are dropped unread when the step stops early).
+    const reads: Array<{ from: number; to: number; summaries: Promise<BlockSummary[]> }> = [];
+    let unread = group.height + 1;
+    const readAhead = () => {
+      for (; reads.length < SUMMARY_READS_AHEAD && unread <= last; unread = reads.at(-1)!.to + 1) {
+        const to = Math.min(last, unread + SUMMARIES_PER_READ - 1);
+        const summaries = chain.getBlockSummaries(unread, to);
+        summaries.catch(() => undefined); // reported when awaited
+        reads.push({ from: unread, to, summaries });
+      }
     };
-    let next = group.height + 1 <= last ? read(group.height + 1) : undefined;
     try {
-      for (let from = group.height + 1; from <= last; ) {
-        const to = Math.min(last, from + SUMMARIES_PER_READ - 1);
-        const summaries = await next!;
-        next = to + 1 <= last && summaries.length === to - from + 1 ? read(to + 1) : undefined;
+      readAhead();
+      for (let read = reads.shift(); read; read = reads.shift()) {
+        const summaries = await read.summaries;
+        const complete = summaries.length === read.to - read.from + 1;
+        if (complete) readAhead();
         prefetch.announce(this.blocksToFetch(group.walletIds, summaries));
         for (const summary of summaries) {
           if (prevHash !== null && summary.prevHash !== prevHash) return; // the node's chain moved under us: regroup
           if (!(await this.connect(prefetch, group.walletIds, summary, stats))) return;
           prevHash = summary.hash;
         }
-        if (summaries.length < to - from + 1) return; // the chain ended or changed during the read: regroup
-        from = to + 1;
+        if (!complete) return; // the chain ended or changed during the read: regroup
       }
     } finally {
       prefetch.discard();
@@ -455,31 +468,28 @@ export class SyncService {
       this.reset();
       throw error;
     }
-    if (update.type === 'block_connected' && changes.wallets.every(onlyTipMoved)) {
-      // A block that touched no wallet changes only sync rows, which each later row replaces: keep the
-      // latest per wallet and write a run of such blocks in one transaction.
-      for (const change of changes.wallets) this.pendingTips.set(change.walletId, change);
-      this.pendingBlocks.push(...blocks);
-      if (this.pendingBlocks.length >= TIP_ONLY_BLOCKS_PER_WRITE) await this.flush();
-      return;
+    // A block that touched no wallet changes only sync rows, which each later row replaces; the blocks of wallets
+    // still scanning toward the tip change nothing anyone waits for. Both are kept and written together, a run of
+    // blocks in one transaction (a commit costs more than most blocks), merged per wallet.
+    const scanning = walletIds.every((id) => this.scanning.has(id));
+    for (const change of changes.wallets) {
+      const pending = this.pendingChanges.get(change.walletId);
+      this.pendingChanges.set(change.walletId, pending ? mergeWalletChangesets(pending, change) : change);
+      this.pendingRows += change.addressesAdded.length + change.transactionsAdded.length + change.transactionsUpdated.length + change.transactionsRemoved.length;
     }
-    // The buffered tip-only changes go in the same transaction (one commit, not two); a wallet's buffered
-    // change is superseded by its new one, which carries its whole sync row.
-    const merged = new Map(this.pendingTips);
-    for (const change of changes.wallets) merged.set(change.walletId, change);
-    const allBlocks = [...this.pendingBlocks, ...blocks];
-    this.pendingTips = new Map();
-    this.pendingBlocks = [];
-    await this.persist({ wallets: [...merged.values()] }, allBlocks);
+    this.pendingBlocks.push(...blocks);
+    const buffered = update.type === 'block_connected' && (scanning || changes.wallets.every(onlyTipMoved));
+    if (!buffered || this.pendingBlocks.length >= BLOCKS_PER_WRITE || this.pendingRows >= ROWS_PER_WRITE) await this.flush();
   }
 
-  /** Writes the buffered tip-only changes (before any other write, and at the end of each step). */
+  /** Writes the buffered changes (before any other write, and at the end of each step). */
   private async flush(): Promise<void> {
-    if (this.pendingBlocks.length === 0 && this.pendingTips.size === 0) return;
-    const changes: EngineChangeset = { wallets: [...this.pendingTips.values()] };
+    if (this.pendingBlocks.length === 0 && this.pendingChanges.size === 0) return;
+    const changes: EngineChangeset = { wallets: [...this.pendingChanges.values()] };
     const blocks = this.pendingBlocks;
-    this.pendingTips = new Map();
+    this.pendingChanges = new Map();
     this.pendingBlocks = [];
+    this.pendingRows = 0;
     await this.persist(changes, blocks);
   }
 
@@ -545,8 +555,9 @@ export class SyncService {
   private reset(): void {
     this.eventHeights.clear();
     this.scanning.clear();
-    this.pendingTips = new Map();
+    this.pendingChanges = new Map();
     this.pendingBlocks = [];
+    this.pendingRows = 0;
     this.state = createEngineState();
     this.loaded.clear();
   }

@@ -1,0 +1,14 @@
+import { startBitcoind } from './bitcoind-support.mjs';
+import { homedir } from 'node:os';
+const node = await startBitcoind('/work/shared/bin/bitcoind', homedir() + '/.cache/wcs-bench/rescan-chain-v1', ['-blockfilterindex=1']);
+const { rpc } = node;
+const time = async (label, fn, n = 5) => { const ts = []; for (let i = 0; i < n; i++) { const t = performance.now(); await fn(); ts.push(performance.now() - t); } ts.sort((a, b) => a - b); console.log(label, ts[Math.floor(n / 2)].toFixed(1), 'ms'); };
+const heights = Array.from({ length: 250 }, (_, i) => 1000 + i);
+let hashes;
+await time('getblockhash x250', async () => { hashes = (await rpc.batch(heights.map((h) => ({ method: 'getblockhash', params: [h] })))).map((a) => a.result); });
+await time('header verbose x250', () => rpc.batch(hashes.map((h) => ({ method: 'getblockheader', params: [h, true] }))));
+await time('header hex x250', () => rpc.batch(hashes.map((h) => ({ method: 'getblockheader', params: [h, false] }))));
+await time('filter x250', () => rpc.batch(hashes.map((h) => ({ method: 'getblockfilter', params: [h, 'basic'] }))));
+await time('header verbose+filter x250', () => rpc.batch(hashes.flatMap((h) => [{ method: 'getblockheader', params: [h, true] }, { method: 'getblockfilter', params: [h, 'basic'] }])));
+await time('4 parallel header+filter x250', () => Promise.all([0, 1, 2, 3].map(() => rpc.batch(hashes.flatMap((h) => [{ method: 'getblockheader', params: [h, true] }, { method: 'getblockfilter', params: [h, 'basic'] }])))));
+await node.stop();
