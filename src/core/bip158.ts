@@ -28,36 +28,6 @@ export interface U64 {
   lo: number;
 }
 
-/**
- * Working state v0..v3 as [v0hi, v0lo, v1hi, v1lo, v2hi, v2lo, v3hi, v3lo]. Signed 32-bit words:
- * V8 keeps int32 arithmetic in registers, where values above 2^31 would become doubles.
- */
-type SipState = Int32Array;
-
-/** `n` SipRounds on the state, in locals (this is the hot loop of filter matching). */
-function sipRounds(s: SipState, n: number): void {
-  let v0h = s[0]!, v0l = s[1]!, v1h = s[2]!, v1l = s[3]!, v2h = s[4]!, v2l = s[5]!, v3h = s[6]!, v3l = s[7]!;
-  let lo: number, t: number;
-  // a += b on (hi, lo) pairs: the carry is set when the unsigned low sum wrapped.
-  for (let i = 0; i < n; i++) {
-    lo = (v0l + v1l) | 0; v0h = (v0h + v1h + ((lo >>> 0) < (v0l >>> 0) ? 1 : 0)) | 0; v0l = lo; // v0 += v1
-    t = (v1h << 13) | (v1l >>> 19); v1l = (v1l << 13) | (v1h >>> 19); v1h = t; // v1 <<<= 13
-    v1h ^= v0h; v1l ^= v0l; // v1 ^= v0
-    t = v0h; v0h = v0l; v0l = t; // v0 <<<= 32
-    lo = (v2l + v3l) | 0; v2h = (v2h + v3h + ((lo >>> 0) < (v2l >>> 0) ? 1 : 0)) | 0; v2l = lo; // v2 += v3
-    t = (v3h << 16) | (v3l >>> 16); v3l = (v3l << 16) | (v3h >>> 16); v3h = t; // v3 <<<= 16
-    v3h ^= v2h; v3l ^= v2l; // v3 ^= v2
-    lo = (v0l + v3l) | 0; v0h = (v0h + v3h + ((lo >>> 0) < (v0l >>> 0) ? 1 : 0)) | 0; v0l = lo; // v0 += v3
-    t = (v3h << 21) | (v3l >>> 11); v3l = (v3l << 21) | (v3h >>> 11); v3h = t; // v3 <<<= 21
-    v3h ^= v0h; v3l ^= v0l; // v3 ^= v0
-    lo = (v2l + v1l) | 0; v2h = (v2h + v1h + ((lo >>> 0) < (v2l >>> 0) ? 1 : 0)) | 0; v2l = lo; // v2 += v1
-    t = (v1h << 17) | (v1l >>> 15); v1l = (v1l << 17) | (v1h >>> 15); v1h = t; // v1 <<<= 17
-    v1h ^= v2h; v1l ^= v2l; // v1 ^= v2
-    t = v2h; v2h = v2l; v2l = t; // v2 <<<= 32
-  }
-  s[0] = v0h; s[1] = v0l; s[2] = v1h; s[3] = v1l; s[4] = v2h; s[5] = v2l; s[6] = v3h; s[7] = v3l;
-}
-
 /** Little-endian 32-bit word at `o` (signed); the caller keeps o + 3 in bounds. */
 const readI32le = (b: Uint8Array, o: number): number => b[o]! | (b[o + 1]! << 8) | (b[o + 2]! << 16) | (b[o + 3]! << 24);
 const readU32le = (b: Uint8Array, o: number): number => readI32le(b, o) >>> 0;
@@ -71,47 +41,66 @@ export function sipKey(bytes: Uint8Array): [U64, U64] {
   ];
 }
 
-/** Absorbs one message word m = (mHi, mLo). */
-function sipCompress(s: SipState, mHi: number, mLo: number): void {
-  s[6] = s[6]! ^ mHi;
-  s[7] = s[7]! ^ mLo;
-  sipRounds(s, 2);
-  s[0] = s[0]! ^ mHi;
-  s[1] = s[1]! ^ mLo;
-}
-
-/** SipHash-2-4 leaving the result in s[0] (high half) and s[1] (low half). */
-function sipHashInto(k0: U64, k1: U64, data: Uint8Array, s: SipState): void {
-  s[0] = k0.hi ^ 0x736f6d65;
-  s[1] = k0.lo ^ 0x70736575;
-  s[2] = k1.hi ^ 0x646f7261;
-  s[3] = k1.lo ^ 0x6e646f6d;
-  s[4] = k0.hi ^ 0x6c796765;
-  s[5] = k0.lo ^ 0x6e657261;
-  s[6] = k1.hi ^ 0x74656462;
-  s[7] = k1.lo ^ 0x79746573;
+/**
+ * SipHash-2-4, leaving the result's high and low halves in out[0] and out[1] (signed). The state v0..v3 stays
+ * in local (hi, lo) pairs of signed 32-bit words for the whole hash: V8 keeps int32 arithmetic in registers,
+ * where values above 2^31 would become doubles (this is the hot loop of filter matching).
+ */
+function sipHashInto(k0: U64, k1: U64, data: Uint8Array, out: Int32Array): void {
+  let v0h = k0.hi ^ 0x736f6d65, v0l = k0.lo ^ 0x70736575;
+  let v1h = k1.hi ^ 0x646f7261, v1l = k1.lo ^ 0x6e646f6d;
+  let v2h = k0.hi ^ 0x6c796765, v2l = k0.lo ^ 0x6e657261;
+  let v3h = k1.hi ^ 0x74656462, v3l = k1.lo ^ 0x79746573;
+  let lo: number, t: number;
   const whole = data.length - (data.length % 8);
-  for (let o = 0; o < whole; o += 8) sipCompress(s, readI32le(data, o + 4), readI32le(data, o));
-  // The last word: the remaining bytes, and the length's low byte on top (no reads past the end).
-  let mLo = 0;
-  let mHi = (data.length & 0xff) << 24;
-  for (let j = whole; j < data.length; j++) {
-    const shift = (j - whole) * 8;
-    if (shift < 32) mLo |= data[j]! << shift;
-    else mHi |= data[j]! << (shift - 32);
+  // One pass per message word (2 rounds), the last word holding the remaining bytes and the length's low
+  // byte on top, then the finalisation (4 rounds).
+  for (let o = 0; o <= whole + 8; o += 8) {
+    let mHi = 0;
+    let mLo = 0;
+    const final = o > whole;
+    if (o < whole) {
+      mLo = readI32le(data, o);
+      mHi = readI32le(data, o + 4);
+    } else if (o === whole) {
+      mHi = (data.length & 0xff) << 24;
+      for (let j = whole; j < data.length; j++) {
+        const shift = (j - whole) * 8;
+        if (shift < 32) mLo |= data[j]! << shift;
+        else mHi |= data[j]! << (shift - 32);
+      }
+    } else v2l ^= 0xff;
+    v3h ^= mHi;
+    v3l ^= mLo;
+    // a += b on (hi, lo) pairs: the carry is set when the unsigned low sum wrapped.
+    for (let i = final ? 4 : 2; i > 0; i--) {
+      lo = (v0l + v1l) | 0; v0h = (v0h + v1h + ((lo >>> 0) < (v0l >>> 0) ? 1 : 0)) | 0; v0l = lo; // v0 += v1
+      t = (v1h << 13) | (v1l >>> 19); v1l = (v1l << 13) | (v1h >>> 19); v1h = t; // v1 <<<= 13
+      v1h ^= v0h; v1l ^= v0l; // v1 ^= v0
+      t = v0h; v0h = v0l; v0l = t; // v0 <<<= 32
+      lo = (v2l + v3l) | 0; v2h = (v2h + v3h + ((lo >>> 0) < (v2l >>> 0) ? 1 : 0)) | 0; v2l = lo; // v2 += v3
+      t = (v3h << 16) | (v3l >>> 16); v3l = (v3l << 16) | (v3h >>> 16); v3h = t; // v3 <<<= 16
+      v3h ^= v2h; v3l ^= v2l; // v3 ^= v2
+      lo = (v0l + v3l) | 0; v0h = (v0h + v3h + ((lo >>> 0) < (v0l >>> 0) ? 1 : 0)) | 0; v0l = lo; // v0 += v3
+      t = (v3h << 21) | (v3l >>> 11); v3l = (v3l << 21) | (v3h >>> 11); v3h = t; // v3 <<<= 21
+      v3h ^= v0h; v3l ^= v0l; // v3 ^= v0
+      lo = (v2l + v1l) | 0; v2h = (v2h + v1h + ((lo >>> 0) < (v2l >>> 0) ? 1 : 0)) | 0; v2l = lo; // v2 += v1
+      t = (v1h << 17) | (v1l >>> 15); v1l = (v1l << 17) | (v1h >>> 15); v1h = t; // v1 <<<= 17
+      v1h ^= v2h; v1l ^= v2l; // v1 ^= v2
+      t = v2h; v2h = v2l; v2l = t; // v2 <<<= 32
+    }
+    v0h ^= mHi;
+    v0l ^= mLo;
   }
-  sipCompress(s, mHi, mLo);
-  s[5] = s[5]! ^ 0xff;
-  sipRounds(s, 4);
-  s[0] = s[0]! ^ s[2]! ^ s[4]! ^ s[6]!;
-  s[1] = s[1]! ^ s[3]! ^ s[5]! ^ s[7]!;
+  out[0] = v0h ^ v1h ^ v2h ^ v3h;
+  out[1] = v0l ^ v1l ^ v2l ^ v3l;
 }
 
 /** SipHash-2-4 of `data` with key (k0, k1). */
 export function siphash24(k0: U64, k1: U64, data: Uint8Array): U64 {
-  const s = new Int32Array(8);
-  sipHashInto(k0, k1, data, s);
-  return { hi: s[0]! >>> 0, lo: s[1]! >>> 0 };
+  const out = new Int32Array(2);
+  sipHashInto(k0, k1, data, out);
+  return { hi: out[0]! >>> 0, lo: out[1]! >>> 0 };
 }
 
 /** A range below 2^53 as four 16-bit limbs, for mulHigh64. */
@@ -193,7 +182,7 @@ function blockKey(blockHash: string): [U64, U64] {
 
 /** Every script hashed into [0, n * M), sorted ascending; equal values collapsed when `unique`. */
 function hashedSet(k: [U64, U64], range: number, scripts: readonly Uint8Array[], unique: boolean): Float64Array {
-  const state = new Int32Array(8);
+  const state = new Int32Array(2);
   const limbs = rangeLimbs(range);
   const values = new Float64Array(scripts.length);
   for (let i = 0; i < scripts.length; i++) {
