@@ -2,9 +2,11 @@
  * Brings every wallet from its birthday (or stored tip) to the node's tip, then follows new blocks
  * and the mempool. Wallets are grouped by their tip; the group closest to the node tip goes first and
  * each group advances at most `batchBlocks` per round, so a wallet catching up never holds back the
- * others. Every changeset is written in one store transaction together with the applied block's header
- * link (for reorg detection) and the PSBTs the change settles (chain-reconciler.ts), and the wallets'
- * revisions grow, so other instances see the change.
+ * others. Every changeset is written in one store transaction together with the applied blocks' header
+ * links (for reorg detection) and the PSBTs the change settles (chain-reconciler.ts), and the wallets'
+ * revisions grow, so other instances see the change. Blocks that touch no wallet, and the blocks of wallets
+ * still scanning, are written several at a time (a crash loses at most those; the scan applies them again);
+ * a block that touches a wallet at the tip is written at once.
  */
 import { basicFilterMatchesAny, decodeBasicFilter, decodedFilterMatchesAny } from '../../core/bip158.js';
 import { toHex } from '../../core/bytes.js';
