@@ -14,7 +14,8 @@ import { ChainError, type BlockSummary, type ChainSource, type ChainTip } from '
 import {
   applyUpdate,
   coinHistory,
-  mergeWalletChangesets,
+  changedRows,
+  PendingWalletChange,
   createEngineState,
   removeWallet,
   walletSummary,
@@ -55,7 +56,7 @@ const MEMPOOL_REFRESH_MS = 5_000;
 
 const touchesTransactions = (c: WalletChangeset): boolean =>
   c.transactionsAdded.length > 0 || c.transactionsUpdated.length > 0 || c.transactionsRemoved.length > 0;
-const onlyTipMoved = (c: WalletChangeset): boolean => c.addressesAdded.length === 0 && !touchesTransactions(c);
+const onlyTipMoved = (c: WalletChangeset): boolean => changedRows(c) === 0;
 
 export interface SyncStats {
   blocksConnected: number;
@@ -111,10 +112,9 @@ export class SyncService {
   private passInProgress = false;
   private stopped = true;
   private syncing = false;
-  /** Applied and not yet written: the changes merged per wallet, the blocks, and the rows the changes hold. */
-  private pendingChanges = new Map<string, WalletChangeset>();
+  /** Applied and not yet written: the changes gathered per wallet, and the blocks. */
+  private pendingChanges = new Map<string, PendingWalletChange>();
   private pendingBlocks: SyncBlockRow[] = [];
-  private pendingRows = 0;
   private groupScripts: { key: string; scripts: Uint8Array[] } | undefined;
   /**
    * The filter matches of the last summaries read, for the scripts they were computed with (`known`: their
@@ -476,22 +476,22 @@ export class SyncService {
     const scanning = walletIds.every((id) => this.scanning.has(id));
     for (const change of changes.wallets) {
       const pending = this.pendingChanges.get(change.walletId);
-      this.pendingChanges.set(change.walletId, pending ? mergeWalletChangesets(pending, change) : change);
-      this.pendingRows += change.addressesAdded.length + change.transactionsAdded.length + change.transactionsUpdated.length + change.transactionsRemoved.length;
+      if (pending) pending.add(change);
+      else this.pendingChanges.set(change.walletId, new PendingWalletChange(change.walletId, change));
     }
     this.pendingBlocks.push(...blocks);
     const buffered = update.type === 'block_connected' && (scanning || changes.wallets.every(onlyTipMoved));
-    if (!buffered || this.pendingBlocks.length >= BLOCKS_PER_WRITE || this.pendingRows >= ROWS_PER_WRITE) await this.flush();
+    const rows = [...this.pendingChanges.values()].reduce((sum, pending) => sum + pending.rows, 0);
+    if (!buffered || this.pendingBlocks.length >= BLOCKS_PER_WRITE || rows >= ROWS_PER_WRITE) await this.flush();
   }
 
   /** Writes the buffered changes (before any other write, and at the end of each step). */
   private async flush(): Promise<void> {
     if (this.pendingBlocks.length === 0 && this.pendingChanges.size === 0) return;
-    const changes: EngineChangeset = { wallets: [...this.pendingChanges.values()] };
+    const changes: EngineChangeset = { wallets: [...this.pendingChanges.values()].map((pending) => pending.changeset()) };
     const blocks = this.pendingBlocks;
     this.pendingChanges = new Map();
     this.pendingBlocks = [];
-    this.pendingRows = 0;
     await this.persist(changes, blocks);
   }
 
@@ -559,7 +559,6 @@ export class SyncService {
     this.scanning.clear();
     this.pendingChanges = new Map();
     this.pendingBlocks = [];
-    this.pendingRows = 0;
     this.state = createEngineState();
     this.loaded.clear();
   }
