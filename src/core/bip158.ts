@@ -42,34 +42,69 @@ export function sipKey(bytes: Uint8Array): [U64, U64] {
 }
 
 /**
- * SipHash-2-4, leaving the result's high and low halves in out[0] and out[1] (signed). The state v0..v3 stays
- * in local (hi, lo) pairs of signed 32-bit words for the whole hash: V8 keeps int32 arithmetic in registers,
- * where values above 2^31 would become doubles (this is the hot loop of filter matching).
+ * Byte strings as SipHash message words, read once: hashing the same scripts with every block's key then
+ * skips reading their bytes. Word i of a string is (lo, hi) at 2 * i; its last word holds the remaining bytes
+ * and the length's low byte on top.
  */
-function sipHashInto(k0: U64, k1: U64, data: Uint8Array, out: Int32Array): void {
+export class SipMessages {
+  readonly count: number;
+  /** (lo, hi) pairs of every string's words, one string after the other. */
+  private readonly words: Int32Array;
+  /** Where string i's words end (index into `words`); they start where string i - 1's end. */
+  private readonly ends: Int32Array;
+
+  constructor(strings: readonly Uint8Array[]) {
+    this.count = strings.length;
+    this.ends = new Int32Array(strings.length);
+    let total = 0;
+    for (let i = 0; i < strings.length; i++) this.ends[i] = total += 2 * ((strings[i]!.length >>> 3) + 1);
+    this.words = new Int32Array(total);
+    let w = 0;
+    for (const data of strings) {
+      const whole = data.length - (data.length % 8);
+      for (let o = 0; o < whole; o += 8) {
+        this.words[w++] = readI32le(data, o);
+        this.words[w++] = readI32le(data, o + 4);
+      }
+      let lo = 0;
+      let hi = (data.length & 0xff) << 24;
+      for (let j = whole; j < data.length; j++) {
+        const shift = (j - whole) * 8;
+        if (shift < 32) lo |= data[j]! << shift;
+        else hi |= data[j]! << (shift - 32);
+      }
+      this.words[w++] = lo;
+      this.words[w++] = hi;
+    }
+  }
+
+  /** SipHash-2-4 of string `i` with key (k0, k1), leaving the result's high and low halves in out[0] and out[1] (signed). */
+  hashInto(i: number, k0: U64, k1: U64, out: Int32Array): void {
+    sipHashWords(k0, k1, this.words, i === 0 ? 0 : this.ends[i - 1]!, this.ends[i]!, out);
+  }
+}
+
+/**
+ * SipHash-2-4 of the message words words[from, to). The state v0..v3 stays in local (hi, lo) pairs of signed
+ * 32-bit words for the whole hash: V8 keeps int32 arithmetic in registers, where values above 2^31 would
+ * become doubles (this is the hot loop of filter matching).
+ */
+function sipHashWords(k0: U64, k1: U64, words: Int32Array, from: number, to: number, out: Int32Array): void {
   let v0h = k0.hi ^ 0x736f6d65, v0l = k0.lo ^ 0x70736575;
   let v1h = k1.hi ^ 0x646f7261, v1l = k1.lo ^ 0x6e646f6d;
   let v2h = k0.hi ^ 0x6c796765, v2l = k0.lo ^ 0x6e657261;
   let v3h = k1.hi ^ 0x74656462, v3l = k1.lo ^ 0x79746573;
   let lo: number, t: number;
-  const whole = data.length - (data.length % 8);
-  // One pass per message word (2 rounds), the last word holding the remaining bytes and the length's low
-  // byte on top, then the finalisation (4 rounds).
-  for (let o = 0; o <= whole + 8; o += 8) {
+  // One pass per message word (2 rounds), then the finalisation (4 rounds).
+  for (let w = from; w <= to; w += 2) {
     let mHi = 0;
     let mLo = 0;
-    const final = o > whole;
-    if (o < whole) {
-      mLo = readI32le(data, o);
-      mHi = readI32le(data, o + 4);
-    } else if (o === whole) {
-      mHi = (data.length & 0xff) << 24;
-      for (let j = whole; j < data.length; j++) {
-        const shift = (j - whole) * 8;
-        if (shift < 32) mLo |= data[j]! << shift;
-        else mHi |= data[j]! << (shift - 32);
-      }
-    } else v2l ^= 0xff;
+    const final = w === to;
+    if (final) v2l ^= 0xff;
+    else {
+      mLo = words[w]!;
+      mHi = words[w + 1]!;
+    }
     v3h ^= mHi;
     v3l ^= mLo;
     // a += b on (hi, lo) pairs: the carry is set when the unsigned low sum wrapped.
@@ -99,7 +134,7 @@ function sipHashInto(k0: U64, k1: U64, data: Uint8Array, out: Int32Array): void 
 /** SipHash-2-4 of `data` with key (k0, k1). */
 export function siphash24(k0: U64, k1: U64, data: Uint8Array): U64 {
   const out = new Int32Array(2);
-  sipHashInto(k0, k1, data, out);
+  new SipMessages([data]).hashInto(0, k0, k1, out);
   return { hi: out[0]! >>> 0, lo: out[1]! >>> 0 };
 }
 
@@ -180,13 +215,13 @@ function blockKey(blockHash: string): [U64, U64] {
   return sipKey(fromHex(blockHash.toLowerCase()).reverse());
 }
 
-/** Every script hashed into [0, n * M), sorted ascending; equal values collapsed when `unique`. */
-function hashedSet(k: [U64, U64], range: number, scripts: readonly Uint8Array[], unique: boolean): Float64Array {
+/** Every script hashed into [0, range), sorted ascending; equal values collapsed when `unique`. */
+function hashedSet(k: [U64, U64], range: number, scripts: SipMessages, unique: boolean): Float64Array {
   const state = new Int32Array(2);
   const limbs = rangeLimbs(range);
-  const values = new Float64Array(scripts.length);
-  for (let i = 0; i < scripts.length; i++) {
-    sipHashInto(k[0], k[1], scripts[i]!, state);
+  const values = new Float64Array(scripts.count);
+  for (let i = 0; i < scripts.count; i++) {
+    scripts.hashInto(i, k[0], k[1], state);
     values[i] = mulHigh64(state[0]!, state[1]!, limbs);
   }
   values.sort();
@@ -257,10 +292,11 @@ export function basicFilterMatchesAny(filter: Uint8Array, blockHash: string, scr
  * basicFilterMatchesAny on a filter decoded once with decodeBasicFilter: asking again with more scripts
  * (a wallet derived some) then costs their hashes and one walk, not another decode.
  */
-export function decodedFilterMatchesAny(values: Float64Array, blockHash: string, scripts: readonly Uint8Array[]): boolean {
+export function decodedFilterMatchesAny(values: Float64Array, blockHash: string, scripts: readonly Uint8Array[] | SipMessages): boolean {
   const key = blockKey(blockHash);
-  if (values.length === 0 || scripts.length === 0) return false;
-  const query = hashedSet(key, values.length * BASIC_FILTER_M, scripts, true);
+  const messages = scripts instanceof SipMessages ? scripts : new SipMessages(scripts);
+  if (values.length === 0 || messages.count === 0) return false;
+  const query = hashedSet(key, values.length * BASIC_FILTER_M, messages, true);
   let q = 0;
   for (let i = 0; i < values.length; i++) {
     const value = values[i]!;
@@ -277,7 +313,7 @@ export function buildBasicFilter(blockHash: string, scripts: readonly Uint8Array
   for (const s of scripts) if (s.length > 0) distinct.set(toHex(s), s);
   const n = distinct.size;
   // Distinct scripts that collide after hashing stay as separate (zero-delta) entries, as in Core.
-  const values = hashedSet(key, n * BASIC_FILTER_M, [...distinct.values()], false);
+  const values = hashedSet(key, n * BASIC_FILTER_M, new SipMessages([...distinct.values()]), false);
   const writer = new BitWriter();
   let last = 0;
   for (const v of values) {

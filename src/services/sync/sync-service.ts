@@ -8,7 +8,7 @@
  * still scanning, are written several at a time (a crash loses at most those; the scan applies them again);
  * a block that touches a wallet at the tip is written at once.
  */
-import { basicFilterMatchesAny, decodeBasicFilter, decodedFilterMatchesAny } from '../../core/bip158.js';
+import { basicFilterMatchesAny, decodeBasicFilter, decodedFilterMatchesAny, SipMessages } from '../../core/bip158.js';
 import { toHex } from '../../core/bytes.js';
 import { ChainError, type BlockSummary, type ChainSource, type ChainTip } from '../../chain/types.js';
 import {
@@ -115,7 +115,8 @@ export class SyncService {
   /** Applied and not yet written: the changes gathered per wallet, and the blocks. */
   private pendingChanges = new Map<string, PendingWalletChange>();
   private pendingBlocks: SyncBlockRow[] = [];
-  private groupScripts: { key: string; scripts: Uint8Array[] } | undefined;
+  /** The group's scripts, and the same prepared for hashing with every block's filter key. */
+  private groupScripts: { key: string; scripts: Uint8Array[]; prepared: SipMessages } | undefined;
   /**
    * The filter matches of the last summaries read, for the scripts they were computed with (`known`: their
    * hex), and those summaries' filters decoded, so that scripts derived meanwhile are matched without
@@ -362,14 +363,14 @@ export class SyncService {
 
   /** The blocks of `summaries` the group must read in full: no filter, or a filter matching its scripts now. */
   private blocksToFetch(walletIds: string[], summaries: BlockSummary[]): string[] {
-    const scripts = this.scriptsOf(walletIds);
+    const { scripts, prepared } = this.scriptsOf(walletIds);
     const decoded = new Map<string, Float64Array>();
     const matched = new Set<string>();
     for (const { hash, filter } of summaries) {
       if (filter === null) continue;
       const values = decodeBasicFilter(filter);
       decoded.set(hash, values);
-      if (decodedFilterMatchesAny(values, hash, scripts)) matched.add(hash);
+      if (decodedFilterMatchesAny(values, hash, prepared)) matched.add(hash);
     }
     this.lastMatches = { group: walletIds.join(' '), scripts, known: new Set(scripts.map(toHex)), matched, decoded };
     return summaries.filter((s) => s.filter === null || matched.has(s.hash)).map((s) => s.hash);
@@ -381,7 +382,7 @@ export class SyncService {
    * only ever added to a group, so earlier matches stand.
    */
   private filterMatches(walletIds: string[], hash: string, filter: Uint8Array): boolean {
-    const scripts = this.scriptsOf(walletIds);
+    const { scripts } = this.scriptsOf(walletIds);
     const last = this.lastMatches;
     if (!last?.decoded.has(hash) || last.group !== walletIds.join(' ')) return basicFilterMatchesAny(filter, hash, scripts);
     if (last.scripts !== scripts) {
@@ -441,17 +442,17 @@ export class SyncService {
   }
 
   /** Every derived script of the group's wallets; rebuilt only when a wallet derived more. */
-  private scriptsOf(walletIds: string[]): Uint8Array[] {
+  private scriptsOf(walletIds: string[]): { scripts: Uint8Array[]; prepared: SipMessages } {
     const summaries = walletIds.map((id) => walletSummary(this.state, id));
     const key = walletIds.map((id, i) => `${id}:${summaries[i]!.derivedReceive}:${summaries[i]!.derivedChange}`).join('|');
-    if (this.groupScripts?.key === key) return this.groupScripts.scripts;
+    if (this.groupScripts?.key === key) return this.groupScripts;
     const scripts: Uint8Array[] = [];
     walletIds.forEach((id, i) => {
       const derive = this.deps.scripts.get(this.loaded.get(id)!.wallet).derive;
       scripts.push(...derive(0, 0, summaries[i]!.derivedReceive), ...derive(1, 0, summaries[i]!.derivedChange));
     });
-    this.groupScripts = { key, scripts };
-    return scripts;
+    this.groupScripts = { key, scripts, prepared: new SipMessages(scripts) };
+    return this.groupScripts;
   }
 
   private async applyMempool(chain: ChainSource, tip: ChainTip): Promise<void> {
