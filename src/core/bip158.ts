@@ -290,18 +290,34 @@ export function basicFilterMatchesAny(filter: Uint8Array, blockHash: string, scr
 
 /**
  * basicFilterMatchesAny on a filter decoded once with decodeBasicFilter: asking again with more scripts
- * (a wallet derived some) then costs their hashes and one walk, not another decode.
+ * (a wallet derived some) then costs their hashes and a search, not another decode.
  */
 export function decodedFilterMatchesAny(values: Float64Array, blockHash: string, scripts: readonly Uint8Array[] | SipMessages): boolean {
   const key = blockKey(blockHash);
   const messages = scripts instanceof SipMessages ? scripts : new SipMessages(scripts);
   if (values.length === 0 || messages.count === 0) return false;
   const query = hashedSet(key, values.length * BASIC_FILTER_M, messages, true);
+  // A few scripts (those a wallet just derived) are looked up by halving; more are walked with the filter once.
+  if (query.length * Math.log2(values.length) < values.length) return query.some((value) => sortedIncludes(values, value));
   let q = 0;
   for (let i = 0; i < values.length; i++) {
     const value = values[i]!;
     while (query[q]! < value) if (++q === query.length) return false;
     if (query[q] === value) return true;
+  }
+  return false;
+}
+
+/** Whether ascending `values` hold `value`. */
+function sortedIncludes(values: Float64Array, value: number): boolean {
+  let low = 0;
+  let high = values.length - 1;
+  while (low <= high) {
+    const mid = (low + high) >>> 1;
+    const v = values[mid]!;
+    if (v === value) return true;
+    if (v < value) low = mid + 1;
+    else high = mid - 1;
   }
   return false;
 }
