@@ -95,7 +95,7 @@ describe('coins', () => {
     expect(patched.status, patched.text).toBe(200);
     expect(patched.body.utxo.find((u: any) => u.txid === coin.txid && u.vout === coin.vout)).toMatchObject({ frozen: true, label: 'savings', reserved_by: null });
     const spendable = await world.server.running.runtime.services.wallets.coins.forSpending((await world.server.running.runtime.store.wallets.findByAlias('w'))!.id);
-    expect(spendable.utxos.find((u) => u.txid === coin.txid && u.vout === coin.vout)).toMatchObject({ frozen: true, label: 'savings' });
+    expect(spendable.utxos.find((u) => u.txid === coin.txid && u.vout === coin.vout)).toMatchObject({ frozen: true });
     expect(spendable.utxos.every((u) => typeof u.prevTxHex === 'string' && u.prevTxHex.length > 0)).toBe(true);
     expect((await walletDetails(world, 'w')).utxo.find((u: any) => u.txid === coin.txid && u.vout === coin.vout).label).toBe('savings');
     const unfrozen = await request(`${world.server.api}/wallets/w/utxo`, { method: 'PATCH', headers: world.auth, json: { txid: coin.txid, vout: coin.vout, frozen: false } });
@@ -103,6 +103,24 @@ describe('coins', () => {
     const missing = await request(`${world.server.api}/wallets/w/utxo`, { method: 'PATCH', headers: world.auth, json: { txid: 'ab'.repeat(32), vout: 0, frozen: true } });
     expect(missing.status).toBe(404);
     expect(missing.body.code).toBe('utxo_not_found');
+  });
+
+  it('never spends a frozen coin: PSBT creation takes the one coin left unfrozen, and none once it is frozen too', async () => {
+    const external = new DescriptorDeriver(parseDescriptor(wallets.w_tr!.recv_descriptor, NETWORKS.regtest)).derive(91).address;
+    const coins: { txid: string; vout: number; amount: string }[] = (await walletDetails(world, 'w')).utxo;
+    const kept = coins.reduce((a, b) => (Number(b.amount) > Number(a.amount) ? b : a));
+    const setFrozen = (coin: { txid: string; vout: number }, frozen: boolean) =>
+      request(`${world.server.api}/wallets/w/utxo`, { method: 'PATCH', headers: world.auth, json: { txid: coin.txid, vout: coin.vout, frozen } });
+    for (const coin of coins) if (coin !== kept) expect((await setFrozen(coin, true)).status).toBe(200);
+    const psbt = () => request(`${world.server.api}/wallets/w/psbt`, { method: 'POST', headers: world.auth, json: { recipients: [{ address: external, amount: 10_000, unit: 'sat' }], fee_rate: 1 } });
+    const made = await psbt();
+    expect(made.status, made.text).toBe(201);
+    expect(made.body.result.tx.vin.map((i: any) => `${i.txid}:${i.vout}`)).toEqual([`${kept.txid}:${kept.vout}`]);
+    await request(`${world.server.api}/wallets/w/psbt/${made.body.result.tx.txid}`, { method: 'DELETE', headers: world.auth });
+    expect((await setFrozen(kept, true)).status).toBe(200);
+    const none = await psbt();
+    expect({ status: none.status, code: none.body.code }).toEqual({ status: 422, code: 'insufficient_funds' });
+    for (const coin of coins) expect((await setFrozen(coin, false)).status).toBe(200);
   });
 
   it('labels addresses through the spending seam; transactions show the label', async () => {

@@ -2,11 +2,11 @@
  * A wallet's coins and receive addresses: freezing and labelling coins, handing out receive addresses,
  * and everything PSBT creation needs to spend (read from the store's truth at one revision).
  */
-import { decodeAddress, normalizeAddress } from '../../core/address.js';
+import { normalizeAddress } from '../../core/address.js';
 import { toHex } from '../../core/bytes.js';
 import { NETWORKS, type NetworkName } from '../../core/network.js';
 import { entryAtTip, scriptOwner, utxoAtTip } from '../../engine/index.js';
-import type { Repositories, Store } from '../../store/repositories.js';
+import type { Repositories, Store, UtxoFlagRow } from '../../store/repositories.js';
 import { ServiceError, invalidField } from '../errors.js';
 import type { Principal } from '../principal.js';
 import { MAX_LABEL_CHARS } from '../wallet-input.js';
@@ -69,26 +69,7 @@ export class WalletCoins {
     const wallet = await this.deps.store.wallets.findById(walletId);
     if (!wallet) throw walletNotFound();
     const view = await this.deps.states.view(wallet);
-    const base = spendableCoins(view);
-    // The coins are shared by every request on this revision; only coins with a flag or a labelled address
-    // are copied (few, against up to hundreds of thousands of coins). Without any, the shared (frozen) list
-    // itself is handed on, which lets coin selection reuse its work on it.
-    let utxos: readonly SpendableUtxo[] = base.utxos;
-    const writable = (): SpendableUtxo[] => (utxos = utxos === base.utxos ? base.utxos.slice() : utxos) as SpendableUtxo[];
-    const flags = new Map((await this.deps.store.wallets.utxoFlags(wallet.id)).map((f) => [`${f.txid}:${f.vout}`, f]));
-    // Few addresses carry labels; turning them into scripts beats encoding an address per coin.
-    const network = NETWORKS[wallet.network];
-    const labelByScript = new Map(
-      [...(await this.deps.store.wallets.addressLabels(wallet.id))].map(([address, label]) => [toHex(decodeAddress(address, network)), label]),
-    );
-    for (const [script, label] of labelByScript) {
-      for (const i of base.byScript.get(script) ?? []) writable()[i] = { ...utxos[i]!, label };
-    }
-    for (const [outpoint, flag] of flags) {
-      const i = base.byOutpoint.get(outpoint);
-      if (i === undefined) continue; // a flag of a coin spent since
-      writable()[i] = { ...utxos[i]!, frozen: flag.frozen, label: flag.label || labelByScript.get(utxos[i]!.script) || '' };
-    }
+    const utxos = withFlags(spendableCoins(view), await this.deps.store.wallets.utxoFlags(wallet.id));
     const { summary } = view;
     return {
       wallet,
@@ -128,34 +109,46 @@ export class WalletCoins {
   }
 }
 
-/** A revision's coins as PSBT creation takes them (not frozen, no label), with their positions by outpoint and script. */
-interface SpendableCoins {
-  utxos: readonly SpendableUtxo[];
-  byOutpoint: ReadonlyMap<string, number>;
-  byScript: ReadonlyMap<string, readonly number[]>;
+/**
+ * The coins with their flags (frozen or not). The coins are shared by every request on their revision; only
+ * flagged coins are copied (few, against up to hundreds of thousands of coins), found in one pass that looks each
+ * coin up among the flags. Without any, the shared (frozen) list itself is handed on, which lets coin selection
+ * reuse its work on it.
+ */
+function withFlags(coins: readonly SpendableUtxo[], flags: readonly UtxoFlagRow[]): readonly SpendableUtxo[] {
+  if (flags.length === 0) return coins;
+  const flagsByTxid = new Map<string, Map<number, UtxoFlagRow>>();
+  for (const flag of flags) {
+    let byVout = flagsByTxid.get(flag.txid);
+    if (!byVout) flagsByTxid.set(flag.txid, (byVout = new Map()));
+    byVout.set(flag.vout, flag);
+  }
+  let copy: SpendableUtxo[] | undefined;
+  for (let i = 0; i < coins.length; i++) {
+    const flag = flagsByTxid.get(coins[i]!.txid)?.get(coins[i]!.vout); // a flag of a coin spent since matches nothing
+    if (flag === undefined) continue;
+    copy ??= [...coins];
+    copy[i] = { ...coins[i]!, frozen: flag.frozen };
+  }
+  return copy ?? coins;
 }
 
-const spendableOf = new WeakMap<WalletView['lists'], SpendableCoins>();
+const spendableOf = new WeakMap<WalletView['lists'], readonly SpendableUtxo[]>();
 
-/** Built once per revision's lists (shared by every request on that revision). */
-function spendableCoins(view: WalletView): SpendableCoins {
+/** A revision's coins as PSBT creation takes them (not frozen): built once per revision's lists, shared by every request on it. */
+function spendableCoins(view: WalletView): readonly SpendableUtxo[] {
   const cached = spendableOf.get(view.lists);
   if (cached) return cached;
   const { unspent, tipHeight } = view.lists;
-  const byOutpoint = new Map<string, number>();
-  const byScript = new Map<string, number[]>();
-  const utxos = unspent.map((u, i): SpendableUtxo => {
-    const prevTxHex = transactionHex(view, u.txid);
-    if (prevTxHex === undefined) throw new Error(`Wallet ${view.wallet.id}: no transaction for unspent output ${u.txid}`);
-    byOutpoint.set(`${u.txid}:${u.vout}`, i);
-    let positions = byScript.get(u.script);
-    if (!positions) byScript.set(u.script, (positions = []));
-    positions.push(i);
-    // Fields spelled out: spreading engine records was the slowest part of building this list.
-    const { txid, vout, valueSat, script, branch, index, confirmations, blockHeight, safe, coinbase } = utxoAtTip(u, tipHeight);
-    return Object.freeze({ txid, vout, valueSat, script, branch, index, confirmations, blockHeight, safe, coinbase, prevTxHex, frozen: false, label: '' });
-  });
-  const coins = { utxos: Object.freeze(utxos), byOutpoint, byScript };
+  const coins = Object.freeze(
+    unspent.map((u): SpendableUtxo => {
+      const prevTxHex = transactionHex(view, u.txid);
+      if (prevTxHex === undefined) throw new Error(`Wallet ${view.wallet.id}: no transaction for unspent output ${u.txid}`);
+      // Fields spelled out: spreading engine records was the slowest part of building this list.
+      const { txid, vout, valueSat, script, branch, index, confirmations, blockHeight, safe, coinbase } = utxoAtTip(u, tipHeight);
+      return Object.freeze({ txid, vout, valueSat, script, branch, index, confirmations, blockHeight, safe, coinbase, prevTxHex, frozen: false });
+    }),
+  );
   spendableOf.set(view.lists, coins);
   return coins;
 }

@@ -8,14 +8,13 @@ export interface SpendableUtxo extends WalletUtxo {
   /** The full transaction that created the output (non_witness_utxo), hex. */
   prevTxHex: string;
   frozen: boolean;
-  label: string;
 }
 
 export interface WalletForSpending {
   wallet: StoredWallet;
   /** The stored revision these coins were read at: a PSBT built from them is stored only while it holds. */
   revision: number;
-  /** Shared by the requests on one revision when no coin carries a flag or label: never change it. */
+  /** Shared by the requests on one revision when no coin carries a flag: never change it. */
   utxos: readonly SpendableUtxo[];
   tipHeight: number;
   /** First change index not yet used on chain. */

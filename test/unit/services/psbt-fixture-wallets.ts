@@ -73,7 +73,6 @@ export function spendingOf(state: EngineState, rows: MemoryRowStore, name: strin
     ...u,
     prevTxHex: hexById.get(u.txid)!,
     frozen: frozen.has(`${u.txid}:${u.vout}`),
-    label: '',
   }));
   const scripts = new Map(rows.rows(name).addresses.map((a) => [a.script, { branch: a.branch, index: a.index }]));
   return {
