@@ -2,7 +2,7 @@
  * Wiring: config -> store -> services -> HTTP server, built explicitly (no module singletons).
  * The CLI calls these; tests call them with their own config.
  */
-import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, writeFileSync } from 'node:fs';
 import { createServer as createNetServer } from 'node:net';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -15,6 +15,7 @@ import { loadSigningKey } from './auth/signing-key.js';
 import { BitcoindChainSource } from './chain/bitcoind/index.js';
 import type { ChainSource } from './chain/types.js';
 import { ConfigError, type Config } from './config.js';
+import { readVersion } from './version.js';
 import { prepareFixedBaseTable } from './core/keys/index.js';
 import { createServices, type Services } from './services/index.js';
 import { SigningKeyMismatchError, checkSigningKey, signingKeyFingerprint } from './services/signing-key-check.js';
@@ -32,12 +33,6 @@ export const INITIAL_ADMIN_PASSWORD_FILE = 'initial-admin-password';
 
 /** Milliseconds between webhook delivery rounds (due times themselves follow the service clock). */
 const WEBHOOK_ROUND_MS = 500;
-
-/** The package version, read from package.json (one level above src/ and dist/). */
-export function readVersion(): string {
-  const text = readFileSync(new URL('../package.json', import.meta.url), 'utf8');
-  return (JSON.parse(text) as { version: string }).version;
-}
 
 export function openStore(config: Config): Promise<Store> {
   return config.database.kind === 'postgres'

@@ -2,9 +2,7 @@
 import { resolve } from 'node:path';
 import type { Config } from '../config.js';
 import { BackupError, backupSqliteStore, restoreSqliteStore, type SnapshotInfo } from '../store/backup.js';
-
-/** A command-line mistake (exit code 2). */
-export class BackupUsageError extends Error {}
+import { BackupUsageError } from './errors.js';
 
 const POSTGRES_HINT =
   'the store is PostgreSQL: back it up with pg_dump and restore it with pg_restore (see docs/operations.md)';

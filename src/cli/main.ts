@@ -2,13 +2,10 @@
 /** The `wcs` command: `wcs serve` runs the service, the other commands manage users, wallets, PSBTs and backups. */
 import { CommanderError } from 'commander';
 import { ConfigError, redactCredentials } from '../config.js';
-import { SigningKeyMismatchError } from '../main.js';
 import { ServiceError } from '../services/errors.js';
-import { BackupError, BackupUsageError } from './backup-commands.js';
-import { PsbtUsageError } from './psbt-commands.js';
+import { SigningKeyMismatchError } from '../services/signing-key-check.js';
+import { BackupUsageError, NoStoreError, PsbtUsageError, WalletUsageError } from './errors.js';
 import { USAGE_EXIT_CODE, USAGE_HINT, buildProgram } from './program.js';
-import { NoStoreError } from './store-check.js';
-import { WalletUsageError } from './wallet-commands.js';
 
 async function main(argv: readonly string[]): Promise<void> {
   const program = buildProgram();
@@ -22,7 +19,7 @@ async function main(argv: readonly string[]): Promise<void> {
   await program.parseAsync(argv, { from: 'user' });
 }
 
-main(process.argv.slice(2)).catch((error: unknown) => {
+main(process.argv.slice(2)).catch(async (error: unknown) => {
   // Commander has already printed its message (or the help, or the version).
   if (error instanceof CommanderError) {
     process.exitCode = error.exitCode === 0 ? 0 : USAGE_EXIT_CODE;
@@ -32,6 +29,8 @@ main(process.argv.slice(2)).catch((error: unknown) => {
     process.stderr.write(`wcs: ${error.message}\n${USAGE_HINT}\n`);
     process.exit(USAGE_EXIT_CODE);
   }
+  // Loaded only now: a refused backup or restore has loaded it already, and nothing else needs it.
+  const { BackupError } = await import('../store/backup.js');
   if (error instanceof ConfigError || error instanceof ServiceError || error instanceof BackupError || error instanceof NoStoreError || error instanceof SigningKeyMismatchError) {
     process.stderr.write(`wcs: ${error.message}\n`);
     process.exit(error instanceof ConfigError || error instanceof SigningKeyMismatchError ? 2 : 1);

@@ -1,19 +1,17 @@
 /**
  * The `wcs` command tree on commander: commands, arguments, options and help. The actions are thin:
- * they hand the parsed words to the modules of each command.
+ * they hand the parsed words to the modules of each command. Those modules (and the service, store and
+ * node client behind them) are loaded when their command runs, so that help, `version` and usage errors
+ * answer at once.
  */
 import { Command, Option } from 'commander';
 import { loadConfig } from '../config.js';
-import { readVersion } from '../main.js';
-import { runBackupCommand } from './backup-commands.js';
+import { readVersion } from '../version.js';
 import { OVERVIEW, commandText, groupNote } from './help.js';
-import { runPsbtCommand, type PsbtAction } from './psbt-commands.js';
-import { serve } from './serve-command.js';
+import type { PsbtAction } from './psbt-commands.js';
 import { addSettingOptions, isSettingFlag, settingFlags } from './setting-options.js';
-import { requireExistingStore } from './store-check.js';
-import { runUserCommand, type UserAction } from './user-commands.js';
-import { runWalletCommand, type WalletAction } from './wallet-commands.js';
-import { runLabelCommand } from './label-commands.js';
+import type { UserAction } from './user-commands.js';
+import type { WalletAction } from './wallet-commands.js';
 
 /** Exit code of a command-line mistake. */
 export const USAGE_EXIT_CODE = 2;
@@ -48,6 +46,7 @@ function userCommands(program: Command): void {
     if (options.transferWalletsTo !== undefined && options.deleteWallets === true) {
       command.error('give either --transfer-wallets-to USER or --delete-wallets, not both', { exitCode: USAGE_EXIT_CODE });
     }
+    const { runUserCommand } = await import('./user-commands.js');
     await runUserCommand(configOf(command), name, typeof args[0] === 'string' ? args[0] : undefined, options, out);
   };
   addSettingOptions(subcommand(user, 'add', 'user add').argument('<NAME>', 'name of the new user').option('--admin', 'make the user an admin').action(action('add')));
@@ -97,6 +96,7 @@ function walletCommands(program: Command): void {
       // wallet-commands reads the options by flag (`--gap-limit`), as its messages name them.
       const options = new Map<string, string>();
       for (const [long, value] of commandOptions(command)) if (typeof value === 'string') options.set(long, value);
+      const [{ runWalletCommand }, { requireExistingStore }] = await Promise.all([import('./wallet-commands.js'), import('./store-check.js')]);
       out(await runWalletCommand(configOf(command), name, alias, options, undefined, requireExistingStore));
     });
   }
@@ -113,6 +113,7 @@ function labelCommands(program: Command): void {
       const options = new Map<string, string>();
       for (const [long, value] of commandOptions(command)) if (typeof value === 'string') options.set(long, value);
       const words = args.filter((a): a is string => typeof a === 'string');
+      const [{ runLabelCommand }, { requireExistingStore }] = await Promise.all([import('./label-commands.js'), import('./store-check.js')]);
       out(await runLabelCommand(configOf(command), name, words[0]!, words[1], options, requireExistingStore));
     });
   }
@@ -177,6 +178,7 @@ function psbtCommands(program: Command): void {
       }
       const switches = new Set<string>(command.getOptionValue('rbf') === false ? ['--no-rbf'] : []);
       const words = args.slice(0, PSBT_ARGUMENTS[name].length) as string[];
+      const { runPsbtCommand } = await import('./psbt-commands.js');
       out(await runPsbtCommand(name, words, { values, switches }, settingFlags(command), process.env));
     });
   }
@@ -188,6 +190,7 @@ function backupCommands(program: Command): void {
       .argument('<FILE>', name === 'backup' ? 'the snapshot to write' : 'the snapshot to restore')
       .option('--force', name === 'backup' ? 'replace FILE' : 'replace a store that holds data');
     addSettingOptions(command).action(async (file: string, options: { force?: boolean }) => {
+      const { runBackupCommand } = await import('./backup-commands.js');
       out(await runBackupCommand(name, configOf(command), file, options.force === true));
     });
   }
@@ -231,7 +234,11 @@ export function buildProgram(): Command {
     '--replace-jwt-key',
     'accept a JWT signing key other than the one the database knows (every token issued so far stops working); without it such a start is refused',
   );
-  addSettingOptions(serveCommand).action((options: { replaceJwtKey?: boolean }) => serve(configOf(serveCommand), options.replaceJwtKey === true));
+  addSettingOptions(serveCommand).action(async (options: { replaceJwtKey?: boolean }) => {
+    const config = configOf(serveCommand);
+    const { serve } = await import('./serve-command.js');
+    await serve(config, options.replaceJwtKey === true);
+  });
   userCommands(program);
   backupCommands(program);
   walletCommands(program);

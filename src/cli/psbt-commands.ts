@@ -6,10 +6,8 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { loadConfig } from '../config.js';
 import { createRuntime } from '../main.js';
 import type { Principal } from '../services/principal.js';
+import { PsbtUsageError } from './errors.js';
 import { requireExistingStore } from './store-check.js';
-
-/** A command-line mistake (exit code 2). */
-export class PsbtUsageError extends Error {}
 
 export type PsbtAction = 'list' | 'create' | 'show' | 'sign-import' | 'broadcast';
 

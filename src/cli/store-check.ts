@@ -6,14 +6,7 @@ import { existsSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import pg from 'pg';
 import type { Config } from '../config.js';
-
-/** No store where the configuration points (exit code 1). */
-export class NoStoreError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'NoStoreError';
-  }
-}
+import { NoStoreError } from './errors.js';
 
 const HOW_TO_POINT =
   'start the service once to create it (npm start, or npx wcs serve), or point at another data folder with --data-folder DIR ' +

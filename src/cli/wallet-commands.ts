@@ -7,8 +7,7 @@ import type { Config } from '../config.js';
 import { createRuntime } from '../main.js';
 import type { Principal } from '../services/principal.js';
 import { ServiceError } from '../services/errors.js';
-
-export class WalletUsageError extends Error {}
+import { WalletUsageError } from './errors.js';
 
 export type WalletAction = 'import' | 'export' | 'list' | 'show' | 'delete' | 'rescan';
 
