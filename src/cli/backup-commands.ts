@@ -1,7 +1,7 @@
 /** `wcs backup FILE` and `wcs restore FILE`: snapshots of the SQLite store (PostgreSQL: pg_dump). */
 import { resolve } from 'node:path';
 import type { Config } from '../config.js';
-import { BackupError, backupSqliteStore, restoreSqliteStore, type SnapshotInfo } from '../store/backup.js';
+import { backupSqliteStore, restoreSqliteStore, type SnapshotInfo } from '../store/backup.js';
 import { BackupUsageError } from './errors.js';
 
 const POSTGRES_HINT =
@@ -26,5 +26,3 @@ export async function runBackupCommand(command: 'backup' | 'restore', config: Co
   const info = await restoreSqliteStore(file, store, { force });
   return `Restored ${store} from ${file} (${summary(info)})`;
 }
-
-export { BackupError };
