@@ -32,7 +32,12 @@ export interface BitcoindChainSourceOptions extends RpcClientOptions {
   mempoolBatchSize?: number;
   /** Deadline of each request of a health check (default: the smaller of timeoutMs and 5 s). */
   healthTimeoutMs?: number;
+  /** The clock of the pause in asking for filters a node does not keep (default Date.now). */
+  now?: () => number;
 }
+
+/** How long summaries leave out filters after a read found none for any of its blocks, before asking again. */
+const FILTER_RECHECK_MS = 60_000;
 
 export class BitcoindChainSource implements ChainSource {
   readonly backend = 'bitcoind';
@@ -45,6 +50,9 @@ export class BitcoindChainSource implements ChainSource {
   /** The network (or unknown chain name) the node reported last. */
   private nodeNetwork: string | undefined;
   private readonly rest: RestBlockReader;
+  private readonly now: () => number;
+  /** Until when summaries do not ask for filters: the node had none for any block of a read (index off or behind). */
+  private filtersPausedUntil = 0;
 
   constructor(options: BitcoindChainSourceOptions) {
     if (!isNetworkName(options.network)) throw new ChainError('bad_config', `Unknown network ${String(options.network)}`);
@@ -52,6 +60,7 @@ export class BitcoindChainSource implements ChainSource {
     this.rpc = new RpcClient(options);
     this.rest = new RestBlockReader(this.rpc);
     this.mempoolBatchSize = options.mempoolBatchSize ?? 100;
+    this.now = options.now ?? Date.now;
     // One quick attempt per request: a health check reports the node as it is now.
     this.healthCall = { retries: 0, timeoutMs: options.healthTimeoutMs ?? Math.min(options.timeoutMs ?? 30_000, 5_000) };
   }
@@ -173,31 +182,39 @@ export class BitcoindChainSource implements ChainSource {
     // and tells whether the blocks read are still the active chain's (each summary's parent is the one before).
     const last = hashes.at(-1);
     if (last === undefined) return [];
+    const askFilters = this.now() >= this.filtersPausedUntil;
+    const perBlock = askFilters ? 2 : 1;
     const answers = await this.rpc.batch([
       ...hashes.flatMap((hash) => [
         { method: 'getblockheader', params: [hash, false] },
-        { method: 'getblockfilter', params: [hash, 'basic'] },
+        ...(askFilters ? [{ method: 'getblockfilter', params: [hash, 'basic'] }] : []),
       ]),
       { method: 'getblockheader', params: [last, true] },
     ]);
     const summaries: BlockSummary[] = [];
+    let filtersFound = 0;
     for (const [i, hash] of hashes.entries()) {
-      const [header, filter] = [answers[2 * i]!, answers[2 * i + 1]!];
+      const header = answers[perBlock * i]!;
+      const filter = askFilters ? answers[perBlock * i + 1]! : undefined;
       if (!header.ok) {
         if (isNotFound(header.error)) break;
         throw header.error;
       }
-      if (!filter.ok && !isFilterUnavailable(filter.error)) {
+      if (filter && !filter.ok && !isFilterUnavailable(filter.error)) {
         if (isNotFound(filter.error)) break;
         throw filter.error;
       }
+      if (filter?.ok) filtersFound++;
       const fields = headerFields(header.result);
       if (fields.hash !== hash) throw new ChainError('bad_response', `Bitcoin Core sent the header of another block for ${hash}`);
       const prevHash = fields.prevHash === NO_BLOCK ? null : fields.prevHash;
       // A block replaced between the two reads (reorg): the summaries stop before it.
       if (i > 0 && prevHash !== hashes[i - 1]) break;
-      summaries.push({ height: from + i, hash, prevHash, time: fields.time, filter: filter.ok ? filterBytes(filter.result) : null });
+      summaries.push({ height: from + i, hash, prevHash, time: fields.time, filter: filter?.ok ? filterBytes(filter.result) : null });
     }
+    // Without filters (index off, or still behind these blocks) the next reads leave them out for a while:
+    // asking for each block's filter cost the node and the service one refused call per block.
+    if (askFilters && summaries.length > 0 && filtersFound === 0) this.filtersPausedUntil = this.now() + FILTER_RECHECK_MS;
     const lastHeader = answers.at(-1)!;
     const lastLeft = lastHeader.ok ? expectInteger(expectObject(lastHeader.result, 'getblockheader').confirmations, 'confirmations') < 0 : true;
     return summaries.length === hashes.length && !lastLeft ? summaries : this.stillActive(summaries);

@@ -280,6 +280,26 @@ describe('health of the node', () => {
     expect(summaries.every((s) => s.filter === null)).toBe(true);
   });
 
+  it('leaves filters out of summaries for a minute after a read found none, then asks again', async () => {
+    let now = 1_000_000;
+    const { source, node } = await nodeAndSource({ filters: false }, { now: () => now });
+    const height = snapshots[0]!.tip.height;
+    const filterCalls = () => node.count('getblockfilter');
+    expect((await source.getBlockSummaries(0, height)).every((s) => s.filter === null)).toBe(true);
+    expect(filterCalls()).toBe(height + 1);
+    // The node gets its index back: summaries leave the filters out until the minute is over.
+    node.behaviour.filters = true;
+    now += 59_000;
+    const paused = await source.getBlockSummaries(0, height);
+    expect(paused.map((s) => s.hash)).toEqual(snapshots[0]!.chain.slice(0, height + 1));
+    expect(paused.every((s) => s.filter === null)).toBe(true);
+    expect(filterCalls()).toBe(height + 1);
+    now += 1_000;
+    const again = await source.getBlockSummaries(0, height);
+    expect(filterCalls()).toBe(2 * (height + 1));
+    expect(again.every((s) => s.filter !== null && toHex(s.filter) === blocks[s.hash].filter)).toBe(true);
+  });
+
   it('a node that comes back: idempotent reads retry with backoff until it answers', async () => {
     const { node, source } = await nodeAndSource({ warmingUp: 'Verifying blocks…' }, { retries: 5, retryDelayMs: 40 });
     setTimeout(() => (node.behaviour.warmingUp = null), 100);
