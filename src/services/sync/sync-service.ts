@@ -390,8 +390,9 @@ export class SyncService {
       for (const script of added) last.known.add(toHex(script));
       last.scripts = scripts;
       if (added.length > 0) {
+        const prepared = new SipMessages(added);
         for (const [blockHash, values] of last.decoded) {
-          if (!last.matched.has(blockHash) && decodedFilterMatchesAny(values, blockHash, added)) last.matched.add(blockHash);
+          if (!last.matched.has(blockHash) && decodedFilterMatchesAny(values, blockHash, prepared)) last.matched.add(blockHash);
         }
       }
     }
