@@ -85,10 +85,3 @@ export class PendingWalletChange {
     };
   }
 }
-
-/** One changeset of a wallet equal to writing `earlier` and then `later` (PendingWalletChange). */
-export function mergeWalletChangesets(earlier: WalletChangeset, later: WalletChangeset): WalletChangeset {
-  const pending = new PendingWalletChange(earlier.walletId, earlier);
-  pending.add(later);
-  return pending.changeset();
-}

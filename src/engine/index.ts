@@ -22,7 +22,7 @@
  * expired) is dropped and its inputs count as unspent again, as Core does only after `abandontransaction`.
  */
 export { applyUpdate, type ApplyOptions } from './apply.js';
-export { changedRows, mergeWalletChangesets, PendingWalletChange } from './changeset.js';
+export { changedRows, PendingWalletChange } from './changeset.js';
 export { EngineError } from './errors.js';
 export { emptyEngineState as createEngineState, type EngineState } from './state.js';
 export {

@@ -1,11 +1,18 @@
 /**
- * mergeWalletChangesets: writing the merged changeset leaves the same rows as writing the two one after the
- * other, checked against a model of the store's rules (an insert needs no row, an update or a removal needs one).
+ * PendingWalletChange: writing the changeset gathered from two leaves the same rows as writing the two one after
+ * the other, checked against a model of the store's rules (an insert needs no row, an update or a removal needs one).
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { mergeWalletChangesets } from '../../../src/engine/changeset.js';
+import { PendingWalletChange } from '../../../src/engine/changeset.js';
 import type { StoredTransaction, WalletChangeset } from '../../../src/engine/types.js';
+
+/** `earlier` and then `later` gathered as the sync service gathers a run's changes. */
+function mergeWalletChangesets(earlier: WalletChangeset, later: WalletChangeset): WalletChangeset {
+  const pending = new PendingWalletChange(earlier.walletId, earlier);
+  pending.add(later);
+  return pending.changeset();
+}
 
 const TXIDS = ['aa', 'bb', 'cc', 'dd', 'ee'].map((t) => t.repeat(32));
 
