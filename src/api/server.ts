@@ -11,7 +11,7 @@ import { installBodyParsing } from './body-parsing.js';
 import { installCors } from './cors.js';
 import { installDocsPage, installOpenApi } from './docs.js';
 import { frameworkErrorHandler, installErrorHandling } from './errors.js';
-import { createAccessLogger } from './logging.js';
+import { createRequestLog } from './logging.js';
 import { RouteTable } from './route-table.js';
 import { clientErrorHandler, installSecurityHeaders, withSecurityHeaders } from './security-headers.js';
 import { installTextGuard } from './text-guard.js';
@@ -69,13 +69,10 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
   installCors(app, config.corsOrigins);
   installSecurityHeaders(app);
   installTextGuard(app);
-  const access = createAccessLogger(options.logger);
+  const logRequest = createRequestLog(options.logger);
   // Callback style: it runs on every request, and an async hook costs a promise each.
   app.addHook('onResponse', (request, reply, done) => {
-    access.info(
-      { reqId: request.id, method: request.method, path: pathOf(request.url), status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10, ip: request.ip },
-      'request',
-    );
+    logRequest({ reqId: request.id, method: request.method, path: pathOf(request.url), status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10, ip: request.ip });
     done();
   });
 

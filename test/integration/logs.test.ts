@@ -1,5 +1,9 @@
 /** Logs: JSON lines, one per request, and never a password, token or Authorization header. */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { startCliServer } from '../support/cli.js';
 import { basicAuth, bearer, createToken, request, startTestServer } from '../support/server.js';
 
 describe('request logs', () => {
@@ -39,6 +43,38 @@ describe('request logs', () => {
       expect(all.toLowerCase()).not.toContain('authorization');
     } finally {
       await server.dispose();
+    }
+  });
+
+  it('reach stdout of a served process each once and in order: a quiet server\'s line soon, the last ones at exit', async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'wcs-logs-'));
+    const server = await startCliServer({ SERVICE_DATA_FOLDER: folder, SERVICE_PORT: '0', SERVICE_LOG_LEVEL: 'info' });
+    const requestLines = () =>
+      server
+        .output()
+        .split('\n')
+        .filter((line) => line.startsWith('{'))
+        .map((line) => JSON.parse(line) as { msg: string; path?: string; status?: number; method?: string; reqId?: string })
+        .filter((line) => line.msg === 'request');
+    try {
+      // One request on a quiet server: its line shows without waiting for more lines or for the exit.
+      await request(`${server.url}/healthz/live?probe=1`);
+      for (let waited = 0; requestLines().length === 0 && waited < 5_000; waited += 50) await new Promise((r) => setTimeout(r, 50));
+      expect(requestLines()).toEqual([expect.objectContaining({ method: 'GET', path: '/healthz/live', status: 200 })]);
+
+      // Many lines (several 4 KB blocks), then the stop at once: none is lost, none doubled, none reordered.
+      const count = 400;
+      for (let i = 0; i < count; i++) expect((await request(`${server.url}/nothing/${i}`)).status).toBe(404);
+      server.child.kill('SIGTERM');
+      expect(await server.exited).toBe(0);
+      const lines = requestLines();
+      expect(lines.map((line) => line.path)).toEqual(['/healthz/live', ...Array.from({ length: count }, (_, i) => `/nothing/${i}`)]);
+      expect(new Set(lines.map((line) => line.reqId)).size).toBe(count + 1);
+      const messages = server.output().split('\n').filter((line) => line.startsWith('{')).map((line) => (JSON.parse(line) as { msg: string }).msg);
+      expect(messages.at(-1)).toBe('service stopped');
+    } finally {
+      server.child.kill('SIGKILL');
+      rmSync(folder, { recursive: true, force: true });
     }
   });
 });
