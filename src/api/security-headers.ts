@@ -27,15 +27,22 @@ export function applySecurityHeaders(reply: FastifyReply, url: string): void {
   reply.header('Referrer-Policy', 'no-referrer');
   const isDocsPage = url === DOCS_PAGE_PREFIX || url.startsWith(`${DOCS_PAGE_PREFIX}/`) || url.startsWith(`${DOCS_PAGE_PREFIX}?`);
   reply.header('Content-Security-Policy', isDocsPage ? DOCS_CSP : API_CSP);
-  // The docs page's static files may be cached; every other answer is per request.
+  // The docs page's static files may be cached (their handler sets its own Cache-Control later);
+  // every other answer is per request.
   if (!isDocsPage || !reply.hasHeader('Cache-Control')) reply.header('Cache-Control', 'no-store');
 }
 
+/**
+ * Install before every other onRequest hook. Headers set when the request arrives stay on the
+ * answer whatever it turns out to be (errors keep them); a handler or a later hook may still
+ * replace one (the web pages' policy, the docs files' caching). No onSend hook: without one,
+ * Fastify skips that stage for every answer.
+ */
 export function installSecurityHeaders(app: FastifyInstance): void {
-  // Callback style: it runs on every answer, and an async hook costs a promise each.
-  app.addHook('onSend', (request, reply, payload, done) => {
+  // Callback style: it runs on every request, and an async hook costs a promise each.
+  app.addHook('onRequest', (request, reply, done) => {
     applySecurityHeaders(reply, request.url);
-    done(null, payload);
+    done();
   });
 }
 

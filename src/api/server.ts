@@ -66,8 +66,8 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
   const routes = new RouteTable();
   routes.attach(app);
   installErrorHandling(app, routes);
-  installCors(app, config.corsOrigins);
   installSecurityHeaders(app);
+  installCors(app, config.corsOrigins);
   installTextGuard(app);
   const logRequest = createRequestLog(options.logger);
   // Callback style: it runs on every request, and an async hook costs a promise each.
