@@ -7,6 +7,7 @@ import type { FastifyInstance, FastifyRequest, onRequestHookHandler, RouteOption
 import { unauthenticated } from '../services/errors.js';
 import type { Services } from '../services/index.js';
 import type { Principal } from '../services/principal.js';
+import { prependRouteHook } from './route-hooks.js';
 
 export type AuthScheme = 'basic' | 'bearer';
 
@@ -67,8 +68,7 @@ export function enforceAuthentication(app: FastifyInstance, prefix: string, serv
     if (scheme !== 'basic' && scheme !== 'bearer') {
       throw new Error(`Route ${String(route.method)} ${route.url} must declare config.auth ('basic' or 'bearer')`);
     }
-    const existing = route.onRequest === undefined ? [] : Array.isArray(route.onRequest) ? route.onRequest : [route.onRequest];
-    route.onRequest = [hooks[scheme], ...existing];
+    route.onRequest = prependRouteHook(route.onRequest, hooks[scheme]);
     route.schema = { ...route.schema, security: SECURITY_OF[scheme] };
   });
 }

@@ -4,8 +4,9 @@
  * description, a path parameter or a user name would be a 500 on PostgreSQL and a stored value on
  * SQLite. No field of the API has a use for it.
  */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, preValidationHookHandler } from 'fastify';
 import { ServiceError, invalidField, unauthenticated } from '../services/errors.js';
+import { prependRouteHook } from './route-hooks.js';
 
 const NUL = '\u0000';
 const MAX_DEPTH = 64;
@@ -32,7 +33,10 @@ function basicUserName(header: string | undefined): string | undefined {
   return decoded.slice(0, Math.max(0, decoded.indexOf(':')));
 }
 
-/** Hooks in callback style: they run on every request, and an async hook costs a promise each. */
+/**
+ * Install before the routes. Hooks in callback style: they run on every request, and an async hook
+ * costs a promise each.
+ */
 export function installTextGuard(app: FastifyInstance): void {
   app.addHook('onRequest', (request, _reply, done) => {
     // A path parameter with NUL names nothing that exists.
@@ -42,8 +46,17 @@ export function installTextGuard(app: FastifyInstance): void {
     if (basicUserName(request.headers.authorization)?.includes(NUL)) return done(unauthenticated('Basic'));
     done();
   });
-  app.addHook('preValidation', (request, _reply, done) => {
+  const guardBody: preValidationHookHandler = (request, _reply, done) => {
     const inBody = findNul(request.body);
     done(inBody === undefined ? undefined : invalidField(inBody, 'must not contain the character U+0000'));
+  };
+  // Fastify reads no body for GET, HEAD and TRACE: routes of those methods skip this stage.
+  app.addHook('onRoute', (route) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    if (methods.every((method) => BODYLESS_METHODS.has(method))) return;
+    route.preValidation = prependRouteHook(route.preValidation, guardBody);
   });
 }
+
+const BODYLESS_METHODS = new Set(['GET', 'HEAD', 'TRACE']);
+
