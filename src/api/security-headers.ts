@@ -21,7 +21,7 @@ export const DOCS_CSP =
 const DOCS_PAGE_PREFIX = '/docs/api';
 
 /** Sets the headers on one answer; `url` picks the docs page policy. */
-export function applySecurityHeaders(reply: FastifyReply, url: string): void {
+function applySecurityHeaders(reply: FastifyReply, url: string): void {
   reply.header('X-Content-Type-Options', 'nosniff');
   reply.header('X-Frame-Options', 'DENY');
   reply.header('Referrer-Policy', 'no-referrer');

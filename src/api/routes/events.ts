@@ -6,7 +6,6 @@ import { Type } from '@sinclair/typebox';
 import { eventBody } from '../../services/events/types.js';
 import { principalOf } from '../auth.js';
 import { errorResponses } from '../schemas.js';
-import { applySecurityHeaders } from '../security-headers.js';
 import type { RouteModule } from './types.js';
 
 /** How often the stream looks for new events, and sends a comment line so proxies keep the connection. */
@@ -45,8 +44,7 @@ export const eventRoutes: RouteModule = {
         let cursor = await services.events.start(principal, typeof lastEventId === 'string' ? lastEventId : undefined);
         reply.hijack();
         const raw = reply.raw;
-        // The reply is written by hand from here (no onSend): the security headers, and those hooks set, go out too.
-        applySecurityHeaders(reply, request.url);
+        // The reply is written by hand from here: the headers the hooks set (the security headers among them) go out too.
         raw.writeHead(200, { ...(reply.getHeaders() as Record<string, string>), 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', connection: 'keep-alive', 'x-accel-buffering': 'no' });
         raw.write(': stream open\n\n');
         let open = true;
