@@ -59,4 +59,3 @@ export function installTextGuard(app: FastifyInstance): void {
 }
 
 const BODYLESS_METHODS = new Set(['GET', 'HEAD', 'TRACE']);
-
