@@ -110,25 +110,26 @@ export class WalletCoins {
 }
 
 /**
- * The coins with their flags (frozen or not). The coins are shared by every request on their revision; only
- * flagged coins are copied (few, against up to hundreds of thousands of coins), found in one pass that looks each
- * coin up among the flags. Without any, the shared (frozen) list itself is handed on, which lets coin selection
- * reuse its work on it.
+ * The coins with the frozen ones marked. The coins are shared by every request on their revision; only frozen
+ * coins are copied (few, against up to hundreds of thousands of coins), found in one pass that looks each coin up
+ * among them. A flag that only labels a coin changes nothing here. Without a frozen coin, the shared (frozen)
+ * list itself is handed on, which lets coin selection reuse its work on it.
  */
 function withFlags(coins: readonly SpendableUtxo[], flags: readonly UtxoFlagRow[]): readonly SpendableUtxo[] {
-  if (flags.length === 0) return coins;
-  const flagsByTxid = new Map<string, Map<number, UtxoFlagRow>>();
+  const frozenVouts = new Map<string, Set<number>>();
   for (const flag of flags) {
-    let byVout = flagsByTxid.get(flag.txid);
-    if (!byVout) flagsByTxid.set(flag.txid, (byVout = new Map()));
-    byVout.set(flag.vout, flag);
+    if (!flag.frozen) continue;
+    let vouts = frozenVouts.get(flag.txid);
+    if (!vouts) frozenVouts.set(flag.txid, (vouts = new Set()));
+    vouts.add(flag.vout);
   }
+  if (frozenVouts.size === 0) return coins;
   let copy: SpendableUtxo[] | undefined;
   for (let i = 0; i < coins.length; i++) {
-    const flag = flagsByTxid.get(coins[i]!.txid)?.get(coins[i]!.vout); // a flag of a coin spent since matches nothing
-    if (flag === undefined) continue;
+    // A flag of a coin spent since matches nothing.
+    if (!frozenVouts.get(coins[i]!.txid)?.has(coins[i]!.vout)) continue;
     copy ??= [...coins];
-    copy[i] = { ...coins[i]!, frozen: flag.frozen };
+    copy[i] = { ...coins[i]!, frozen: true };
   }
   return copy ?? coins;
 }
