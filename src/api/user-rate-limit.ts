@@ -31,7 +31,7 @@ export class UserRequestLimiter {
 
   /** Takes one token for `user`: 0 when granted, else the seconds until one is there. */
   take(user: string): number {
-    if (this.ratePerSecond <= 0) return 0;
+    if (!this.enabled) return 0;
     const now = this.now();
     const bucket = this.buckets.get(user) ?? { tokens: this.burst, at: now };
     bucket.tokens = Math.min(this.burst, bucket.tokens + ((now - bucket.at) / 1000) * this.ratePerSecond);
