@@ -1,9 +1,12 @@
 // HTTP benchmark: requests/s and p99 latency of token-authenticated reads on the real server
 // (`wcs serve` as a child process, SQLite, request logging on) against a bare Fastify hello-world,
 // all on loopback, each target measured several times in alternation; medians are reported.
-// Usage: npm run build && node bench/http/run.mjs [--duration 5] [--rounds 3] [--connections 10]
+// Usage: npm run build && node bench/http/run.mjs [--duration 5] [--rounds 3] [--connections 10] [--no-pin]
+// With two cores or more (and `taskset`), both servers run on the last core and the load generator (this
+// process) on the others, so that the load generator never takes CPU from the server it measures; `--no-pin`
+// lets the kernel place them.
 import autocannon from 'autocannon';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -20,9 +23,12 @@ const DURATION = Math.min(arg('duration', 5), 30);
 const ROUNDS = Math.min(arg('rounds', 3), 9);
 const CONNECTIONS = arg('connections', 10);
 const PASSWORD = 'bench-admin-password';
+const SERVER_CORE = cpus().length - 1;
+const PINNED = !process.argv.includes('--no-pin') && SERVER_CORE >= 1 && spawnSync('taskset', ['-p', '-c', `0-${SERVER_CORE - 1}`, String(process.pid)]).status === 0;
 
 function start(args, env) {
-  return spawn(process.execPath, args, { cwd: root, env: { PATH: process.env.PATH, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
+  const [command, ...rest] = PINNED ? ['taskset', '-c', String(SERVER_CORE), process.execPath, ...args] : [process.execPath, ...args];
+  return spawn(command, rest, { cwd: root, env: { PATH: process.env.PATH, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
 }
 
 function stop(child) {
@@ -86,7 +92,9 @@ try {
     const rps = median(s.map((x) => x.rps));
     return { target: t.name, rps: Math.round(rps), p99_ms: median(s.map((x) => x.p99)), ratio_to_bare: Math.round((rps / bareRps) * 100) / 100 };
   });
-  const report = { date: new Date().toISOString(), node: process.version, cpus: cpus().length, cpu: cpus()[0]?.model, duration_s: DURATION, rounds: ROUNDS, connections: CONNECTIONS, rows };
+  const placement = PINNED ? `servers on core ${SERVER_CORE}, load generator on cores 0-${SERVER_CORE - 1}` : 'not pinned';
+  const report = { date: new Date().toISOString(), node: process.version, cpus: cpus().length, cpu: cpus()[0]?.model, placement, duration_s: DURATION, rounds: ROUNDS, connections: CONNECTIONS, rows };
+  console.log(placement);
   console.table(rows);
   mkdirSync(join(root, 'bench', 'results'), { recursive: true });
   writeFileSync(join(root, 'bench', 'results', 'http.json'), `${JSON.stringify(report, null, 2)}\n`);
