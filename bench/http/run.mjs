@@ -24,7 +24,7 @@ const ROUNDS = Math.min(arg('rounds', 3), 9);
 const CONNECTIONS = arg('connections', 10);
 const PASSWORD = 'bench-admin-password';
 const SERVER_CORE = cpus().length - 1;
-const PINNED = !process.argv.includes('--no-pin') && SERVER_CORE >= 1 && spawnSync('taskset', ['-p', '-c', `0-${SERVER_CORE - 1}`, String(process.pid)]).status === 0;
+const PINNED = !process.argv.includes('--no-pin') && SERVER_CORE >= 1 && spawnSync('taskset', ['-a', '-p', '-c', `0-${SERVER_CORE - 1}`, String(process.pid)]).status === 0;
 
 function start(args, env) {
   const [command, ...rest] = PINNED ? ['taskset', '-c', String(SERVER_CORE), process.execPath, ...args] : [process.execPath, ...args];
