@@ -40,10 +40,28 @@ export async function createSharedStore(kind: 'sqlite' | 'postgres'): Promise<Sh
     databaseUrl: url.toString(),
     folder,
     async dispose() {
-      await adminQuery(`drop database if exists "${name}" with (force)`);
+      await dropDatabase(name);
       rmSync(folder, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * Drops a test database and ends its connections. An autovacuum worker connected to it belongs to no role:
+ * without pg_signal_backend (scripts/ensure-test-postgres.sh grants it) the drop is refused until the worker
+ * is gone, so a refusal is retried for a few seconds.
+ */
+async function dropDatabase(name: string): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await adminQuery(`drop database if exists "${name}" with (force)`);
+      return;
+    } catch (error) {
+      const refused = (error as { code?: string }).code === '42501'; // insufficient_privilege
+      if (!refused || attempt >= 20) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  }
 }
 
 async function adminQuery(text: string): Promise<void> {
