@@ -7,7 +7,7 @@
 // lets the kernel place them.
 import autocannon from 'autocannon';
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -24,6 +24,8 @@ const ROUNDS = Math.min(arg('rounds', 3), 9);
 const CONNECTIONS = arg('connections', 10);
 const PASSWORD = 'bench-admin-password';
 const SERVER_CORE = cpus().length - 1;
+/** Clock ticks per second of /proc's CPU times: 100 on Linux unless `getconf CLK_TCK` says otherwise. */
+const CLOCK_TICKS = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout) || 100;
 const PINNED = !process.argv.includes('--no-pin') && SERVER_CORE >= 1 && spawnSync('taskset', ['-a', '-p', '-c', `0-${SERVER_CORE - 1}`, String(process.pid)]).status === 0;
 
 function start(args, env) {
@@ -38,14 +40,26 @@ function stop(child) {
   });
 }
 
-function measure(url, headers) {
-  return new Promise((resolve, reject) => {
-    autocannon({ url, headers, connections: CONNECTIONS, duration: DURATION, pipelining: 1 }, (error, result) => {
-      if (error) return reject(error);
-      if (result.non2xx > 0 || result.errors > 0) return reject(new Error(`${url}: ${result.non2xx} non-2xx, ${result.errors} errors`));
-      resolve({ rps: result.requests.average, p99: result.latency.p99 });
-    });
+/** CPU time (user + system) a process has used, in µs, from /proc; undefined where there is none. */
+function cpuMicros(pid) {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1e6) / CLOCK_TICKS;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Requests/s and p99 seen by the load generator, and the server's own CPU per request (steadier on a shared machine). */
+async function measure(url, headers, server) {
+  const cpuBefore = cpuMicros(server.pid);
+  const result = await new Promise((resolve, reject) => {
+    autocannon({ url, headers, connections: CONNECTIONS, duration: DURATION, pipelining: 1 }, (error, answer) => (error ? reject(error) : resolve(answer)));
   });
+  if (result.non2xx > 0 || result.errors > 0) throw new Error(`${url}: ${result.non2xx} non-2xx, ${result.errors} errors`);
+  const cpuAfter = cpuMicros(server.pid);
+  const cpuPerRequest = cpuBefore === undefined || cpuAfter === undefined ? undefined : (cpuAfter - cpuBefore) / result.requests.total;
+  return { rps: result.requests.average, p99: result.latency.p99, cpuPerRequest };
 }
 
 const median = (values) => {
@@ -75,22 +89,37 @@ try {
   }).then((r) => r.json());
   const auth = { authorization: `Bearer ${created.jwt_token}` };
   const targets = [
-    { name: 'bare Fastify GET / (reference)', url: bareUrl, headers: {} },
-    { name: 'GET /api/v1alpha/liveness (Bearer)', url: `${serviceUrl}/api/v1alpha/liveness`, headers: auth },
-    { name: 'GET /api/v1alpha/service (Bearer, admin)', url: `${serviceUrl}/api/v1alpha/service`, headers: auth },
-    { name: 'GET /healthz/live (no auth)', url: `${serviceUrl}/healthz/live`, headers: {} },
+    { name: 'bare Fastify GET / (reference)', url: bareUrl, headers: {}, server: bare },
+    { name: 'GET /api/v1alpha/liveness (Bearer)', url: `${serviceUrl}/api/v1alpha/liveness`, headers: auth, server: service },
+    { name: 'GET /api/v1alpha/service (Bearer, admin)', url: `${serviceUrl}/api/v1alpha/service`, headers: auth, server: service },
+    { name: 'GET /healthz/live (no auth)', url: `${serviceUrl}/healthz/live`, headers: {}, server: service },
   ];
   // Warm-up (JIT, statement caches), not counted.
   for (const t of targets) await new Promise((r) => autocannon({ url: t.url, headers: t.headers, connections: CONNECTIONS, duration: 1 }, r));
   const samples = new Map(targets.map((t) => [t.name, []]));
   for (let round = 0; round < ROUNDS; round++) {
-    for (const t of targets) samples.get(t.name).push(await measure(t.url, t.headers));
+    for (const t of targets) samples.get(t.name).push(await measure(t.url, t.headers, t.server));
   }
   const bareRps = median(samples.get(targets[0].name).map((s) => s.rps));
+  const cpuOf = (name) => {
+    const values = samples.get(name).map((s) => s.cpuPerRequest);
+    return values.includes(undefined) ? undefined : median(values);
+  };
+  const bareCpu = cpuOf(targets[0].name);
+  const round2 = (x) => Math.round(x * 100) / 100;
   const rows = targets.map((t) => {
     const s = samples.get(t.name);
     const rps = median(s.map((x) => x.rps));
-    return { target: t.name, rps: Math.round(rps), p99_ms: median(s.map((x) => x.p99)), ratio_to_bare: Math.round((rps / bareRps) * 100) / 100 };
+    const cpu = cpuOf(t.name);
+    return {
+      target: t.name,
+      rps: Math.round(rps),
+      p99_ms: median(s.map((x) => x.p99)),
+      ratio_to_bare: round2(rps / bareRps),
+      // The server's own CPU per request, and the bare server's divided by it (the rate one core would give).
+      server_cpu_us: cpu === undefined ? null : Math.round(cpu * 10) / 10,
+      cpu_ratio_to_bare: cpu === undefined || bareCpu === undefined ? null : round2(bareCpu / cpu),
+    };
   });
   const placement = PINNED ? `servers on core ${SERVER_CORE}, load generator on cores 0-${SERVER_CORE - 1}` : 'not pinned';
   const report = { date: new Date().toISOString(), node: process.version, cpus: cpus().length, cpu: cpus()[0]?.model, placement, duration_s: DURATION, rounds: ROUNDS, connections: CONNECTIONS, rows };
