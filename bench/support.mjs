@@ -1,5 +1,16 @@
 // Helpers shared by the benchmarks that start real server processes.
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
+
+/** Clock ticks per second of /proc's CPU times: 100 on Linux unless `getconf CLK_TCK` says otherwise. */
+const CLOCK_TICKS = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout) || 100;
+
+/** CPU seconds (user + system) a process has used so far, from /proc (Linux). */
+export function cpuSeconds(pid) {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+}
 
 /** A TCP port free on 127.0.0.1 right now. */
 export function freePort() {

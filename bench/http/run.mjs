@@ -7,11 +7,11 @@
 // lets the kernel place them.
 import autocannon from 'autocannon';
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freePort, waitFor } from '../support.mjs';
+import { cpuSeconds, freePort, waitFor } from '../support.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..', '..');
@@ -24,8 +24,6 @@ const ROUNDS = Math.min(arg('rounds', 3), 9);
 const CONNECTIONS = arg('connections', 10);
 const PASSWORD = 'bench-admin-password';
 const SERVER_CORE = cpus().length - 1;
-/** Clock ticks per second of /proc's CPU times: 100 on Linux unless `getconf CLK_TCK` says otherwise. */
-const CLOCK_TICKS = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout) || 100;
 const PINNED = !process.argv.includes('--no-pin') && SERVER_CORE >= 1 && spawnSync('taskset', ['-a', '-p', '-c', `0-${SERVER_CORE - 1}`, String(process.pid)]).status === 0;
 
 function start(args, env) {
@@ -40,15 +38,8 @@ function stop(child) {
   });
 }
 
-/** CPU time (user + system) a process has used, in µs, from /proc; undefined where there is none. */
-function cpuMicros(pid) {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) * 1e6) / CLOCK_TICKS;
-  } catch {
-    return undefined;
-  }
-}
+/** CPU time (user + system) a process has used, in µs; undefined without /proc. */
+const cpuMicros = (pid) => (existsSync(`/proc/${pid}/stat`) ? cpuSeconds(pid) * 1e6 : undefined);
 
 /** Requests/s and p99 seen by the load generator, and the server's own CPU per request (steadier on a shared machine). */
 async function measure(url, headers, server) {

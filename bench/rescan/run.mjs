@@ -13,7 +13,7 @@ import { cpus, homedir, loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { locateBitcoind, startBitcoind } from '../bitcoind-support.mjs';
-import { freePort, waitFor } from '../support.mjs';
+import { cpuSeconds, freePort, waitFor } from '../support.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..', '..');
@@ -124,12 +124,6 @@ async function coreScan(node, meta, round) {
     await rpc.call('unloadwallet', [name]);
     rmSync(join(chainDir, 'regtest', 'wallets', name), { recursive: true, force: true });
   }
-}
-
-/** CPU seconds (user + system) a process has used so far. */
-function cpuSeconds(pid) {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
 function rssPeakKb(pid) {
