@@ -27,9 +27,8 @@ function applySecurityHeaders(reply: FastifyReply, url: string): void {
   reply.header('Referrer-Policy', 'no-referrer');
   const isDocsPage = url === DOCS_PAGE_PREFIX || url.startsWith(`${DOCS_PAGE_PREFIX}/`) || url.startsWith(`${DOCS_PAGE_PREFIX}?`);
   reply.header('Content-Security-Policy', isDocsPage ? DOCS_CSP : API_CSP);
-  // The docs page's static files may be cached (their handler sets its own Cache-Control later);
-  // every other answer is per request.
-  if (!isDocsPage || !reply.hasHeader('Cache-Control')) reply.header('Cache-Control', 'no-store');
+  // Set before any handler runs: the docs page's static files replace it with their own caching.
+  reply.header('Cache-Control', 'no-store');
 }
 
 /**
@@ -46,7 +45,7 @@ export function installSecurityHeaders(app: FastifyInstance): void {
   });
 }
 
-/** Errors of the router (bad URL) bypass onSend: wrap their handler to add the headers. */
+/** Errors of the router (bad URL) come before the onRequest hooks: wrap their handler to add the headers. */
 export function withSecurityHeaders<R>(handler: (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => R) {
   return (error: FastifyError, request: FastifyRequest, reply: FastifyReply): R => {
     applySecurityHeaders(reply, request.url);
