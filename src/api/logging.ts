@@ -24,10 +24,12 @@ export const REDACTED_PATHS = [
  * show at once. Call `flushLogger` before the process exits.
  */
 export function createLogger(level: LogLevel, destination?: DestinationStream): Logger {
-  const options = { level, redact: { paths: REDACTED_PATHS, censor: '[redacted]' }, base: { service: 'wcs' } };
+  const options = { level, redact: { paths: REDACTED_PATHS, censor: '[redacted]' }, base: { service: SERVICE_NAME } };
   return pino(options, destination ?? stdoutLines());
 }
 
+/** The `service` field of every line. */
+const SERVICE_NAME = 'wcs';
 const BLOCK_CHARS = 4096;
 const FLUSH_EVERY_MS = 250;
 
@@ -108,9 +110,10 @@ export function createRequestLog(logger: Logger): (line: RequestLine) => void {
   const destination = (logger as unknown as Record<symbol, DestinationStream>)[pino.symbols.streamSym] as DestinationStream;
   const info = logger.levels.values.info;
   const text = JSON.stringify;
+  const service = text(SERVICE_NAME);
   return (line) =>
     destination.write(
-      `{"level":${info},"time":${Date.now()},"service":"wcs","reqId":${text(line.reqId)},"method":${text(line.method)},` +
+      `{"level":${info},"time":${Date.now()},"service":${service},"reqId":${text(line.reqId)},"method":${text(line.method)},` +
         `"path":${text(line.path)},"status":${line.status},"ms":${Number.isFinite(line.ms) ? line.ms : null},"ip":${text(line.ip)},"msg":"request"}\n`,
     );
 }
