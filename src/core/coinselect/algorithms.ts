@@ -1,13 +1,11 @@
 /**
  * The selection algorithms, on plain numbers for speed (every amount here is bounded by 21
  * million BTC plus fees, far inside Number.MAX_SAFE_INTEGER; money is settled in bigint later).
- * Each returns the chosen pool positions, or null when it finds no solution.
+ * Each returns the chosen coins (the caller's own objects), or null when it finds no solution.
  */
 import type { RandomSource } from './random.js';
 
 export interface PoolCoin {
-  /** Position of the coin in the caller's list. */
-  index: number;
   /** What counts toward the target: effective value (value minus its input fee), or the value when the fee is subtracted from a recipient. */
   amount: number;
   /** Fee to spend it now and at the long-term rate (waste metric). */
@@ -16,7 +14,6 @@ export interface PoolCoin {
   weight: number;
 }
 
-export type Selection = PoolCoin[];
 
 /** Bitcoin Core's BnB try limit. */
 export const BNB_MAX_TRIES = 100_000;
@@ -26,7 +23,7 @@ export const BNB_MAX_TRIES = 100_000;
  * one double (amounts below 2^53 / pool size: any realistic wallet), a native numeric sort of
  * packed keys is several times faster than a comparator sort.
  */
-export function sortByAmountDescending(coins: readonly PoolCoin[]): PoolCoin[] {
+export function sortByAmountDescending<T extends PoolCoin>(coins: readonly T[]): T[] {
   const n = coins.length;
   const scale = 2 ** Math.ceil(Math.log2(n + 1));
   let max = 0;
@@ -35,7 +32,7 @@ export function sortByAmountDescending(coins: readonly PoolCoin[]): PoolCoin[] {
     const keys = new Float64Array(n);
     for (let i = 0; i < n; i++) keys[i] = (max - coins[i]!.amount) * scale + i;
     keys.sort();
-    const out = new Array<PoolCoin>(n);
+    const out = new Array<T>(n);
     for (let i = 0; i < n; i++) out[i] = coins[keys[i]! % scale]!;
     return out;
   }
@@ -46,15 +43,15 @@ export function sortByAmountDescending(coins: readonly PoolCoin[]): PoolCoin[] {
  * Branch and Bound (Bitcoin Core's SelectCoinsBnB): depth-first search, largest first, for a
  * changeless selection with amount in [target, target + costOfChange] and the least waste.
  */
-export function selectBnB(
-  coins: readonly PoolCoin[],
+export function selectBnB<T extends PoolCoin>(
+  coins: readonly T[],
   target: number,
   costOfChange: number,
   maxWeight: number,
   maxTries = BNB_MAX_TRIES,
   /** `coins` already in sortByAmountDescending's order, when the caller has it. */
-  sorted?: readonly PoolCoin[],
-): Selection | null {
+  sorted?: readonly T[],
+): T[] | null {
   const pool = sorted ?? sortByAmountDescending(coins);
   let available = 0;
   for (const c of pool) available += c.amount;
@@ -128,10 +125,10 @@ export const SRD_CHANGE_LOWER = 50_000;
  * Single Random Draw (Bitcoin Core's SelectCoinsSRD): coins in random order until the amount
  * covers target + change fee + 50,000 sat, so the change is never tiny.
  */
-export function selectSrd(coins: readonly PoolCoin[], target: number, changeFee: number, maxWeight: number, random: RandomSource): Selection | null {
+export function selectSrd<T extends PoolCoin>(coins: readonly T[], target: number, changeFee: number, maxWeight: number, random: RandomSource): T[] | null {
   const goal = target + changeFee + SRD_CHANGE_LOWER;
   const order = coins.map((_, k) => k);
-  const chosen: PoolCoin[] = [];
+  const chosen: T[] = [];
   let value = 0;
   let weight = 0;
   // Lazy Fisher-Yates: draw without replacement only as many coins as needed.
@@ -151,9 +148,9 @@ export function selectSrd(coins: readonly PoolCoin[], target: number, changeFee:
 }
 
 /** Largest first: the last resort, succeeds whenever the coins cover the target within the weight limit. */
-export function selectLargestFirst(coins: readonly PoolCoin[], target: number, maxWeight: number, sorted?: readonly PoolCoin[]): Selection | null {
+export function selectLargestFirst<T extends PoolCoin>(coins: readonly T[], target: number, maxWeight: number, sorted?: readonly T[]): T[] | null {
   const pool = sorted ?? sortByAmountDescending(coins);
-  const chosen: PoolCoin[] = [];
+  const chosen: T[] = [];
   let value = 0;
   let weight = 0;
   for (const c of pool) {

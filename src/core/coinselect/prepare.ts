@@ -24,7 +24,6 @@ const MAX_INPUT_VSIZE = 100_000;
 export class PreparedCoin implements PoolCoin {
   constructor(
     readonly coin: Coin,
-    readonly index: number,
     /** What counts toward the target: effective value, or the value when a recipient pays the fee. */
     readonly amount: number,
     readonly fee: number,
@@ -132,9 +131,9 @@ class CoinCosts {
 
 const coinName = (coin: Coin) => `Coin ${JSON.stringify(coin.id)}`;
 
-function prepareCoin(coin: Coin, index: number, costs: CoinCosts, mustUse: boolean, subtractFee: boolean): PreparedCoin {
+function prepareCoin(coin: Coin, costs: CoinCosts, mustUse: boolean, subtractFee: boolean): PreparedCoin {
   if (typeof coin.value !== 'bigint' || coin.value < 0n || coin.value > MAX_MONEY) throw invalid(`${coinName(coin)} value must be a bigint number of sats between 0 and ${MAX_MONEY}`);
-  if (!Number.isInteger(coin.confirmations) || coin.confirmations < 0) throw invalid(`${coinName(coin)} confirmations must be a non-negative integer`);
+  if (typeof coin.confirmed !== 'boolean') throw invalid(`${coinName(coin)} confirmed must be true or false`);
   let size: InputSize;
   if (coin.inputType) {
     size = costs.size(coin.inputType);
@@ -147,7 +146,7 @@ function prepareCoin(coin: Coin, index: number, costs: CoinCosts, mustUse: boole
   const { fee, longTermFee, feeNumber, longTermFeeNumber } = costs.fee(size.vsize);
   const value = Number(coin.value); // at most MAX_MONEY: exact
   const effective = value - feeNumber;
-  return new PreparedCoin(coin, index, subtractFee ? value : effective, feeNumber, longTermFeeNumber, size.weight, size.legacyWeight, size.segwit, fee, longTermFee, effective, mustUse);
+  return new PreparedCoin(coin, subtractFee ? value : effective, feeNumber, longTermFeeNumber, size.weight, size.legacyWeight, size.segwit, fee, longTermFee, effective, mustUse);
 }
 
 /**
@@ -155,6 +154,23 @@ function prepareCoin(coin: Coin, index: number, costs: CoinCosts, mustUse: boole
  * 100,000 coins) to every selection until its coins change, and preparing them was most of a selection.
  */
 const preparedLists = new WeakMap<readonly Coin[], Map<string, readonly PreparedCoin[]>>();
+
+/**
+ * Prepared frozen coins by coin object, for the few fee rates used last. When a wallet's coins change (a
+ * block), its next list is a new one but holds mostly the same coin objects: their preparation is reused,
+ * and only the new coins are prepared. Bounded by rates, since coin objects live as long as their coins.
+ */
+const preparedByCoin = new Map<string, WeakMap<Coin, PreparedCoin>>();
+const RATES_KEPT_BY_COIN = 4;
+
+function preparedCoinsAt(key: string): WeakMap<Coin, PreparedCoin> {
+  let byCoin = preparedByCoin.get(key);
+  if (byCoin) preparedByCoin.delete(key); // put back last: the most recently used rates stay
+  else byCoin = new WeakMap();
+  preparedByCoin.set(key, byCoin);
+  if (preparedByCoin.size > RATES_KEPT_BY_COIN) preparedByCoin.delete(preparedByCoin.keys().next().value as string);
+  return byCoin;
+}
 
 function prepareCoins(list: readonly Coin[], feeRate: FeeRate, longTerm: FeeRate, mustUseIds: ReadonlySet<string>, subtractFee: boolean): readonly PreparedCoin[] {
   const reusable = mustUseIds.size === 0 && Object.isFrozen(list);
@@ -169,11 +185,17 @@ function prepareCoins(list: readonly Coin[], feeRate: FeeRate, longTerm: FeeRate
   let tooMuch = false;
   let allFrozen = reusable;
   const costs = new CoinCosts(feeRate, longTerm);
+  // A frozen coin cannot change under its preparation; without must-use coins none is marked.
+  const byCoin = reusable ? preparedCoinsAt(key) : undefined;
   const coins = list.map((coin, index) => {
     if (typeof coin.id !== 'string' || coin.id.length === 0) throw invalid(`Coin ${index} needs a non-empty id`);
     if (seen.has(coin.id)) throw invalid(`Coin ${JSON.stringify(coin.id)} is listed twice`);
     seen.add(coin.id);
-    const prepared = prepareCoin(coin, index, costs, anyMustUse && mustUseIds.has(coin.id), subtractFee);
+    let prepared = byCoin?.get(coin);
+    if (!prepared) {
+      prepared = prepareCoin(coin, costs, anyMustUse && mustUseIds.has(coin.id), subtractFee);
+      if (byCoin && Object.isFrozen(coin)) byCoin.set(coin, prepared);
+    }
     if (!tooMuch) {
       coinsTotal += Number(coin.value);
       if (coinsTotal > Number(MAX_MONEY)) tooMuch = true;

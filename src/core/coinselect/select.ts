@@ -5,7 +5,7 @@
  * the exact settlement in bigint: signed size, fee, change or no change, fee from a recipient.
  */
 import { compactSizeLength, dustThreshold, outputVsize } from '../size.js';
-import { selectBnB, selectLargestFirst, selectSrd, sortByAmountDescending, type PoolCoin, type Selection } from './algorithms.js';
+import { selectBnB, selectLargestFirst, selectSrd, sortByAmountDescending } from './algorithms.js';
 import { feeForVsize } from './fee-rate.js';
 import { prepare, type Prepared, type PreparedCoin } from './prepare.js';
 import {
@@ -19,8 +19,8 @@ import {
 
 /** Core's eligibility filters, most conservative first. */
 const TIERS: ((c: PreparedCoin) => boolean)[] = [
-  (c) => c.coin.confirmations >= 1,
-  (c) => c.coin.confirmations >= 1 || c.coin.isOwnChange === true,
+  (c) => c.coin.confirmed,
+  (c) => c.coin.confirmed || c.coin.isOwnChange === true,
   () => true,
 ];
 
@@ -44,7 +44,7 @@ function waste(p: Prepared, coins: readonly PreparedCoin[], target: bigint): big
 
 /** Per prepared list (shared when a frozen coin list is reused): its optional coins, and those sorted by amount. */
 const optionalLists = new WeakMap<readonly PreparedCoin[], PreparedCoin[]>();
-const sortedLists = new WeakMap<readonly PreparedCoin[], PoolCoin[]>();
+const sortedLists = new WeakMap<readonly PreparedCoin[], PreparedCoin[]>();
 
 /** Coins the algorithms may pick: not must-use, and worth more than the fee to spend them. */
 function optionalOf(coins: readonly PreparedCoin[]): PreparedCoin[] {
@@ -57,10 +57,10 @@ function optionalOf(coins: readonly PreparedCoin[]): PreparedCoin[] {
  * The optional coins less `exclude`, in sortByAmountDescending's order (amount, then position): sorting the
  * whole list once and leaving coins out keeps the same order as sorting what is left.
  */
-function sortedOptional(base: PreparedCoin[], exclude: ReadonlySet<string>): PoolCoin[] {
+function sortedOptional(base: PreparedCoin[], exclude: ReadonlySet<string>): PreparedCoin[] {
   let sorted = sortedLists.get(base);
   if (!sorted) sortedLists.set(base, (sorted = sortByAmountDescending(base)));
-  return exclude.size > 0 ? sorted.filter((c) => !exclude.has((c as PreparedCoin).coin.id)) : sorted;
+  return exclude.size > 0 ? sorted.filter((c) => !exclude.has(c.coin.id)) : sorted;
 }
 
 /** Picks coins covering `target` (a selection amount) on top of the must-use coins. */
@@ -82,7 +82,7 @@ function choose(p: Prepared, target: bigint): Choice {
     if (tierSizes[t] === previousSize) continue; // same coins as the tier before
     previousSize = tierSizes[t]!;
     const eligible = previousSize === optional.length ? optional : optional.filter(tier);
-    const pool: PoolCoin[] = eligible;
+    const pool = eligible;
     let available = 0;
     for (const c of pool) available += c.amount;
     if (BigInt(available) < remaining) continue;
@@ -91,7 +91,7 @@ function choose(p: Prepared, target: bigint): Choice {
 
     // Every optional coin eligible: the order by amount comes from the list's sorted optional coins.
     const sorted = eligible === optional ? sortedOptional(base, p.exclude) : undefined;
-    const candidates: { selection: Selection; algorithm: SelectionAlgorithm }[] = [];
+    const candidates: { selection: PreparedCoin[]; algorithm: SelectionAlgorithm }[] = [];
     if (p.subtractFeeFrom === null) {
       const bnb = selectBnB(pool, goal, Number(p.costOfChange), budget, undefined, sorted);
       if (bnb) candidates.push({ selection: bnb, algorithm: 'bnb' });
@@ -108,7 +108,7 @@ function choose(p: Prepared, target: bigint): Choice {
     }
     let best: Choice | null = null;
     for (const { selection, algorithm } of candidates) {
-      const coins = [...preset, ...selection.map((s) => p.coins[s.index]!)];
+      const coins = [...preset, ...selection];
       const choice = { coins, algorithm, waste: waste(p, coins, target) };
       // Least waste; on a tie, more inputs (Core's ChooseSelectionResult: consolidate while it is free).
       if (!best || choice.waste < best.waste || (choice.waste === best.waste && coins.length > best.coins.length)) best = choice;
@@ -120,6 +120,17 @@ function choose(p: Prepared, target: bigint): Choice {
   }
   const all = optional.reduce((sum, c) => sum + c.selectionAmount, 0n);
   throw new InsufficientFundsError(remaining - all);
+}
+
+/** Each prepared coin's position in its list, built on first use per list (shared lists are settled many times). */
+const positionLists = new WeakMap<readonly PreparedCoin[], Map<PreparedCoin, number>>();
+
+/** The chosen coins as the caller listed them, must-use coins first. */
+function inListOrder(p: Prepared, chosen: readonly PreparedCoin[]): PreparedCoin[] {
+  let positions = positionLists.get(p.coins);
+  if (!positions) positionLists.set(p.coins, (positions = new Map(p.coins.map((c, i) => [c, i]))));
+  const at = positions;
+  return [...chosen].sort((a, b) => Number(b.mustUse) - Number(a.mustUse) || at.get(a)! - at.get(b)!);
 }
 
 /** Exact weight of the signed transaction with these inputs and outputs of these script lengths. */
@@ -140,7 +151,7 @@ type Settlement = { result: SelectionResult } | { shortfall: bigint };
 
 /** Works out fee, change and recipient amounts exactly for the chosen coins. */
 function settle(p: Prepared, choice: Choice): Settlement {
-  const inputs = [...choice.coins].sort((a, b) => Number(b.mustUse) - Number(a.mustUse) || a.index - b.index);
+  const inputs = inListOrder(p, choice.coins);
   const totalIn = inputs.reduce((sum, c) => sum + c.coin.value, 0n);
   const feeAt = (weight: number) => {
     const vsize = Math.ceil(weight / 4);

@@ -12,8 +12,8 @@ export interface Coin {
   inputType?: InputType;
   /** Virtual size of the signed input, when `inputType` is not given. */
   inputVsize?: number;
-  /** 0 for an unconfirmed coin. */
-  confirmations: number;
+  /** In a block (at least one confirmation): the most conservative tier takes only these. */
+  confirmed: boolean;
   /** An output of the wallet's own transaction back to itself (change): spendable unconfirmed sooner. */
   isOwnChange?: boolean;
 }

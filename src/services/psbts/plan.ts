@@ -123,7 +123,7 @@ function replacedTransaction(context: PlanContext, txid: string, inputType: Inpu
     const place = output && locateScript(keys, toHexString(output.script), maxIndex);
     if (!prev || !output || !place) throw unprocessable('cannot_replace', `Transaction ${txid} spends a coin this wallet cannot sign for`);
     return {
-      coin: { id: key(input.txid, input.vout), value: output.value, inputType, confirmations: prev.confirmations },
+      coin: { id: key(input.txid, input.vout), value: output.value, inputType, confirmed: prev.confirmations > 0 },
       txid: input.txid,
       vout: input.vout,
       value: output.value,
@@ -186,7 +186,7 @@ const sameInputType = (a: InputType, b: InputType): boolean =>
 
 function newCandidate(u: SpendableUtxo, inputType: InputType): CandidateCoin {
   return {
-    coin: { id: key(u.txid, u.vout), value: u.valueSat, inputType, confirmations: u.confirmations, isOwnChange: u.branch === 1 },
+    coin: { id: key(u.txid, u.vout), value: u.valueSat, inputType, confirmed: u.confirmations > 0, isOwnChange: u.branch === 1 },
     txid: u.txid,
     vout: u.vout,
     value: u.valueSat,
@@ -298,7 +298,7 @@ export function planPsbt(request: ParsedCreateRequest, context: PlanContext): Ps
   let selection: SelectionResult;
   try {
     // Confirmed coins first (and the coins being replaced); unconfirmed ones only when needed.
-    const confirmedFirst = all.every((c) => c.coin.confirmations > 0) ? all : all.filter((c) => c.coin.confirmations > 0 || replacedCoins.includes(c));
+    const confirmedFirst = all.every((c) => c.coin.confirmed) ? all : all.filter((c) => c.coin.confirmed || replacedCoins.includes(c));
     if (!request.inputs && confirmedFirst.length < all.length) {
       try {
         selection = select(confirmedFirst);

@@ -41,7 +41,7 @@ const coinValue = fc.oneof(
 const coinArb = fc.record({
   value: coinValue,
   type: fc.constantFrom(...INPUT_TYPES),
-  confirmations: fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 1000 })),
+  confirmed: fc.boolean(),
   isOwnChange: fc.boolean(),
 });
 
@@ -63,7 +63,7 @@ const requestArb = fc
     seed: fc.nat(),
   })
   .map((r): SelectionRequest => {
-    const coins: Coin[] = r.coins.map((c, i) => ({ id: `coin${i}`, value: c.value, inputType: c.type, confirmations: c.confirmations, isOwnChange: c.isOwnChange }));
+    const coins: Coin[] = r.coins.map((c, i) => ({ id: `coin${i}`, value: c.value, inputType: c.type, confirmed: c.confirmed, isOwnChange: c.isOwnChange }));
     return {
       coins,
       recipients: r.recipients,
@@ -160,14 +160,14 @@ describe('coin selection properties', () => {
         const outcome = run(plain);
         if ('error' in outcome) return;
         const chosen = outcome.result.inputs;
-        const unconfirmedOthers = chosen.some((c) => c.confirmations === 0 && !c.isOwnChange);
-        const unconfirmedOwn = chosen.some((c) => c.confirmations === 0 && c.isOwnChange);
+        const unconfirmedOthers = chosen.some((c) => !c.confirmed && !c.isOwnChange);
+        const unconfirmedOwn = chosen.some((c) => !c.confirmed && c.isOwnChange);
         if (unconfirmedOwn || unconfirmedOthers) {
-          const confirmedOnly = run({ ...plain, coins: plain.coins.filter((c) => c.confirmations > 0) });
+          const confirmedOnly = run({ ...plain, coins: plain.coins.filter((c) => c.confirmed) });
           expect('error' in confirmedOnly && confirmedOnly.error instanceof CoinSelectionError).toBe(true);
         }
         if (unconfirmedOthers) {
-          const withOwn = run({ ...plain, coins: plain.coins.filter((c) => c.confirmations > 0 || c.isOwnChange) });
+          const withOwn = run({ ...plain, coins: plain.coins.filter((c) => c.confirmed || c.isOwnChange) });
           expect('error' in withOwn && withOwn.error instanceof CoinSelectionError).toBe(true);
         }
       }),
@@ -184,7 +184,7 @@ describe('coin selection properties', () => {
         (values, picks, feeRate) => {
           expect(bnbFindsExactSubset(values, picks)).toBe(true);
           // Coins all wpkh (68 vB): choose a subset and set the payment so that subset matches exactly.
-          const coins: Coin[] = values.map((v, i) => ({ id: `c${i}`, value: BigInt(v), inputType: { kind: 'wpkh' }, confirmations: 3 }));
+          const coins: Coin[] = values.map((v, i) => ({ id: `c${i}`, value: BigInt(v), inputType: { kind: 'wpkh' }, confirmed: true }));
           const subset = [...new Set(picks.filter((i) => i < coins.length))];
           const inputFee = feeForVsize(feeRate, 68);
           const notInputFee = feeForVsize(feeRate, 4 + 4 + 1 + 1 + 1 + 31);

@@ -22,7 +22,7 @@ const P2PKH = fromHex('76a914' + '33'.repeat(20) + '88ac');
 const CHANGE = fromHex('0014' + '44'.repeat(20));
 const WPKH: InputType = { kind: 'wpkh' };
 
-const coin = (id: string, value: bigint, extra: Partial<Coin> = {}): Coin => ({ id, value, inputType: WPKH, confirmations: 6, ...extra });
+const coin = (id: string, value: bigint, extra: Partial<Coin> = {}): Coin => ({ id, value, inputType: WPKH, confirmed: true, ...extra });
 
 function request(coins: Coin[], amount: bigint, extra: Partial<SelectionRequest> = {}, options: SelectionRequest['options'] = {}): SelectionRequest {
   return {
@@ -36,9 +36,11 @@ function request(coins: Coin[], amount: bigint, extra: Partial<SelectionRequest>
   };
 }
 
-const pool = (amounts: number[], fee = 0, longTermFee = 0): PoolCoin[] =>
+/** Pool coins that know their position, to name what an algorithm chose. */
+type NumberedCoin = PoolCoin & { index: number };
+const pool = (amounts: number[], fee = 0, longTermFee = 0): NumberedCoin[] =>
   amounts.map((amount, index) => ({ index, amount, fee, longTermFee, weight: 272 }));
-const indexes = (selection: PoolCoin[] | null) => selection && selection.map((c) => c.index).sort((a, b) => a - b);
+const indexes = (selection: NumberedCoin[] | null) => selection && selection.map((c) => c.index).sort((a, b) => a - b);
 
 describe('Branch and Bound (as Bitcoin Core SelectCoinsBnB)', () => {
   const CENT = 1_000_000;
@@ -208,8 +210,8 @@ describe('selectCoins', () => {
 
   it('uses unconfirmed coins only when confirmed ones do not suffice: own change before others', () => {
     const confirmed = coin('confirmed', 50_000n);
-    const ownChange = coin('own-change', 80_000n, { confirmations: 0, isOwnChange: true });
-    const foreign = coin('foreign', 500_000n, { confirmations: 0 });
+    const ownChange = coin('own-change', 80_000n, { confirmed: false, isOwnChange: true });
+    const foreign = coin('foreign', 500_000n, { confirmed: false });
     const coins = [foreign, ownChange, confirmed];
     expect(selectCoins(request(coins, 40_000n)).inputs.map((c) => c.id)).toEqual(['confirmed']);
     expect(selectCoins(request(coins, 100_000n)).inputs.map((c) => c.id).sort()).toEqual(['confirmed', 'own-change']);
@@ -217,7 +219,7 @@ describe('selectCoins', () => {
   });
 
   it('spends every must-use coin, even when others would do', () => {
-    const coins = [coin('big', 10_000_000n), coin('small', 30_000n, { confirmations: 0 })];
+    const coins = [coin('big', 10_000_000n), coin('small', 30_000n, { confirmed: false })];
     const result = selectCoins(request(coins, 20_000n, {}, { mustUse: ['small'] }));
     expect(result.inputs.map((c) => c.id)).toEqual(['small']);
     expect(result.algorithm).toBe('manual');
@@ -231,7 +233,7 @@ describe('selectCoins', () => {
     expect(withChange.fee).toBe(5_000n);
     expect(withChange.change).toBe(1_000_000n - 100_000n - 5_000n);
     // An exact match would pay 110 sat: not enough, so another coin is needed.
-    const coins = [coin('exact', 100_110n), coin('b', 20_000n, { confirmations: 0 })];
+    const coins = [coin('exact', 100_110n), coin('b', 20_000n, { confirmed: false })];
     const bumped = selectCoins(request(coins, 100_000n, {}, { minimumFee: 1_000n }));
     expect(bumped.fee).toBeGreaterThanOrEqual(1_000n);
     expect(bumped.inputs).toHaveLength(2);
@@ -258,7 +260,7 @@ describe('selectCoins', () => {
     expect(result.vsize).toBe(estimateVsize(types, [P2WPKH, ...(result.change === null ? [] : [CHANGE])]));
     expect(result.fee).toBeGreaterThanOrEqual(feeForVsize(2000n, result.vsize));
     // A coin given by size only is charged by that size.
-    const sized = selectCoins(request([{ id: 'x', value: 100_000n, inputVsize: 100, confirmations: 1 }], 50_000n));
+    const sized = selectCoins(request([{ id: 'x', value: 100_000n, inputVsize: 100, confirmed: true }], 50_000n));
     expect(sized.fee).toBeGreaterThanOrEqual(BigInt(10 + 100 + 31 + 31));
   });
 
@@ -289,8 +291,8 @@ describe('selectCoins', () => {
       { feeRate: 1.5 as unknown as bigint },
       { coins: [coin('a', 1n), coin('a', 2n)] },
       { coins: [coin('a', -1n)] },
-      { coins: [{ id: 'a', value: 1n, confirmations: 1 }] },
-      { coins: [coin('a', 1n, { confirmations: -1 })] },
+      { coins: [{ id: 'a', value: 1n, confirmed: true }] },
+      { coins: [coin('a', 1n, { confirmed: 1 as unknown as boolean })] },
       { recipients: [{ script: P2WPKH, value: 0n }] },
       { recipients: [{ script: P2WPKH, value: 2_100_000_000_000_001n }] },
       { coins: [coin('a', 2_000_000_000_000_000n), coin('b', 2_000_000_000_000_000n)] },
@@ -340,7 +342,7 @@ describe('settlement matches Bitcoin Core on its own funded PSBTs', () => {
       id: `${input.txid}:${input.vout}`,
       value: txs.get(input.txid)!.outputs[input.vout]!.value,
       inputType: type,
-      confirmations: 1,
+      confirmed: true,
     }));
     const change = tx.outputs[entry.change_position]!;
     const recipients = tx.outputs.filter((_, i) => i !== entry.change_position);
@@ -362,14 +364,14 @@ describe('settlement matches Bitcoin Core on its own funded PSBTs', () => {
 });
 
 describe('a coin list reused across selections', () => {
-  /** 3,000 coins of mixed types and depths, some unconfirmed own change, values spread like a busy wallet. */
+  /** 3,000 coins of mixed types, some unconfirmed, some own change, values spread like a busy wallet. */
   const mixed = (): Coin[] => {
     const rng = seededRandom(7);
     const types: InputType[] = [WPKH, { kind: 'tr' }, { kind: 'wsh-multi', m: 2, n: 3 }];
     return Array.from({ length: 3_000 }, (_, i) =>
       coin(`${i.toString(16).padStart(64, '0')}:${i % 3}`, BigInt(1_000 + rng.nextInt(5_000_000)), {
         inputType: types[i % 3]!,
-        confirmations: i % 17 === 0 ? 0 : 1 + (i % 300),
+        confirmed: i % 17 !== 0,
         isOwnChange: i % 5 === 0,
       }),
     );
@@ -388,6 +390,42 @@ describe('a coin list reused across selections', () => {
       expect(shape(withExclusion)).toEqual(shape(leftOut));
       expect(withExclusion.inputs.some((c) => excluded.has(c.id))).toBe(false);
     }
+  });
+
+  it('selects from a new list that shares most coin objects with an earlier one (a block later) exactly as from a fresh list', () => {
+    const coins = mixed();
+    const before = Object.freeze(coins.map((c) => Object.freeze({ ...c })));
+    // The next revision: every 11th coin spent, 40 new coins, two coins confirmed since (new objects), the rest the same objects.
+    const added = mixed().slice(0, 40).map((c, i) => Object.freeze({ ...c, id: `${'f'.repeat(60)}${i.toString(16).padStart(4, '0')}:0` }));
+    const after = Object.freeze([
+      ...before.filter((_, i) => i % 11 !== 0).map((c, i) => (i === 16 || i === 33 ? Object.freeze({ ...c, confirmed: true }) : c)),
+      ...added,
+    ]);
+    // Five fee rates, one more than the preparations kept per coin: the first is prepared again.
+    const rates = [1_000n, 2_000n, 5_000n, 25_000n, 60_000n, 1_000n] as const;
+    for (const [k, feeRate] of rates.entries()) {
+      selectCoins(request(before as Coin[], 2_000_000n, { feeRate }, { random: seededRandom(k) }));
+      for (const [amount, extra] of [[2_000_000n, {}], [40_000_000n, {}], [700_000n, { subtractFeeFrom: 0 }]] as const) {
+        const fresh = selectCoins(request(after.map((c) => ({ ...c })), amount, { feeRate }, { random: seededRandom(k), ...extra }));
+        expect(shape(selectCoins(request(after as Coin[], amount, { feeRate }, { random: seededRandom(k), ...extra })))).toEqual(shape(fresh));
+      }
+    }
+    // A coin prepared as optional before is still spent when it must be.
+    const mustUse = [after[0]!.id, added[3]!.id];
+    const forced = selectCoins(request(after as Coin[], 10_000n, {}, { mustUse }));
+    expect(forced.inputs.slice(0, 2).map((c) => c.id)).toEqual(mustUse);
+  });
+
+  it('does not take a coin prepared with the fee on top for one whose fee a recipient pays, nor the reverse', () => {
+    const coins = Array.from({ length: 20 }, (_, i) => Object.freeze(coin(`${i.toString(16).padStart(64, 'a')}:0`, 100_000n)));
+    const total = 20n * 100_000n;
+    const before = Object.freeze([...coins]);
+    const after = Object.freeze(coins.slice(1));
+    // Paying the fee on top, 19 coins do not cover 1,890,000 sat; a recipient paying it, they do.
+    selectCoins(request(before as Coin[], 50_000n, { feeRate: 10_000n }));
+    const paid = selectCoins(request(after as Coin[], total - 110_000n, { feeRate: 10_000n }, { subtractFeeFrom: 0 }));
+    expect(paid.inputs).toHaveLength(19);
+    expect(() => selectCoins(request(Object.freeze([...after]) as Coin[], total - 110_000n, { feeRate: 10_000n }))).toThrow(InsufficientFundsError);
   });
 
   it('checks a frozen list like any other, and refuses a coin both to use and to exclude', () => {
