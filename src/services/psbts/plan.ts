@@ -136,11 +136,14 @@ function replacedTransaction(context: PlanContext, txid: string, inputType: Inpu
   return { coins, fee: original.feeSat, vsize: original.vsize };
 }
 
-/** Not frozen, safe (confirmed or own unconfirmed change), and not an immature coinbase. */
-const selectable = (u: SpendableUtxo): boolean => !u.frozen && u.safe && (!u.coinbase || u.confirmations >= COINBASE_MATURITY);
+/** Not frozen, safe (confirmed or own unconfirmed change), and not an immature coinbase at the tip. */
+const selectable = (u: SpendableUtxo, tipHeight: number): boolean =>
+  !u.frozen && u.safe && (!u.coinbase || (u.blockHeight !== null && tipHeight - u.blockHeight + 1 >= COINBASE_MATURITY));
 
 interface SharedPool {
   inputType: InputType;
+  /** The tip the coinbase coins' maturity was judged at. */
+  tipHeight: number;
   candidates: readonly CandidateCoin[];
   /** The candidates' coins: one frozen list, so that coin selection reuses its preparation. */
   coins: readonly Coin[];
@@ -152,20 +155,26 @@ const sharedPools = new WeakMap<readonly SpendableUtxo[], SharedPool>();
  * The selectable coins of a frozen coin list (a revision's list as forSpending shares it when no coin is
  * frozen), built once per list and input type; undefined for any other list.
  */
-function sharedPool(utxos: readonly SpendableUtxo[], inputType: InputType): SharedPool | undefined {
+function sharedPool(utxos: readonly SpendableUtxo[], inputType: InputType, tipHeight: number): SharedPool | undefined {
   if (!Object.isFrozen(utxos)) return undefined;
   const known = sharedPools.get(utxos);
-  if (known && sameInputType(known.inputType, inputType)) return known;
-  const candidates = Object.freeze(utxos.filter(selectable).map((u) => candidateOf(u, inputType)));
-  if (!candidates.every((c) => Object.isFrozen(c.coin))) return undefined;
-  const made = { inputType, candidates, coins: Object.freeze(candidates.map((c) => c.coin)) };
+  if (known && sameInputType(known.inputType, inputType) && known.tipHeight === tipHeight) return known;
+  const candidates: CandidateCoin[] = [];
+  for (const u of utxos) {
+    if (!selectable(u, tipHeight)) continue;
+    const candidate = candidateOf(u, inputType);
+    if (!Object.isFrozen(candidate.coin)) return undefined;
+    candidates.push(candidate);
+  }
+  const made = { inputType, tipHeight, candidates: Object.freeze(candidates), coins: Object.freeze(candidates.map((c) => c.coin)) };
   sharedPools.set(utxos, made);
   return made;
 }
 
 /**
- * Candidates per coin record: a wallet's coin records are shared by every creation on one revision, so a
- * wallet of 100,000 coins builds its candidates once, not on every request.
+ * Candidates per coin record: a wallet's coin records are shared by every creation on one revision and kept
+ * across revisions while unchanged, so a wallet of 100,000 coins builds their candidates once, not on every
+ * request or block.
  */
 const candidateCache = new WeakMap<SpendableUtxo, CandidateCoin>();
 
@@ -186,7 +195,7 @@ const sameInputType = (a: InputType, b: InputType): boolean =>
 
 function newCandidate(u: SpendableUtxo, inputType: InputType): CandidateCoin {
   return {
-    coin: { id: key(u.txid, u.vout), value: u.valueSat, inputType, confirmed: u.confirmations > 0, isOwnChange: u.branch === 1 },
+    coin: { id: key(u.txid, u.vout), value: u.valueSat, inputType, confirmed: u.blockHeight !== null, isOwnChange: u.branch === 1 },
     txid: u.txid,
     vout: u.vout,
     value: u.valueSat,
@@ -246,7 +255,7 @@ export function planPsbt(request: ParsedCreateRequest, context: PlanContext): Ps
       return candidateOf(utxo, inputType);
     });
   } else {
-    const shared = replacedId === undefined ? sharedPool(spending.utxos, inputType) : undefined;
+    const shared = replacedId === undefined ? sharedPool(spending.utxos, inputType, spending.tipHeight) : undefined;
     if (shared) {
       // The revision's pool, the same list for every creation: reserved coins are excluded by id.
       pool = shared;
@@ -256,7 +265,7 @@ export function planPsbt(request: ParsedCreateRequest, context: PlanContext): Ps
       const anyReserved = reserved.size > 0;
       candidates = [];
       for (const u of spending.utxos) {
-        if (!selectable(u) || u.txid === replacedId) continue;
+        if (!selectable(u, spending.tipHeight) || u.txid === replacedId) continue;
         if (anyReserved && reserved.has(key(u.txid, u.vout))) continue;
         candidates.push(candidateOf(u, inputType));
       }

@@ -5,7 +5,7 @@
 import { normalizeAddress } from '../../core/address.js';
 import { toHex } from '../../core/bytes.js';
 import { NETWORKS, type NetworkName } from '../../core/network.js';
-import { entryAtTip, scriptOwner, utxoAtTip } from '../../engine/index.js';
+import { entryAtTip, scriptOwner, type WalletUtxo } from '../../engine/index.js';
 import type { Repositories, Store, UtxoFlagRow } from '../../store/repositories.js';
 import { ServiceError, invalidField } from '../errors.js';
 import type { Principal } from '../principal.js';
@@ -136,20 +136,33 @@ function withFlags(coins: readonly SpendableUtxo[], flags: readonly UtxoFlagRow[
 
 const spendableOf = new WeakMap<WalletView['lists'], readonly SpendableUtxo[]>();
 
+/**
+ * Each unspent entry's record as PSBT creation takes it. The engine's lists carry an entry unchanged from
+ * one revision to the next until its transaction or a neighbour changes (then the entry is a new object),
+ * and a record holds nothing that depends on the tip: a new block rebuilds only the records of the coins it
+ * touched, not 100,000 of them with their previous transactions.
+ */
+const spendableOfEntry = new WeakMap<WalletUtxo, SpendableUtxo>();
+
 /** A revision's coins as PSBT creation takes them (not frozen): built once per revision's lists, shared by every request on it. */
 function spendableCoins(view: WalletView): readonly SpendableUtxo[] {
   const cached = spendableOf.get(view.lists);
   if (cached) return cached;
-  const { unspent, tipHeight } = view.lists;
   const coins = Object.freeze(
-    unspent.map((u): SpendableUtxo => {
-      const prevTxHex = transactionHex(view, u.txid);
-      if (prevTxHex === undefined) throw new Error(`Wallet ${view.wallet.id}: no transaction for unspent output ${u.txid}`);
-      // Fields spelled out: spreading engine records was the slowest part of building this list.
-      const { txid, vout, valueSat, script, branch, index, confirmations, blockHeight, safe, coinbase } = utxoAtTip(u, tipHeight);
-      return Object.freeze({ txid, vout, valueSat, script, branch, index, confirmations, blockHeight, safe, coinbase, prevTxHex, frozen: false });
+    view.lists.unspent.map((u) => {
+      let coin = spendableOfEntry.get(u);
+      if (!coin) spendableOfEntry.set(u, (coin = spendableRecord(view, u)));
+      return coin;
     }),
   );
   spendableOf.set(view.lists, coins);
   return coins;
+}
+
+function spendableRecord(view: WalletView, u: WalletUtxo): SpendableUtxo {
+  const prevTxHex = transactionHex(view, u.txid);
+  if (prevTxHex === undefined) throw new Error(`Wallet ${view.wallet.id}: no transaction for unspent output ${u.txid}`);
+  // Fields spelled out: spreading engine records was the slowest part of building this list.
+  const { txid, vout, valueSat, script, branch, index, blockHeight, safe, coinbase } = u;
+  return Object.freeze({ txid, vout, valueSat, script, branch, index, blockHeight, safe, coinbase, prevTxHex, frozen: false });
 }

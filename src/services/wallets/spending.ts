@@ -4,7 +4,11 @@
 import type { WalletTxEntry, WalletUtxo } from '../../engine/index.js';
 import type { StoredWallet } from '../../store/wallet-records.js';
 
-export interface SpendableUtxo extends WalletUtxo {
+/**
+ * An unspent output as PSBT creation takes it. No confirmation count: it would change with every block, and
+ * the record is kept from one revision to the next (`blockHeight` and the tip give the count).
+ */
+export interface SpendableUtxo extends Omit<WalletUtxo, 'confirmations'> {
   /** The full transaction that created the output (non_witness_utxo), hex. */
   prevTxHex: string;
   frozen: boolean;

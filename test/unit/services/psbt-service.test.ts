@@ -223,6 +223,23 @@ describe('amounts, fee subtraction, coin reservation', () => {
     }
   });
 
+  it('a coinbase coin is spent from 100 confirmations at the tip of the creation, not before', async () => {
+    const spending = await reader.forSpending('id-w_tr');
+    const [mined, ...others] = [...spending.utxos].filter((u) => u.blockHeight !== null).sort((a, b) => Number(b.valueSat - a.valueSat));
+    const asCoinbase = (confirmations: number) => ({
+      ...spending,
+      // Every other coin frozen: only the coinbase can pay.
+      utxos: [{ ...mined!, coinbase: true, blockHeight: spending.tipHeight - confirmations + 1 }, ...others.map((u) => ({ ...u, frozen: true }))],
+    });
+    const coinbaseService = (confirmations: number) =>
+      new PsbtService({ store: opened.store, access: reader, coins: { forSpending: async () => asCoinbase(confirmations), addressLabelsWrite: reader.addressLabelsWrite.bind(reader) }, chain: () => chain, maxFeeRate: 1000, maxPending: 100 });
+    const payment = { recipients: [{ address: external[0], amount: 10_000, unit: 'sat' as const }], fee_rate: 2 };
+    await expect(coinbaseService(99).create(alice, 'w_tr', payment)).rejects.toMatchObject({ code: 'insufficient_funds' });
+    const made = await coinbaseService(100).create(alice, 'w_tr', payment);
+    expect(made.record.tx.vin).toMatchObject([{ txid: mined!.txid, vout: mined!.vout }]);
+    await service.delete(alice, 'w_tr', made.txid);
+  });
+
   it('a cosigner copy of another transaction is 409, a bad signature 422, read access may not sign', async () => {
     const a = await service.create(alice, 'w_wpkh', { recipients: [{ address: external[0], amount: '0.001' }], fee_rate: 2 });
     const b = await service.create(alice, 'w_wpkh', { recipients: [{ address: external[1], amount: '0.001' }], fee_rate: 2 });
