@@ -76,3 +76,43 @@ describe('PSBTs settled by the sync', () => {
     await create([{ txid: others[0].txid, vout: others[0].vout }]);
   }, 60_000);
 });
+
+describe('coins held by pending PSBTs', () => {
+  it('are never chosen again, also while the wallet holds unconfirmed change of its own (chosen after confirmed coins)', async () => {
+    world = await startWalletWorld({ snapshot: 8 });
+    const imported = await request(`${world.server.api}/wallets`, {
+      method: 'POST',
+      headers: world.auth,
+      json: { name: 'Hot', alias: 'w_wpkh', recv_descriptor: wallets.w_wpkh!.recv_descriptor, change_descriptor: wallets.w_wpkh!.change_descriptor, birthday: 0 },
+    });
+    expect(imported.status, imported.text).toBe(201);
+    await syncTo(8);
+    // Snapshot 8: three confirmed coins, and the change of a spend still in the mempool (own, so spendable).
+    const coins = (await walletDetails(world, 'w_wpkh')).utxo;
+    const confirmed = coins.filter((u: any) => u.confirmations > 0);
+    const change = coins.filter((u: any) => u.confirmations === 0);
+    expect([confirmed.length, change.length]).toEqual([3, 1]);
+    const payment = (inputs?: { txid: string; vout: number }[]) =>
+      request(psbtUrl(), { method: 'POST', headers: world!.auth, json: { recipients: [{ address: external, amount: '0.01' }], fee_rate: 2, ...(inputs ? { inputs } : {}) } });
+    const holding = await payment(confirmed.map((u: any) => ({ txid: u.txid, vout: u.vout })));
+    expect(holding.status, holding.text).toBe(201);
+
+    // Only the change is free: every later creation spends it, and it alone.
+    for (let i = 0; i < 5; i++) {
+      const next = await payment();
+      expect(next.status, next.text).toBe(201);
+      expect(next.body.result.tx.vin.map((v: any) => outpoint(v))).toEqual([outpoint(change[0])]);
+      expect((await request(psbtUrl(`/${next.body.result.tx.txid}`), { method: 'DELETE', headers: world.auth })).status).toBe(200);
+    }
+    await expectAgreement({ [holding.body.result.tx.txid]: confirmed.map(outpoint) });
+
+    // Once they are free again, confirmed coins pay and the unconfirmed change stays.
+    expect((await request(psbtUrl(`/${holding.body.result.tx.txid}`), { method: 'DELETE', headers: world.auth })).status).toBe(200);
+    for (let i = 0; i < 5; i++) {
+      const next = await payment();
+      expect(next.status, next.text).toBe(201);
+      expect(next.body.result.tx.vin.map((v: any) => outpoint(v)), 'spends confirmed coins only').not.toContain(outpoint(change[0]));
+      expect((await request(psbtUrl(`/${next.body.result.tx.txid}`), { method: 'DELETE', headers: world.auth })).status).toBe(200);
+    }
+  }, 60_000);
+});

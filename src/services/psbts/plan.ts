@@ -289,9 +289,12 @@ export function planPsbt(request: ParsedCreateRequest, context: PlanContext): Ps
   }
   const changeScript = changeDerived.scriptPubKey;
 
-  const select = (coins: CandidateCoin[]) =>
-    selectCoins({
-      coins: pool && coins === pool.candidates ? pool.coins : coins.map((c) => c.coin),
+  let selection: SelectionResult;
+  try {
+    // Coin selection takes confirmed coins first, then the wallet's own unconfirmed change, then its other safe
+    // coins; the shared pool's reserved coins are excluded by id (the same as leaving them out).
+    selection = selectCoins({
+      coins: pool ? pool.coins : all.map((c) => c.coin),
       recipients: request.recipients.map((r) => ({ script: r.script, value: r.value })),
       changeScript,
       changeInputType: inputType,
@@ -300,24 +303,9 @@ export function planPsbt(request: ParsedCreateRequest, context: PlanContext): Ps
         ...(request.subtractFrom !== undefined ? { subtractFeeFrom: request.subtractFrom } : {}),
         ...(request.inputs ? { mustUse: all.map((c) => c.coin.id) } : replacedCoins.length ? { mustUse: replacedCoins.map((c) => c.coin.id) } : {}),
         ...(replaced ? { minimumFee: replaced.fee, minimumFeeIncrementalRate: context.incrementalRate } : {}),
-        ...(pool && coins === pool.candidates ? { exclude: reserved } : {}),
+        ...(pool ? { exclude: reserved } : {}),
       },
     });
-
-  let selection: SelectionResult;
-  try {
-    // Confirmed coins first (and the coins being replaced); unconfirmed ones only when needed.
-    const confirmedFirst = all.every((c) => c.coin.confirmed) ? all : all.filter((c) => c.coin.confirmed || replacedCoins.includes(c));
-    if (!request.inputs && confirmedFirst.length < all.length) {
-      try {
-        selection = select(confirmedFirst);
-      } catch (error) {
-        if (!(error instanceof InsufficientFundsError)) throw error;
-        selection = select(all);
-      }
-    } else {
-      selection = select(all);
-    }
   } catch (error) {
     selectionError(error);
   }
