@@ -177,6 +177,8 @@ function sharedPool(utxos: readonly SpendableUtxo[], inputType: InputType, tipHe
  * request or block.
  */
 const candidateCache = new WeakMap<SpendableUtxo, CandidateCoin>();
+/** The same candidates by their coin, to go back from coin selection's choice without a pass over every candidate. */
+const candidateOfCoin = new WeakMap<Coin, CandidateCoin>();
 
 function candidateOf(u: SpendableUtxo, inputType: InputType): CandidateCoin {
   const cached = candidateCache.get(u);
@@ -186,6 +188,7 @@ function candidateOf(u: SpendableUtxo, inputType: InputType): CandidateCoin {
     // A frozen record cannot change under its candidate; frozen too, since later requests share it.
     Object.freeze(made.coin);
     candidateCache.set(u, Object.freeze(made));
+    candidateOfCoin.set(made.coin, made);
   }
   return made;
 }
@@ -312,10 +315,9 @@ export function planPsbt(request: ParsedCreateRequest, context: PlanContext): Ps
 
   const taprootWallet = keys.descriptor.type === 'tr';
   const sequence = request.rbf ? SEQUENCE_RBF : SEQUENCE_FINAL_LOCKTIME;
-  // Back from the chosen coins to their candidates (by object: a map of every candidate's id costs more).
-  const chosenCoins = new Set(selection.inputs);
-  const byCoin = new Map(all.filter((c) => chosenCoins.has(c.coin)).map((c) => [c.coin, c]));
-  const chosen = selection.inputs.map((c) => byCoin.get(c)!);
+  // Back from the chosen coins to their candidates: kept ones by coin, the others (replaced coins) by a map built if needed.
+  let others: Map<Coin, CandidateCoin> | undefined;
+  const chosen = selection.inputs.map((c) => candidateOfCoin.get(c) ?? (others ??= new Map(all.map((a) => [a.coin, a]))).get(c)!);
   const inputs: BuildInput[] = chosen.map((c) => {
     const derived = (c.branch === 0 ? keys.receive : keys.change).derive(c.index);
     return {
