@@ -39,6 +39,17 @@ export {
   type CoinTx,
   type WalletSummary,
 } from './views.js';
-export { addWallet, applyStoredChanges, removeWallet, watchRevealed, type AppliedChanges, type StoredChanges } from './wallets.js';
+export {
+  addWallet,
+  applyStoredChanges,
+  parseStoredTransactions,
+  removeWallet,
+  watchRevealed,
+  type AppliedChanges,
+  type ParsedChanges,
+  type ParsedStoredTransaction,
+  type ParsedWalletRows,
+  type StoredChanges,
+} from './wallets.js';
 export { entryAtTip, utxoAtTip, WalletListCache, type WalletListsAtTip } from './list-cache.js';
 export * from './types.js';

@@ -24,6 +24,9 @@ export interface WalletListsAtTip {
   balances: WalletBalances;
 }
 
+/** Transactions whose entries are built between two pauses of `build`: a few milliseconds' work. */
+const BUILD_PART = 2_000;
+
 const confirmationsAt = (blockHeight: number | null, tipHeight: number | null) => (blockHeight === null || tipHeight === null ? 0 : tipHeight - blockHeight + 1);
 
 /** The entry with its confirmations at `tipHeight` (the entry itself when they are already right). */
@@ -120,17 +123,48 @@ export class WalletListCache {
     return this.current;
   }
 
-  private buildAll(wallet: WalletState): WalletListsAtTip {
+  /**
+   * Builds the lists ahead of the first `lists()`, in parts with `pause` awaited between them, so that a
+   * process loading a large wallet answers other requests meanwhile. The wallet's state must not change until
+   * it resolves (a state still being loaded, which nobody else holds).
+   */
+  async build(pause: () => Promise<void>): Promise<void> {
+    if (this.current) return;
+    const wallet = this.wallet;
     const trusted = trustChecker(wallet);
+    let done = 0;
     for (const t of wallet.txs.values()) {
-      this.entries.set(t.txid, entryOf(wallet, t));
-      this.coins.set(t.txid, unspentOutputsOf(wallet, t, trusted));
-      if (t.coinbase) this.coinbases.add(t.txid);
+      this.addEntry(wallet, t, trusted);
+      if (++done % BUILD_PART === 0) await pause();
     }
     const transactions = [...this.entries.values()].sort(oldestFirst);
+    await pause();
+    const live = transactions.filter((e) => e.status !== 'dropped').sort(newestFirst);
+    await pause();
     const unspent = [...this.coins.values()].flat().sort(byOutpoint);
+    await pause();
+    this.current = this.listsOf(wallet, transactions, live, unspent);
+    this.dirtyEntries.clear();
+    this.dirtyCoins.clear();
+  }
+
+  private buildAll(wallet: WalletState): WalletListsAtTip {
+    const trusted = trustChecker(wallet);
+    for (const t of wallet.txs.values()) this.addEntry(wallet, t, trusted);
+    const transactions = [...this.entries.values()].sort(oldestFirst);
+    const unspent = [...this.coins.values()].flat().sort(byOutpoint);
+    return this.listsOf(wallet, transactions, transactions.filter((e) => e.status !== 'dropped').sort(newestFirst), unspent);
+  }
+
+  private addEntry(wallet: WalletState, t: TrackedTx, trusted: (t: TrackedTx) => boolean): void {
+    this.entries.set(t.txid, entryOf(wallet, t));
+    this.coins.set(t.txid, unspentOutputsOf(wallet, t, trusted));
+    if (t.coinbase) this.coinbases.add(t.txid);
+  }
+
+  private listsOf(wallet: WalletState, transactions: WalletTxEntry[], live: WalletTxEntry[], unspent: WalletUtxo[]): WalletListsAtTip {
     const spendable = sumCoins({ confirmed: 0n, unconfirmed: 0n }, unspent, 1n);
-    return this.freeze(wallet, spendable, transactions, transactions.filter((e) => e.status !== 'dropped').sort(newestFirst), unspent, [...unspent].sort(mostConfirmedFirst));
+    return this.freeze(wallet, spendable, transactions, live, unspent, [...unspent].sort(mostConfirmedFirst));
   }
 
   private update(wallet: WalletState, previous: WalletListsAtTip): WalletListsAtTip {

@@ -16,11 +16,29 @@ const HASH_RE = /^[0-9a-f]{64}$/;
 const HEX_RE = /^(?:[0-9a-f]{2})*$/;
 const STATUSES = new Set(['confirmed', 'mempool', 'dropped']);
 
+/** Stored transaction rows checked and parsed (`parseStoredTransactions`), for `addWallet`. */
+export type ParsedStoredTransaction = NewTx;
+
+/** A wallet's stored rows with their transactions already parsed. */
+export interface ParsedWalletRows extends Omit<StoredWalletRows, 'transactions'> {
+  parsedTransactions: readonly ParsedStoredTransaction[];
+}
+
 /**
- * Adds a wallet to the state, fresh or from `stored` rows. Returns the scripts it had to derive (all of a
- * fresh wallet's first `gapLimit` per branch; for a stored one only if the gap limit grew) as a changeset.
+ * Checks and parses stored transaction rows of the wallet whose sync row has `tip`. `addWallet` does it for
+ * rows it is given; a caller loading a large wallet parses them in parts instead, and answers other work
+ * between the parts (parsing is most of a load).
  */
-export function addWallet(state: EngineState, config: WalletConfig, stored?: StoredWalletRows): EngineChangeset {
+export function parseStoredTransactions(walletId: string, tip: BlockRef | null, rows: readonly StoredTransaction[]): ParsedStoredTransaction[] {
+  return rows.map((row) => parseStoredTransaction(walletId, tip, row));
+}
+
+/**
+ * Adds a wallet to the state, fresh or from `stored` rows (their transactions parsed here or before, against
+ * the same rows' tip). Returns the scripts it had to derive (all of a fresh wallet's first `gapLimit` per
+ * branch; for a stored one only if the gap limit grew) as a changeset.
+ */
+export function addWallet(state: EngineState, config: WalletConfig, stored?: StoredWalletRows | ParsedWalletRows): EngineChangeset {
   if (typeof config?.walletId !== 'string' || config.walletId.length === 0) throw new EngineError('invalid_update', 'Wallet id is required');
   if (typeof config.derive !== 'function') throw new EngineError('invalid_update', 'Wallet needs a script deriver');
   if (state.wallets.has(config.walletId)) throw new EngineError('duplicate_wallet', `Wallet ${config.walletId} is already loaded`);
@@ -85,7 +103,7 @@ function checkSync(walletId: string, sync: StoredWalletSync): void {
   for (const n of [sync.lastUsedReceive, sync.lastUsedChange]) if (!Number.isSafeInteger(n) || n < -1) throw bad(walletId, 'invalid last used index');
 }
 
-function loadRows(state: EngineState, wallet: ReturnType<typeof newWalletState>, stored: StoredWalletRows): void {
+function loadRows(state: EngineState, wallet: ReturnType<typeof newWalletState>, stored: StoredWalletRows | ParsedWalletRows): void {
   const id = wallet.walletId;
   checkSync(id, stored.sync);
   wallet.tip = stored.sync.tip ? { ...stored.sync.tip } : null;
@@ -106,7 +124,8 @@ function loadRows(state: EngineState, wallet: ReturnType<typeof newWalletState>,
   }
   if (stored.addresses.some((a) => a.branch !== 0 && a.branch !== 1)) throw bad(id, 'address branch must be 0 or 1');
 
-  for (const row of stored.transactions) insertTx(state, wallet, parseStoredTransaction(id, wallet.tip, row));
+  const transactions = 'parsedTransactions' in stored ? stored.parsedTransactions : parseStoredTransactions(id, wallet.tip, stored.transactions);
+  for (const tx of transactions) insertTx(state, wallet, tx);
 }
 
 function checkAddressRow(id: string, row: StoredAddress): void {
@@ -142,6 +161,11 @@ export interface StoredChanges extends StoredWalletRows {
   removedTransactions: string[];
 }
 
+/** The same with its transactions already parsed (`parseStoredTransactions`, against the changes' tip). */
+export interface ParsedChanges extends Omit<StoredChanges, 'transactions'> {
+  parsedTransactions: readonly ParsedStoredTransaction[];
+}
+
 /** What `applyStoredChanges` changed, for whoever keeps lists derived from the state. */
 export interface AppliedChanges {
   /** Transactions added, rewritten or removed, with the version the state held before (undefined: new). */
@@ -156,13 +180,13 @@ export interface AppliedChanges {
  * state `addWallet` would build from all of today's rows, at the cost of what changed. Every row is
  * checked before anything changes, so a bad row leaves the state as it was.
  */
-export function applyStoredChanges(state: EngineState, walletId: string, changes: StoredChanges): AppliedChanges {
+export function applyStoredChanges(state: EngineState, walletId: string, changes: StoredChanges | ParsedChanges): AppliedChanges {
   const wallet = state.wallets.get(walletId);
   if (!wallet) throw new EngineError('unknown_wallet', `Unknown wallet ${walletId}`);
   checkSync(walletId, changes.sync);
   if (changes.lastRevealedReceive !== undefined && !isRevealIndex(changes.lastRevealedReceive)) throw bad(walletId, 'invalid last revealed receive index');
   const tip = changes.sync.tip ? { ...changes.sync.tip } : null;
-  const parsed = changes.transactions.map((row) => parseStoredTransaction(walletId, tip, row));
+  const parsed = 'parsedTransactions' in changes ? changes.parsedTransactions : parseStoredTransactions(walletId, tip, changes.transactions);
   const addresses = [...changes.addresses].sort((a, b) => a.branch - b.branch || a.index - b.index);
   const next: [number, number] = [...wallet.derived];
   for (const row of addresses) {

@@ -13,6 +13,7 @@ import {
   getBalances,
   listTransactions,
   listUnspent,
+  parseStoredTransactions,
   utxoAtTip,
   WalletListCache,
   type EngineChangeset,
@@ -114,6 +115,45 @@ describe('following a wallet through the rows written since', () => {
       }),
       { numRuns: 15 },
     );
+  });
+
+  it('gives the same with transactions parsed beforehand and lists built in parts, caught up at every step or once at the end', async () => {
+    const parsedRows = (store: MemoryRowStore, id: string) => {
+      const { transactions, ...rows } = store.rows(id);
+      return { ...rows, parsedTransactions: parseStoredTransactions(id, rows.sync.tip, transactions) };
+    };
+    let pauses = 0;
+    const pause = async () => void (pauses += 1);
+    for (const everyStep of [true, false]) {
+      const { state, store, configs } = freshEngine();
+      const readers = configs.map((config): Reader => {
+        const readerState = createEngineState();
+        addWallet(readerState, config, parsedRows(store, config.walletId));
+        return { config, state: readerState, lists: new WalletListCache(readerState, config.walletId), pending: new PendingRows() };
+      });
+      for (const [step, update] of updates.entries()) {
+        const changeset = applyAndPersist(state, store, update);
+        for (const reader of readers) reader.pending.add(changeset, reader.config.walletId);
+        if (!everyStep && step !== updates.length - 1) continue;
+        for (const reader of readers) {
+          const id = reader.config.walletId;
+          const { transactions, ...changes } = reader.pending.take(store, id);
+          const parsedTransactions = parseStoredTransactions(id, changes.sync.tip, transactions);
+          reader.lists.changed(applyStoredChanges(reader.state, id, { ...changes, parsedTransactions }));
+          await reader.lists.build(pause);
+          expectSameAsFullLoad(reader.lists.lists(), store, reader.config);
+        }
+      }
+      // A reader loading the last rows whole, parsed beforehand, with its lists built in parts.
+      for (const config of configs) {
+        const fresh = createEngineState();
+        addWallet(fresh, config, parsedRows(store, config.walletId));
+        const lists = new WalletListCache(fresh, config.walletId);
+        await lists.build(pause);
+        expectSameAsFullLoad(lists.lists(), store, config);
+      }
+    }
+    expect(pauses).toBeGreaterThan(0);
   });
 
   it('follows a miner wallet whose coinbases mature block by block, and go stale in reorgs', () => {
