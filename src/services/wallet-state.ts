@@ -8,12 +8,16 @@ import {
   addWallet,
   applyStoredChanges,
   createEngineState,
+  parseStoredTransactions,
   entryAtTip,
   utxoAtTip,
   walletSummary,
   WalletListCache,
   type Branch,
+  type BlockRef,
   type EngineState,
+  type ParsedStoredTransaction,
+  type StoredTransaction,
   type WalletBalances,
   type ScriptDeriver,
   type WalletListsAtTip,
@@ -74,17 +78,32 @@ export class WalletScriptsCache {
   }
 }
 
+/** Lets the process answer other work (requests, timers) before going on with a long one. */
+export const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+/** Stored transactions parsed between two turns of a load: a few milliseconds' work. */
+const PARSE_PART = 2_000;
+
 /**
- * Loads the wallet from its stored rows into `state` (no rescan). The returned changeset is what derivation
- * added: scripts for a grown gap limit, or for receive addresses revealed since the rows were written.
+ * Loads the wallet from its stored rows into `state` (no rescan). The transactions, most of the work, are parsed
+ * in parts before the state is touched, the process answering other requests between them: a wallet of 200,000
+ * transactions takes seconds. The returned changeset is what derivation added: scripts for a grown gap limit, or
+ * for receive addresses revealed since the rows were written.
  */
-export function loadWalletInto(state: EngineState, wallet: StoredWallet, rows: WalletChainRows, scripts: WalletScripts) {
-  return addWallet(state, { walletId: wallet.id, gapLimit: wallet.gapLimit, derive: scripts.derive }, {
-    sync: rows.sync,
-    lastRevealedReceive: rows.lastRevealedReceive,
-    addresses: rows.addresses,
-    transactions: rows.transactions,
-  });
+export async function loadWalletInto(state: EngineState, wallet: StoredWallet, rows: WalletChainRows, scripts: WalletScripts) {
+  const { transactions, ...rest } = rows;
+  const parsedTransactions = await parseInParts(wallet.id, rows.sync.tip, transactions);
+  return addWallet(state, { walletId: wallet.id, gapLimit: wallet.gapLimit, derive: scripts.derive }, { ...rest, parsedTransactions });
+}
+
+/** Stored transactions checked and parsed in parts, the process answering other work between them. */
+async function parseInParts(walletId: string, tip: BlockRef | null, rows: readonly StoredTransaction[]): Promise<ParsedStoredTransaction[]> {
+  const parsed: ParsedStoredTransaction[] = [];
+  for (let from = 0; from < rows.length; from += PARSE_PART) {
+    if (from > 0) await nextTurn();
+    for (const tx of parseStoredTransactions(walletId, tip, rows.slice(from, from + PARSE_PART))) parsed.push(tx);
+  }
+  return parsed;
 }
 
 /**
@@ -200,8 +219,12 @@ export class WalletStateCache {
       if (changes === undefined) throw new Error(`Wallet ${wallet.id} vanished while being read`);
       if (changes !== 'reload') {
         if (changes.revision === loaded.view.revision) return loaded.view;
+        // Parsed before the state changes: a first scan's changes hold every transaction of the wallet.
+        const { transactions, ...rest } = changes;
+        const parsedTransactions = await parseInParts(wallet.id, changes.sync.tip, transactions);
         try {
-          loaded.lists.changed(applyStoredChanges(loaded.state, wallet.id, changes));
+          loaded.lists.changed(applyStoredChanges(loaded.state, wallet.id, { ...rest, parsedTransactions }));
+          await loaded.lists.build(nextTurn); // only when most of the wallet changed: otherwise the lists follow the change
           loaded.view = this.viewOf(wallet, changes.revision, loaded);
           return loaded.view;
         } catch (error) {
@@ -214,8 +237,9 @@ export class WalletStateCache {
     const rows = await this.store.wallets.chainRows(wallet.id);
     if (!rows) throw new Error(`Wallet ${wallet.id} vanished while being read`);
     const state = createEngineState();
-    loadWalletInto(state, wallet, rows, this.scripts.get(wallet));
+    await loadWalletInto(state, wallet, rows, this.scripts.get(wallet));
     const fresh = { state, lists: new WalletListCache(state, wallet.id) } as LoadedWallet;
+    await fresh.lists.build(nextTurn);
     fresh.view = this.viewOf(wallet, rows.revision, fresh);
     this.loaded.set(wallet.id, fresh);
     return fresh.view;

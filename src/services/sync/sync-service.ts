@@ -263,7 +263,7 @@ export class SyncService {
       }
       const rows = await this.deps.store.wallets.chainRows(wallet.id);
       if (!rows) continue;
-      const changes = loadWalletInto(this.state, wallet, rows, this.deps.scripts.get(wallet));
+      const changes = await loadWalletInto(this.state, wallet, rows, this.deps.scripts.get(wallet));
       this.loaded.set(wallet.id, { wallet, revision: rows.revision });
       this.eventHeights.set(wallet.id, walletSummary(this.state, wallet.id).tip?.height ?? null);
       this.scanning.add(wallet.id);
