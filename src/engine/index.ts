@@ -42,6 +42,7 @@ export {
 export {
   addWallet,
   applyStoredChanges,
+  parseStoredTransaction,
   parseStoredTransactions,
   removeWallet,
   watchRevealed,

@@ -134,7 +134,7 @@ function checkAddressRow(id: string, row: StoredAddress): void {
 }
 
 /** Checks one stored transaction row against the wallet (and its tip) and parses it. */
-function parseStoredTransaction(id: string, tip: BlockRef | null, row: StoredTransaction): NewTx {
+export function parseStoredTransaction(id: string, tip: BlockRef | null, row: StoredTransaction): ParsedStoredTransaction {
   if (row.walletId !== id) throw bad(id, 'transaction row belongs to another wallet');
   if (!STATUSES.has(row.status)) throw bad(id, `transaction ${row.txid} has unknown status`);
   if ((row.status === 'confirmed') !== (row.blockHash !== null)) throw bad(id, `transaction ${row.txid} status and block disagree`);

@@ -8,7 +8,7 @@ import {
   addWallet,
   applyStoredChanges,
   createEngineState,
-  parseStoredTransactions,
+  parseStoredTransaction,
   entryAtTip,
   utxoAtTip,
   walletSummary,
@@ -26,6 +26,7 @@ import {
   type WalletUtxo,
 } from '../engine/index.js';
 import type { Store, StoredWallet, WalletChainRows } from '../store/repositories.js';
+import { mapInParts, nextTurn } from './turns.js';
 import type { Page } from './wallet-format.js';
 
 const DERIVE_AHEAD = 32;
@@ -78,12 +79,6 @@ export class WalletScriptsCache {
   }
 }
 
-/** Lets the process answer other work (requests, timers) before going on with a long one. */
-export const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
-
-/** Stored transactions parsed between two turns of a load: a few milliseconds' work. */
-const PARSE_PART = 2_000;
-
 /**
  * Loads the wallet from its stored rows into `state` (no rescan). The transactions, most of the work, are parsed
  * in parts before the state is touched, the process answering other requests between them: a wallet of 200,000
@@ -97,14 +92,8 @@ export async function loadWalletInto(state: EngineState, wallet: StoredWallet, r
 }
 
 /** Stored transactions checked and parsed in parts, the process answering other work between them. */
-async function parseInParts(walletId: string, tip: BlockRef | null, rows: readonly StoredTransaction[]): Promise<ParsedStoredTransaction[]> {
-  const parsed: ParsedStoredTransaction[] = [];
-  for (let from = 0; from < rows.length; from += PARSE_PART) {
-    if (from > 0) await nextTurn();
-    for (const tx of parseStoredTransactions(walletId, tip, rows.slice(from, from + PARSE_PART))) parsed.push(tx);
-  }
-  return parsed;
-}
+const parseInParts = (walletId: string, tip: BlockRef | null, rows: readonly StoredTransaction[]): Promise<ParsedStoredTransaction[]> =>
+  mapInParts(rows, (row) => parseStoredTransaction(walletId, tip, row));
 
 /**
  * One wallet as read at one stored revision. `lists` and `summary` are that revision's and never change.

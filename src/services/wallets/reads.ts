@@ -12,6 +12,7 @@ import type { ChainSource, ChainTip } from '../../chain/types.js';
 import type { Store, StoredWallet, UtxoFlagRow } from '../../store/repositories.js';
 import { invalidField } from '../errors.js';
 import type { Principal } from '../principal.js';
+import { mapInParts } from '../turns.js';
 import type { WalletDirectory, WalletListing } from '../service-details.js';
 import {
   balanceView,
@@ -133,10 +134,13 @@ export class WalletReads implements WalletDirectory {
     };
   }
 
-  /** One page (default: all) of the coins, most confirmations first; only the page is formatted. */
+  /**
+   * One page (default: all) of the coins, most confirmations first; only the page is formatted, in parts (an
+   * unpaged list may hold 100,000 coins: other requests are answered meanwhile).
+   */
   private async utxoViews(view: WalletView, labels: Map<string, string>, page: Page = {}, flags?: UtxoFlagRow[]): Promise<UtxoView[]> {
     const ctx = await this.utxoContext(view.wallet, labels, flags);
-    return unspentPage(view, page).map((u) => utxoView(u, ctx));
+    return mapInParts(unspentPage(view, page), (u) => utxoView(u, ctx));
   }
 
   private async utxoContext(wallet: StoredWallet, labels: Map<string, string>, flags?: UtxoFlagRow[]): Promise<UtxoContext> {
@@ -218,7 +222,7 @@ export class WalletReads implements WalletDirectory {
     const flags = await this.deps.store.wallets.utxoFlags(wallet.id);
     const frozen = new Set(flags.filter((f) => f.frozen).map((f) => `${f.txid}:${f.vout}`));
     const coins = await this.utxoViews(view, await this.deps.store.wallets.addressLabels(wallet.id), page, flags);
-    return { total: view.lists.unspentByConfirmations.length, coins: coins.map((u) => ({ ...u, frozen: frozen.has(`${u.txid}:${u.vout}`) })) };
+    return { total: view.lists.unspentByConfirmations.length, coins: await mapInParts(coins, (u) => ({ ...u, frozen: frozen.has(`${u.txid}:${u.vout}`) })) };
   }
 
   async addresses(principal: Principal, alias: string, branch: 0 | 1, from: number, count: number): Promise<AddressEntry[]> {

@@ -1,0 +1,21 @@
+/**
+ * Long work on the process's one JavaScript thread, cut into parts between which other requests are answered
+ * (ADR 0010): a large wallet's load, or an unpaged list of 100,000 coins.
+ */
+
+/** Lets the process answer other work (requests, timers) before going on. */
+export const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+/** Items handled between two turns: a few milliseconds' work for the loads and lists here. */
+const PART = 2_000;
+
+/** `map` applied to every item in order, PART items per turn. */
+export async function mapInParts<T, U>(items: readonly T[], map: (item: T) => U): Promise<U[]> {
+  const mapped: U[] = [];
+  for (let from = 0; from < items.length; from += PART) {
+    if (from > 0) await nextTurn();
+    const end = Math.min(from + PART, items.length);
+    for (let i = from; i < end; i++) mapped.push(map(items[i]!));
+  }
+  return mapped;
+}
