@@ -8,8 +8,8 @@ import {
   addWallet,
   applyStoredChanges,
   createEngineState,
-  parseStoredTransaction,
   entryAtTip,
+  parseStoredTransaction,
   utxoAtTip,
   walletSummary,
   WalletListCache,
@@ -86,9 +86,13 @@ export class WalletScriptsCache {
  * for receive addresses revealed since the rows were written.
  */
 export async function loadWalletInto(state: EngineState, wallet: StoredWallet, rows: WalletChainRows, scripts: WalletScripts) {
-  const { transactions, ...rest } = rows;
-  const parsedTransactions = await parseInParts(wallet.id, rows.sync.tip, transactions);
-  return addWallet(state, { walletId: wallet.id, gapLimit: wallet.gapLimit, derive: scripts.derive }, { ...rest, parsedTransactions });
+  const parsedTransactions = await parseInParts(wallet.id, rows.sync.tip, rows.transactions);
+  return addWallet(state, { walletId: wallet.id, gapLimit: wallet.gapLimit, derive: scripts.derive }, {
+    sync: rows.sync,
+    lastRevealedReceive: rows.lastRevealedReceive,
+    addresses: rows.addresses,
+    parsedTransactions,
+  });
 }
 
 /** Stored transactions checked and parsed in parts, the process answering other work between them. */

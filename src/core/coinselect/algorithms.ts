@@ -14,7 +14,6 @@ export interface PoolCoin {
   weight: number;
 }
 
-
 /** Bitcoin Core's BnB try limit. */
 export const BNB_MAX_TRIES = 100_000;
 
