@@ -152,8 +152,8 @@ interface SharedPool {
 const sharedPools = new WeakMap<readonly SpendableUtxo[], SharedPool>();
 
 /**
- * The selectable coins of a frozen coin list (a revision's list as forSpending shares it when no coin is
- * frozen), built once per list and input type; undefined for any other list.
+ * The selectable coins of a frozen coin list (a revision's list as forSpending shares it, per set of frozen
+ * coins), built once per list, input type and tip; undefined for any other list.
  */
 function sharedPool(utxos: readonly SpendableUtxo[], inputType: InputType, tipHeight: number): SharedPool | undefined {
   if (!Object.isFrozen(utxos)) return undefined;

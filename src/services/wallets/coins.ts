@@ -109,29 +109,40 @@ export class WalletCoins {
   }
 }
 
+/** A revision's coins with the frozen ones marked, for the frozen outpoints last seen with that list. */
+const flaggedOf = new WeakMap<readonly SpendableUtxo[], { frozen: string; coins: readonly SpendableUtxo[] }>();
+
 /**
  * The coins with the frozen ones marked. The coins are shared by every request on their revision; only frozen
  * coins are copied (few, against up to hundreds of thousands of coins), found in one pass that looks each coin up
- * among them. A flag that only labels a coin changes nothing here. Without a frozen coin, the shared (frozen)
- * list itself is handed on, which lets coin selection reuse its work on it.
+ * among them. A flag that only labels a coin changes nothing here. Without a frozen coin the shared list itself is
+ * handed on; with some, one frozen copy per revision and set of frozen coins, so that PSBT creation and coin
+ * selection reuse their work on it as on the shared list.
  */
 function withFlags(coins: readonly SpendableUtxo[], flags: readonly UtxoFlagRow[]): readonly SpendableUtxo[] {
   const frozenVouts = new Map<string, Set<number>>();
+  const frozenOutpoints: string[] = [];
   for (const flag of flags) {
     if (!flag.frozen) continue;
     let vouts = frozenVouts.get(flag.txid);
     if (!vouts) frozenVouts.set(flag.txid, (vouts = new Set()));
     vouts.add(flag.vout);
+    frozenOutpoints.push(`${flag.txid}:${flag.vout}`);
   }
   if (frozenVouts.size === 0) return coins;
+  const frozen = frozenOutpoints.sort().join(' ');
+  const known = flaggedOf.get(coins);
+  if (known?.frozen === frozen) return known.coins;
   let copy: SpendableUtxo[] | undefined;
   for (let i = 0; i < coins.length; i++) {
     // A flag of a coin spent since matches nothing.
     if (!frozenVouts.get(coins[i]!.txid)?.has(coins[i]!.vout)) continue;
     copy ??= [...coins];
-    copy[i] = { ...coins[i]!, frozen: true };
+    copy[i] = Object.freeze({ ...coins[i]!, frozen: true });
   }
-  return copy ?? coins;
+  const flagged = copy ? Object.freeze(copy) : coins;
+  flaggedOf.set(coins, { frozen, coins: flagged });
+  return flagged;
 }
 
 const spendableOf = new WeakMap<WalletView['lists'], readonly SpendableUtxo[]>();

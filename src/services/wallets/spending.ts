@@ -18,7 +18,7 @@ export interface WalletForSpending {
   wallet: StoredWallet;
   /** The stored revision these coins were read at: a PSBT built from them is stored only while it holds. */
   revision: number;
-  /** Shared by the requests on one revision when no coin is frozen: never change it. */
+  /** Shared by the requests on one revision with the same frozen coins: never change it. */
   utxos: readonly SpendableUtxo[];
   tipHeight: number;
   /** First change index not yet used on chain. */
