@@ -42,15 +42,29 @@ function waste(p: Prepared, coins: readonly PreparedCoin[], target: bigint): big
   return total + (change >= p.minViableChange ? p.costOfChange : amount - target);
 }
 
-/** Per prepared list (shared when a frozen coin list is reused): its optional coins, and those sorted by amount. */
-const optionalLists = new WeakMap<readonly PreparedCoin[], PreparedCoin[]>();
+/**
+ * Per prepared list (shared when a frozen coin list is reused): its must-use coins, its optional coins with
+ * how many of them each tier admits, and those sorted by amount.
+ */
+const splitLists = new WeakMap<readonly PreparedCoin[], { preset: PreparedCoin[]; optional: PreparedCoin[]; tierSizes: number[] }>();
 const sortedLists = new WeakMap<readonly PreparedCoin[], PreparedCoin[]>();
 
-/** Coins the algorithms may pick: not must-use, and worth more than the fee to spend them. */
-function optionalOf(coins: readonly PreparedCoin[]): PreparedCoin[] {
-  let optional = optionalLists.get(coins);
-  if (!optional) optionalLists.set(coins, (optional = coins.filter((c) => !c.mustUse && c.amount > 0 && c.effective > 0)));
-  return optional;
+/** The must-use coins, and the coins the algorithms may pick: not must-use, and worth more than the fee to spend them. */
+function splitOf(coins: readonly PreparedCoin[]): { preset: PreparedCoin[]; optional: PreparedCoin[]; tierSizes: number[] } {
+  let split = splitLists.get(coins);
+  if (!split) {
+    const optional = coins.filter((c) => !c.mustUse && c.amount > 0 && c.effective > 0);
+    split = { preset: coins.filter((c) => c.mustUse), optional, tierSizes: tierSizesOf(optional) };
+    splitLists.set(coins, split);
+  }
+  return split;
+}
+
+/** How many coins each tier admits: a tier admitting as many as the one before holds the same coins (tiers only widen). */
+function tierSizesOf(coins: readonly PreparedCoin[]): number[] {
+  const sizes = TIERS.map(() => 0);
+  for (const c of coins) for (let t = 0; t < TIERS.length; t++) if (TIERS[t]!(c)) sizes[t]! += 1;
+  return sizes;
 }
 
 /**
@@ -65,17 +79,14 @@ function sortedOptional(base: PreparedCoin[], exclude: ReadonlySet<string>): Pre
 
 /** Picks coins covering `target` (a selection amount) on top of the must-use coins. */
 function choose(p: Prepared, target: bigint): Choice {
-  const preset = p.coins.filter((c) => c.mustUse);
+  const { preset, optional: base, tierSizes: baseTierSizes } = splitOf(p.coins);
   const presetAmount = preset.reduce((sum, c) => sum + c.selectionAmount, 0n);
   const remaining = target - presetAmount;
   if (preset.length > 0 && remaining <= 0n) return { coins: preset, algorithm: 'manual', waste: waste(p, preset, target) };
 
-  const base = optionalOf(p.coins);
   const optional = p.exclude.size > 0 ? base.filter((c) => !p.exclude.has(c.coin.id)) : base;
-  // How many coins each tier admits, counted first: a tier admitting as many as the one before holds the same
-  // coins (tiers only widen), and is skipped without building its list.
-  const tierSizes = TIERS.map(() => 0);
-  for (const c of optional) TIERS.forEach((tier, t) => (tierSizes[t]! += tier(c) ? 1 : 0));
+  // Counted first: a tier admitting as many coins as the one before is skipped without building its list.
+  const tierSizes = optional === base ? baseTierSizes : tierSizesOf(optional);
   let weightExceeded = false;
   let previousSize = -1;
   for (const [t, tier] of TIERS.entries()) {
