@@ -9,7 +9,7 @@ import { DescriptorDeriver, parseDescriptor } from '../../src/core/descriptor/in
 import { NETWORKS } from '../../src/core/network.js';
 import { parseTransaction } from '../../src/core/tx.js';
 import { request } from '../support/server.js';
-import { startWalletWorld, timeline, walletDetails, wallets, type WalletWorld } from './wallet-helpers.js';
+import { importFixtureWallets, startWalletWorld, timeline, walletDetails, wallets, type WalletWorld } from './wallet-helpers.js';
 
 const external = new DescriptorDeriver(parseDescriptor(wallets.w_tr!.recv_descriptor, NETWORKS.regtest)).derive(90).address;
 /** The coins of w_wpkh that snapshot 8 spends in the mempool (later replaced, and the replacement confirmed). */
@@ -27,6 +27,14 @@ async function syncTo(snapshot: number): Promise<void> {
   expect((await world!.server.running.runtime.services.sync.runOnce()).ran).toBe(true);
 }
 
+/** The test node at `snapshot`, and the service with w_wpkh imported and synced to it. */
+async function walletSyncedTo(snapshot: number): Promise<WalletWorld> {
+  world = await startWalletWorld({ snapshot });
+  await importFixtureWallets(world, ['w_wpkh']);
+  await syncTo(snapshot);
+  return world;
+}
+
 const psbtUrl = (rest = '') => `${world!.server.api}/wallets/w_wpkh/psbt${rest}`;
 
 /** The PSBT list, the wallet details' count and every coin's `reserved_by` tell the same story. */
@@ -41,14 +49,7 @@ async function expectAgreement(pending: Record<string, string[]>): Promise<void>
 
 describe('PSBTs settled by the sync', () => {
   it('a PSBT with a coin spent by a confirmed transaction becomes invalid and frees its other coins; the others stay', async () => {
-    world = await startWalletWorld({ snapshot: 7 });
-    const imported = await request(`${world.server.api}/wallets`, {
-      method: 'POST',
-      headers: world.auth,
-      json: { name: 'Hot', alias: 'w_wpkh', recv_descriptor: wallets.w_wpkh!.recv_descriptor, change_descriptor: wallets.w_wpkh!.change_descriptor, birthday: 0 },
-    });
-    expect(imported.status, imported.text).toBe(201);
-    await syncTo(7);
+    world = await walletSyncedTo(7);
     const others = (await walletDetails(world, 'w_wpkh')).utxo.filter((u: any) => !spentLater.some((s) => outpoint(s) === outpoint(u)));
     const create = async (inputs: { txid: string; vout: number }[]) => {
       const created = await request(psbtUrl(), { method: 'POST', headers: world!.auth, json: { recipients: [{ address: external, amount: '0.01' }], fee_rate: 2, inputs } });
@@ -79,14 +80,7 @@ describe('PSBTs settled by the sync', () => {
 
 describe('coins held by pending PSBTs', () => {
   it('are never chosen again, also while the wallet holds unconfirmed change of its own (chosen after confirmed coins)', async () => {
-    world = await startWalletWorld({ snapshot: 8 });
-    const imported = await request(`${world.server.api}/wallets`, {
-      method: 'POST',
-      headers: world.auth,
-      json: { name: 'Hot', alias: 'w_wpkh', recv_descriptor: wallets.w_wpkh!.recv_descriptor, change_descriptor: wallets.w_wpkh!.change_descriptor, birthday: 0 },
-    });
-    expect(imported.status, imported.text).toBe(201);
-    await syncTo(8);
+    world = await walletSyncedTo(8);
     // Snapshot 8: three confirmed coins, and the change of a spend still in the mempool (own, so spendable).
     const coins = (await walletDetails(world, 'w_wpkh')).utxo;
     const confirmed = coins.filter((u: any) => u.confirmations > 0);
