@@ -58,8 +58,8 @@ interface InputSize {
 export interface Prepared {
   /** Shared by selections over the same frozen coin list at the same rates: never changed. */
   coins: readonly PreparedCoin[];
-  /** Ids of coins not to select (e.g. held by other pending transactions). */
-  exclude: ReadonlySet<string>;
+  /** The coins of the list not to select (`exclude`, e.g. held by other pending transactions). */
+  excluded: ReadonlySet<PreparedCoin>;
   recipients: Recipient[];
   recipientsSum: bigint;
   recipientScriptLengths: number[];
@@ -215,6 +215,25 @@ function prepareCoins(list: readonly Coin[], feeRate: FeeRate, longTerm: FeeRate
   return coins;
 }
 
+/** Each prepared list's coins by id, made when a selection first excludes some: a few ids become coins. */
+const byIdLists = new WeakMap<readonly PreparedCoin[], Map<string, PreparedCoin>>();
+
+/**
+ * The coins of `coins` whose ids are in `exclude` (ids of no coin of the list are left aside). Working with the
+ * coins themselves spares the selection a lookup of every coin's id text in `exclude`.
+ */
+function excludedCoins(coins: readonly PreparedCoin[], exclude: ReadonlySet<string> | undefined): ReadonlySet<PreparedCoin> {
+  const excluded = new Set<PreparedCoin>();
+  if (!exclude || exclude.size === 0) return excluded;
+  let byId = byIdLists.get(coins);
+  if (!byId) byIdLists.set(coins, (byId = new Map(coins.map((c) => [c.coin.id, c]))));
+  for (const id of exclude) {
+    const coin = byId.get(id);
+    if (coin) excluded.add(coin);
+  }
+  return excluded;
+}
+
 export function prepare(request: SelectionRequest): Prepared {
   const options = request.options ?? {};
   const feeRate = checkRate(request.feeRate, 'feeRate');
@@ -262,7 +281,7 @@ export function prepare(request: SelectionRequest): Prepared {
 
   return {
     coins,
-    exclude: options.exclude ?? new Set(),
+    excluded: excludedCoins(coins, options.exclude),
     recipients,
     recipientsSum,
     recipientScriptLengths,

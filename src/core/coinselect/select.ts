@@ -49,11 +49,14 @@ function waste(p: Prepared, coins: readonly PreparedCoin[], target: bigint): big
 const splitLists = new WeakMap<readonly PreparedCoin[], { preset: PreparedCoin[]; optional: PreparedCoin[]; tierSizes: number[] }>();
 const sortedLists = new WeakMap<readonly PreparedCoin[], PreparedCoin[]>();
 
-/** The must-use coins, and the coins the algorithms may pick: not must-use, and worth more than the fee to spend them. */
+/** A coin the algorithms may pick: not must-use, and worth more than the fee to spend it. */
+const isOptional = (c: PreparedCoin): boolean => !c.mustUse && c.amount > 0 && c.effective > 0;
+
+/** The must-use coins, and the optional ones. */
 function splitOf(coins: readonly PreparedCoin[]): { preset: PreparedCoin[]; optional: PreparedCoin[]; tierSizes: number[] } {
   let split = splitLists.get(coins);
   if (!split) {
-    const optional = coins.filter((c) => !c.mustUse && c.amount > 0 && c.effective > 0);
+    const optional = coins.filter(isOptional);
     split = { preset: coins.filter((c) => c.mustUse), optional, tierSizes: tierSizesOf(optional) };
     splitLists.set(coins, split);
   }
@@ -61,20 +64,26 @@ function splitOf(coins: readonly PreparedCoin[]): { preset: PreparedCoin[]; opti
 }
 
 /** How many coins each tier admits: a tier admitting as many as the one before holds the same coins (tiers only widen). */
-function tierSizesOf(coins: readonly PreparedCoin[]): number[] {
+function tierSizesOf(coins: Iterable<PreparedCoin>): number[] {
   const sizes = TIERS.map(() => 0);
   for (const c of coins) for (let t = 0; t < TIERS.length; t++) if (TIERS[t]!(c)) sizes[t]! += 1;
   return sizes;
 }
 
 /**
- * The optional coins less `exclude`, in sortByAmountDescending's order (amount, then position): sorting the
- * whole list once and leaving coins out keeps the same order as sorting what is left.
+ * The optional coins less the excluded ones, in sortByAmountDescending's order (amount, then position): sorting
+ * the whole list once and leaving coins out keeps the same order as sorting what is left.
  */
-function sortedOptional(base: PreparedCoin[], exclude: ReadonlySet<string>): PreparedCoin[] {
+function sortedOptional(base: PreparedCoin[], excluded: ReadonlySet<PreparedCoin>): PreparedCoin[] {
   let sorted = sortedLists.get(base);
   if (!sorted) sortedLists.set(base, (sorted = sortByAmountDescending(base)));
-  return exclude.size > 0 ? sorted.filter((c) => !exclude.has(c.coin.id)) : sorted;
+  return excluded.size > 0 ? sorted.filter((c) => !excluded.has(c)) : sorted;
+}
+
+/** The tiers' sizes of a list without its excluded optional coins. */
+function lessExcluded(tierSizes: readonly number[], excluded: ReadonlySet<PreparedCoin>): number[] {
+  const gone = tierSizesOf([...excluded].filter(isOptional));
+  return tierSizes.map((size, t) => size - gone[t]!);
 }
 
 /** Picks coins covering `target` (a selection amount) on top of the must-use coins. */
@@ -84,9 +93,9 @@ function choose(p: Prepared, target: bigint): Choice {
   const remaining = target - presetAmount;
   if (preset.length > 0 && remaining <= 0n) return { coins: preset, algorithm: 'manual', waste: waste(p, preset, target) };
 
-  const optional = p.exclude.size > 0 ? base.filter((c) => !p.exclude.has(c.coin.id)) : base;
+  const optional = p.excluded.size > 0 ? base.filter((c) => !p.excluded.has(c)) : base;
   // Counted first: a tier admitting as many coins as the one before is skipped without building its list.
-  const tierSizes = optional === base ? baseTierSizes : tierSizesOf(optional);
+  const tierSizes = optional === base ? baseTierSizes : lessExcluded(baseTierSizes, p.excluded);
   let weightExceeded = false;
   let previousSize = -1;
   for (const [t, tier] of TIERS.entries()) {
@@ -101,7 +110,7 @@ function choose(p: Prepared, target: bigint): Choice {
     const budget = p.maxInputWeight - preset.reduce((sum, c) => sum + c.weight, 0);
 
     // Every optional coin eligible: the order by amount comes from the list's sorted optional coins.
-    const sorted = eligible === optional ? sortedOptional(base, p.exclude) : undefined;
+    const sorted = eligible === optional ? sortedOptional(base, p.excluded) : undefined;
     const candidates: { selection: PreparedCoin[]; algorithm: SelectionAlgorithm }[] = [];
     if (p.subtractFeeFrom === null) {
       const bnb = selectBnB(pool, goal, Number(p.costOfChange), budget, undefined, sorted);
