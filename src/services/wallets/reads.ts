@@ -138,8 +138,8 @@ export class WalletReads implements WalletDirectory {
    * One page (default: all) of the coins, most confirmations first; only the page is formatted, in parts (an
    * unpaged list may hold 100,000 coins: other requests are answered meanwhile).
    */
-  private async utxoViews(view: WalletView, labels: Map<string, string>, page: Page = {}, flags?: UtxoFlagRow[]): Promise<UtxoView[]> {
-    const ctx = await this.utxoContext(view.wallet, labels, flags);
+  private async utxoViews(view: WalletView, labels: Map<string, string>, page: Page = {}): Promise<UtxoView[]> {
+    const ctx = await this.utxoContext(view.wallet, labels);
     return mapInParts(unspentPage(view, page), (u) => utxoView(u, ctx));
   }
 
@@ -221,8 +221,10 @@ export class WalletReads implements WalletDirectory {
     const view = await this.deps.states.view(wallet);
     const flags = await this.deps.store.wallets.utxoFlags(wallet.id);
     const frozen = new Set(flags.filter((f) => f.frozen).map((f) => `${f.txid}:${f.vout}`));
-    const coins = await this.utxoViews(view, await this.deps.store.wallets.addressLabels(wallet.id), page, flags);
-    return { total: view.lists.unspentByConfirmations.length, coins: await mapInParts(coins, (u) => ({ ...u, frozen: frozen.has(`${u.txid}:${u.vout}`) })) };
+    const ctx = await this.utxoContext(wallet, await this.deps.store.wallets.addressLabels(wallet.id), flags);
+    // Formatted and marked in one pass, in parts: an unpaged list may hold 100,000 coins.
+    const coins = await mapInParts(unspentPage(view, page), (u) => Object.assign(utxoView(u, ctx), { frozen: frozen.has(`${u.txid}:${u.vout}`) }));
+    return { total: view.lists.unspentByConfirmations.length, coins };
   }
 
   async addresses(principal: Principal, alias: string, branch: 0 | 1, from: number, count: number): Promise<AddressEntry[]> {
