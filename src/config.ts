@@ -4,10 +4,10 @@
  * defaults. Every setting is declared once in SETTINGS; a bad value stops the start with one line
  * naming the setting.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { homedir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { isAbsolute, join, resolve } from 'node:path';
 import { parseDuration } from './auth/duration.js';
 import { NETWORK_NAMES, type NetworkName } from './core/network.js';
 
@@ -25,7 +25,14 @@ export interface Config {
   /** Password of the `admin` user created on first start; secret. */
   adminPassword: string | undefined;
   network: NetworkName;
-  bitcoind: { url: string | undefined; cookieFile: string | undefined; user: string | undefined; password: string | undefined };
+  bitcoind: {
+    url: string | undefined;
+    cookieFile: string | undefined;
+    user: string | undefined;
+    password: string | undefined;
+    /** The node's `blocks` folder, read while the node keeps no block filters (scans read blocks from its files). */
+    blocksFolder: string | undefined;
+  };
   /** Highest fee rate a PSBT may use, sat/vB. */
   maxFeeRate: number;
   /** Most pending PSBTs one wallet may hold (each reserves coins until it settles or is deleted). */
@@ -154,6 +161,8 @@ export const SETTINGS: readonly Setting[] = [
     apply: (d, t) => { d.bitcoind.user = optionalText(t); } },
   { key: 'bitcoind_password', env: 'SERVICE_BITCOIND_PASSWORD', flag: '--bitcoind-password', defaultText: 'none', description: 'JSON-RPC password.', secret: true,
     apply: (d, t) => { d.bitcoind.password = t === '' ? undefined : t; } },
+  { key: 'bitcoind_blocks_folder', env: 'SERVICE_BITCOIND_BLOCKS_FOLDER', flag: '--bitcoind-blocks-folder', defaultText: 'none', description: 'Bitcoin Core\'s `blocks` folder (e.g. `~/.bitcoin/blocks`), when the service may read it: while the node keeps no block filters (`-blockfilterindex`), scans read blocks from its files instead of over JSON-RPC.',
+    apply: (d, t) => { d.bitcoind.blocksFolder = existingFolder(t); } },
   { key: 'max_fee_rate', env: 'SERVICE_MAX_FEE_RATE', flag: '--max-fee-rate', defaultText: '1000', description: 'Highest fee rate a PSBT may use, in sat/vB.',
     apply: (d, t) => { d.maxFeeRate = integer(t, 1, 1_000_000); } },
   { key: 'max_pending_psbts', env: 'SERVICE_MAX_PENDING_PSBTS', flag: '--max-pending-psbts', defaultText: '100', description: 'Most pending PSBTs a wallet may hold; one more is refused with 422 `too_many_pending_psbts` until one is deleted or settles.',
@@ -250,7 +259,7 @@ function defaults(): Draft {
     apiActive: false,
     adminPassword: undefined,
     network: 'mainnet',
-    bitcoind: { url: undefined, cookieFile: undefined, user: undefined, password: undefined },
+    bitcoind: { url: undefined, cookieFile: undefined, user: undefined, password: undefined, blocksFolder: undefined },
     maxFeeRate: 1000,
     maxPendingPsbts: 100,
     tokenMaxLifeSeconds: 365 * 86_400,
@@ -286,6 +295,22 @@ function parseFlags(flags: readonly string[]): Map<string, string> {
 
 function expandHome(path: string): string {
   return path === '~' ? homedir() : path.startsWith('~/') ? join(homedir(), path.slice(2)) : path;
+}
+
+/** An absolute (or `~/`) path of a folder that exists; empty: none. */
+function existingFolder(text: string): string | undefined {
+  const given = optionalText(text);
+  if (given === undefined) return undefined;
+  const path = expandHome(given);
+  if (!isAbsolute(path)) throw new Error('must be an absolute path (or start with ~/)');
+  let isFolder: boolean;
+  try {
+    isFolder = statSync(path).isDirectory();
+  } catch {
+    isFolder = false;
+  }
+  if (!isFolder) throw new Error('must be a folder that exists and can be read');
+  return path;
 }
 
 function readConfigFile(dataFolder: string): Map<string, string> {

@@ -60,11 +60,12 @@ export interface RuntimeOptions {
 
 /** Bitcoin Core from the configuration, or null when no node is configured. */
 export function openChainSource(config: Config): ChainSource | null {
-  const { url, cookieFile, user, password } = config.bitcoind;
+  const { url, cookieFile, user, password, blocksFolder } = config.bitcoind;
   if (url === undefined) return null;
   return new BitcoindChainSource({
     url,
     network: config.network,
+    blocksFolder,
     ...(user !== undefined && password !== undefined ? { user, password } : cookieFile !== undefined ? { cookieFile } : {}),
   });
 }

@@ -5,6 +5,7 @@
 // service's scan (from `POST /wallets` with birthday 0 until its `scan` is null), checks both found the same
 // coins and transactions, and reports the ratio, with and without the node's block filter index.
 // Usage: npm run build && node bench/rescan/run.mjs [--rounds 3] [--sync-interval 5] [--filters on|off] [--rest on|off]
+//   [--block-files on] (the service is given the node's blocks folder)
 //   [--cpu-prof DIR] (writes a V8 CPU profile of each service run to DIR)
 //   BITCOIND (default ../shared/bin/bitcoind), WCS_BENCH_CACHE (default ~/.cache/wcs-bench)
 import { spawn } from 'node:child_process';
@@ -30,6 +31,8 @@ const FILTER_MODES = { on: [true], off: [false] }[textArg('filters')] ?? [true, 
 const CPU_PROFILE_DIR = textArg('cpu-prof');
 /** Start the node with -rest (the service then reads blocks in binary over REST; Core's rescan is unaffected). */
 const REST = textArg('rest') === 'on';
+/** Give the service the node's blocks folder (it reads blocks from the node's files while the node keeps no filters). */
+const BLOCK_FILES = textArg('block-files') === 'on';
 const SYNC_INTERVAL = arg('sync-interval', 5);
 const CHAIN_VERSION = 'rescan-chain-v1';
 const LAST_HEIGHT = 2_200;
@@ -144,6 +147,7 @@ async function serviceScan(node, meta, syncInterval) {
       SERVICE_NETWORK: 'regtest', SERVICE_API_ACTIVE: 'True', SERVICE_ADMIN_PASSWORD: PASSWORD, SERVICE_LOG_LEVEL: 'warn',
       SERVICE_BITCOIND_URL: node.url, SERVICE_BITCOIND_COOKIE: node.cookieFile, SERVICE_SYNC_INTERVAL: String(syncInterval),
       SERVICE_USER_REQUEST_RATE: '0', // the scan is polled often; the per-user limit is not measured here
+      ...(BLOCK_FILES ? { SERVICE_BITCOIND_BLOCKS_FOLDER: join(chainDir, 'regtest', 'blocks') } : {}),
     },
   });
   try {
@@ -244,6 +248,6 @@ const lines = [
   '',
   '| block filter index | Core `rescanblockchain 0` | service, POST to scan done (sync interval ' + SYNC_INTERVAL + ' s) | ratio | same, interval 0.1 s | ratio | CPU: Core (node) | CPU: service + node (0.1 s) | ratio | service peak RSS |',
   '|---|---|---|---|---|---|---|---|---|---|',
-  ...results.map((r) => `| ${r.filters ? 'on' : 'off'}${REST ? ', node with -rest' : ''} | ${r.coreS.toFixed(2)} s | ${r.serviceS.toFixed(2)} s | ${(r.serviceS / r.coreS).toFixed(2)}x Core's time | ${r.fastS.toFixed(2)} s | ${(r.fastS / r.coreS).toFixed(2)}x | ${r.coreCpu.toFixed(2)} s | ${r.fastCpu.toFixed(2)} s | ${(r.fastCpu / r.coreCpu).toFixed(2)}x | ${r.rssMb} MB |`),
+  ...results.map((r) => `| ${r.filters ? 'on' : 'off'}${REST ? ', node with -rest' : ''}${BLOCK_FILES ? ', service reads block files' : ''} | ${r.coreS.toFixed(2)} s | ${r.serviceS.toFixed(2)} s | ${(r.serviceS / r.coreS).toFixed(2)}x Core's time | ${r.fastS.toFixed(2)} s | ${(r.fastS / r.coreS).toFixed(2)}x | ${r.coreCpu.toFixed(2)} s | ${r.fastCpu.toFixed(2)} s | ${(r.fastCpu / r.coreCpu).toFixed(2)}x | ${r.rssMb} MB |`),
 ];
 console.log(lines.join('\n'));

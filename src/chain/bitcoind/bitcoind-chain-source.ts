@@ -20,6 +20,7 @@ import {
   type MempoolEntry,
   type RelayFees,
 } from '../types.js';
+import { BlockFileReader } from './block-files.js';
 import { RestBlockReader } from './rest-blocks.js';
 import { RpcClient, type CallOptions, type RpcClientOptions } from './rpc-client.js';
 import { broadcastError, isFilterUnavailable, isNotFound } from './rpc-errors.js';
@@ -34,6 +35,11 @@ export interface BitcoindChainSourceOptions extends RpcClientOptions {
   healthTimeoutMs?: number;
   /** The clock of the pause in asking for filters a node does not keep (default Date.now). */
   now?: () => number;
+  /**
+   * The node's `blocks` folder, when the service may read it: while the node keeps no block filters, the blocks
+   * a scan reads come from the node's block files (those not found there, from the node).
+   */
+  blocksFolder?: string | undefined;
 }
 
 /** How long summaries leave out filters after a read found none for any of its blocks, before asking again. */
@@ -50,6 +56,7 @@ export class BitcoindChainSource implements ChainSource {
   /** The network (or unknown chain name) the node reported last. */
   private nodeNetwork: string | undefined;
   private readonly rest: RestBlockReader;
+  private readonly blockFiles: BlockFileReader | undefined;
   private readonly now: () => number;
   /** Until when summaries do not ask for filters: the node had none for any block of a read (index off or behind). */
   private filtersPausedUntil = 0;
@@ -59,6 +66,7 @@ export class BitcoindChainSource implements ChainSource {
     this.network = options.network;
     this.rpc = new RpcClient(options);
     this.rest = new RestBlockReader(this.rpc);
+    this.blockFiles = options.blocksFolder === undefined ? undefined : new BlockFileReader({ folder: options.blocksFolder, network: this.network });
     this.mempoolBatchSize = options.mempoolBatchSize ?? 100;
     this.now = options.now ?? Date.now;
     // One quick attempt per request: a health check reports the node as it is now.
@@ -67,14 +75,16 @@ export class BitcoindChainSource implements ChainSource {
 
   async close(): Promise<void> {
     this.rpc.close();
+    await this.blockFiles?.close();
   }
 
-  /** Where notices about how blocks are read (REST or JSON-RPC) go. */
+  /** Where notices about how blocks are read (block files, REST or JSON-RPC) go. */
   get log(): ChainLog | undefined {
     return this.rest.log;
   }
   set log(log: ChainLog | undefined) {
     this.rest.log = log;
+    if (this.blockFiles) this.blockFiles.log = log;
   }
 
   // -- HealthCheck ------------------------------------------------------------------------------
@@ -130,11 +140,22 @@ export class BitcoindChainSource implements ChainSource {
     const wanted = hashes.map((hash) => checkHashArgument(hash, 'Block hash'));
     if (wanted.length === 0) return [];
     await this.ensureNetwork();
-    const overRest = await this.rest.getBlocks(wanted);
+    // With filters a scan reads few blocks, and the node's answers cost little; finding blocks in the files
+    // first means reading the files' record headers up to them (on mainnet, one read per block).
+    const fromFiles = this.blockFiles && this.now() < this.filtersPausedUntil ? await this.blockFiles.getBlocks(wanted) : [];
+    const missing = wanted.filter((_, i) => fromFiles[i] === undefined);
+    const fromNode = missing.length === 0 ? [] : await this.blocksFromNode(missing);
+    let next = 0;
+    return wanted.map((_, i) => fromFiles[i] ?? fromNode[next++]!);
+  }
+
+  /** Blocks read from the node: over REST when it serves it, else over JSON-RPC. */
+  private async blocksFromNode(hashes: readonly string[]): Promise<Block[]> {
+    const overRest = await this.rest.getBlocks(hashes);
     if (overRest) return overRest;
-    const answers = await this.rpc.batch(wanted.map((hash) => ({ method: 'getblock', params: [hash, 0] })));
+    const answers = await this.rpc.batch(hashes.map((hash) => ({ method: 'getblock', params: [hash, 0] })));
     return answers.map((answer, i) => {
-      const hash = wanted[i]!;
+      const hash = hashes[i]!;
       if (!answer.ok) {
         if (isNotFound(answer.error)) throw new ChainError('not_found', `Bitcoin Core does not know block ${hash}`, { rpcCode: answer.error.rpcCode });
         throw answer.error;

@@ -96,6 +96,15 @@ describe('loadConfig sources', () => {
     expect(flagOverEnv).toMatchObject({ port: 3333, host: '::1' });
   });
 
+  it('takes the node\'s blocks folder as an absolute path or from ~/, and a file is not a folder', () => {
+    expect(loadConfig({ env: { SERVICE_DATA_FOLDER: folder, SERVICE_BITCOIND_BLOCKS_FOLDER: folder } }).bitcoind.blocksFolder).toBe(folder);
+    expect(loadConfig({ env: { SERVICE_DATA_FOLDER: folder, SERVICE_BITCOIND_BLOCKS_FOLDER: '~/' } }).bitcoind.blocksFolder).toBe(homedir());
+    expect(loadConfig({ env: { SERVICE_DATA_FOLDER: folder } }).bitcoind.blocksFolder).toBeUndefined();
+    writeFileSync(join(folder, 'blk00000.dat'), '');
+    const error = errorOf(() => loadConfig({ env: { SERVICE_DATA_FOLDER: folder, SERVICE_BITCOIND_BLOCKS_FOLDER: join(folder, 'blk00000.dat') } }));
+    expect(error.message).toMatch(/^Invalid setting SERVICE_BITCOIND_BLOCKS_FOLDER .*must be a folder that exists and can be read/);
+  });
+
   it('finds the data folder from the flag and resolves a relative SQLite path inside it', () => {
     const config = loadConfig({ env: {}, flags: ['--data-folder', folder, '--database', 'sqlite:other.db'] });
     expect(config.database).toEqual({ kind: 'sqlite', path: join(folder, 'other.db') });
@@ -117,6 +126,8 @@ describe('loadConfig refuses bad settings with one line naming the setting', () 
     [{ SERVICE_BITCOIND_URL: 'ftp://node' }, /^Invalid setting SERVICE_BITCOIND_URL/],
     [{ SERVICE_BITCOIND_USER: 'rpc' }, /SERVICE_BITCOIND_USER \/ SERVICE_BITCOIND_PASSWORD: give both or neither/],
     [{ SERVICE_MAX_FEE_RATE: '0' }, /^Invalid setting SERVICE_MAX_FEE_RATE/],
+    [{ SERVICE_BITCOIND_BLOCKS_FOLDER: 'blocks' }, /^Invalid setting SERVICE_BITCOIND_BLOCKS_FOLDER .*must be an absolute path \(or start with ~\/\), got "blocks"$/],
+    [{ SERVICE_BITCOIND_BLOCKS_FOLDER: '/no/such/folder/blocks' }, /^Invalid setting SERVICE_BITCOIND_BLOCKS_FOLDER .*must be a folder that exists and can be read/],
   ])('%j', (env, pattern) => {
     const error = errorOf(() => loadConfig({ env: { SERVICE_DATA_FOLDER: folder, ...env } }));
     expect(error.message).toMatch(pattern);

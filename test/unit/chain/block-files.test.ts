@@ -1,0 +1,224 @@
+/**
+ * Blocks read from block files laid out as Bitcoin Core writes them (records of message start, size and block,
+ * then zeros set aside, the whole file XORed with the key in `xor.dat`), with the regtest blocks Core recorded.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { applyXorKey, BlockFileReader } from '../../../src/chain/bitcoind/block-files.js';
+import { BitcoindChainSource } from '../../../src/chain/bitcoind/index.js';
+import { fromHex } from '../../../src/core/bytes.js';
+import { txid, type Block } from '../../../src/core/tx.js';
+import { loadFixture } from '../../support/fixtures.js';
+import { startRpcTestServer } from '../../support/rpc-server.js';
+
+const recorded = loadFixture('blocks') as Record<string, { height: number; prev: string | null; hex: string }>;
+const hashes = Object.entries(recorded)
+  .sort((a, b) => a[1].height - b[1].height)
+  .map(([hash]) => hash);
+const REGTEST_START = [0xfa, 0xbf, 0xb5, 0xda];
+const KEY = Uint8Array.from([0x2e, 0x2f, 0xcf, 0x3b, 0xef, 0x69, 0x16, 0x72]);
+/** Zeros after the records, as the node sets aside room for later ones. */
+const SET_ASIDE = 4096;
+
+const folders: string[] = [];
+const readers: Array<{ close(): Promise<void> }> = [];
+afterEach(async () => {
+  while (readers.length) await readers.pop()!.close();
+  while (folders.length) rmSync(folders.pop()!, { recursive: true, force: true });
+});
+
+function folder(key: Uint8Array | null = KEY): string {
+  const dir = mkdtempSync(join(tmpdir(), 'wcs-block-files-'));
+  folders.push(dir);
+  if (key) writeFileSync(join(dir, 'xor.dat'), key);
+  return dir;
+}
+
+/** The plain bytes of a block file holding these blocks, in this order. */
+function records(blockHashes: readonly string[]): Uint8Array {
+  const parts = blockHashes.map((hash) => {
+    const block = fromHex(recorded[hash]!.hex);
+    const head = new Uint8Array(8);
+    head.set(REGTEST_START);
+    new DataView(head.buffer).setUint32(4, block.length, true);
+    return Buffer.concat([head, block]);
+  });
+  return Buffer.concat([...parts, new Uint8Array(SET_ASIDE)]);
+}
+
+/** Writes block file `n` as the node would: XORed with the folder's key by file position. */
+function writeBlockFile(dir: string, n: number, plain: Uint8Array, key: Uint8Array | null = KEY): void {
+  const bytes = Uint8Array.from(plain);
+  if (key) for (let i = 0; i < bytes.length; i++) bytes[i]! ^= key[i % 8]!;
+  writeFileSync(join(dir, `blk${String(n).padStart(5, '0')}.dat`), bytes);
+}
+
+function reader(dir: string, notices: string[] = []): BlockFileReader {
+  const r = new BlockFileReader({ folder: dir, network: 'regtest', log: (level, message) => notices.push(`${level}: ${message}`) });
+  readers.push(r);
+  return r;
+}
+
+const shape = (block: Block | undefined) => block && { hash: block.hash, prevHash: block.prevHash, txids: block.transactions.map((tx) => txid(tx)) };
+
+describe('blocks from the node\'s block files', () => {
+  it('finds blocks across files and out of order, each equal to the block the node recorded', async () => {
+    const dir = folder();
+    const firstHalf = hashes.slice(0, 6);
+    const secondHalf = hashes.slice(6);
+    // A node downloading blocks in parallel writes them out of height order.
+    writeBlockFile(dir, 0, records([firstHalf[0]!, firstHalf[2]!, firstHalf[1]!, ...firstHalf.slice(3)]));
+    writeBlockFile(dir, 1, records([...secondHalf].reverse()));
+    const notices: string[] = [];
+    const blocks = await reader(dir, notices).getBlocks(hashes);
+    expect(blocks.map((b) => b?.hash)).toEqual(hashes);
+    for (const block of blocks) {
+      expect(block!.prevHash).toBe(recorded[block!.hash]!.prev ?? '0'.repeat(64));
+      expect(block!.transactions.length).toBeGreaterThan(0);
+    }
+    expect(notices).toEqual(['info: reading blocks from the node\'s block files']);
+  });
+
+  it('reads files without a key (nodes before Bitcoin Core 28)', async () => {
+    const dir = folder(null);
+    writeBlockFile(dir, 0, records(hashes), null);
+    const blocks = await reader(dir).getBlocks([hashes[3]!, hashes[1]!]);
+    expect(blocks.map((b) => b?.hash)).toEqual([hashes[3], hashes[1]]);
+  });
+
+  it('a block not in the files is left to the node; once the node appends it, it is found', async () => {
+    const dir = folder();
+    const written = hashes.slice(0, 4);
+    writeBlockFile(dir, 0, records(written));
+    const notices: string[] = [];
+    const r = reader(dir, notices);
+    const first = await r.getBlocks([hashes[2]!, hashes[4]!]);
+    expect(first.map((b) => b?.hash)).toEqual([hashes[2], undefined]);
+    // The node writes the next record where its last one ended, in the room it set aside.
+    writeBlockFile(dir, 0, records([...written, hashes[4]!]));
+    const second = await r.getBlocks([hashes[4]!, hashes[0]!]);
+    expect(second.map((b) => b?.hash)).toEqual([hashes[4], hashes[0]]);
+    expect(await r.getBlocks([hashes[5]!])).toEqual([undefined]);
+  });
+
+  it('files changed under it (a node that rebuilt its folder): never another block, and found again at their new places', async () => {
+    const dir = folder();
+    writeBlockFile(dir, 0, records(hashes));
+    const r = reader(dir);
+    expect((await r.getBlocks(hashes)).map(shape)).toEqual((await reader(dir).getBlocks(hashes)).map(shape));
+    writeBlockFile(dir, 0, records([...hashes].reverse()));
+    const afterChange = await r.getBlocks(hashes);
+    afterChange.forEach((block, i) => expect(block === undefined || block.hash === hashes[i]).toBe(true));
+    expect(afterChange.some((block) => block === undefined)).toBe(true);
+    expect((await r.getBlocks(hashes)).map((b) => b?.hash)).toEqual(hashes);
+  });
+
+  it('another network\'s files: nothing found, said once, and nothing thrown', async () => {
+    const dir = folder();
+    writeBlockFile(dir, 0, records(hashes));
+    const notices: string[] = [];
+    const r = new BlockFileReader({ folder: dir, network: 'mainnet', log: (level, message) => notices.push(`${level}: ${message}`) });
+    readers.push(r);
+    expect(await r.getBlocks(hashes.slice(0, 3))).toEqual([undefined, undefined, undefined]);
+    expect(await r.getBlocks(hashes.slice(3, 4))).toEqual([undefined]);
+    expect(notices).toEqual(['warn: no block asked for was found in the node\'s block files; reading blocks from the node']);
+  });
+
+  it('a folder that is not there: nothing found, the failure said once', async () => {
+    const notices: string[] = [];
+    const r = reader(join(tmpdir(), 'wcs-no-such-folder', 'blocks'), notices);
+    expect(await r.getBlocks(hashes.slice(0, 2))).toEqual([undefined, undefined]);
+    expect(await r.getBlocks(hashes.slice(0, 2))).toEqual([undefined, undefined]);
+    expect(notices).toEqual(['warn: reading the node\'s block files failed; reading blocks from the node']);
+  });
+
+  it('few places kept: a block whose place was dropped is found again from the first file', async () => {
+    const dir = folder();
+    writeBlockFile(dir, 0, records(hashes.slice(0, 6)));
+    writeBlockFile(dir, 1, records(hashes.slice(6)));
+    const r = new BlockFileReader({ folder: dir, network: 'regtest', maxPlaces: 3 });
+    readers.push(r);
+    expect((await r.getBlocks([hashes.at(-1)!])).map((b) => b?.hash)).toEqual([hashes.at(-1)]);
+    expect((await r.getBlocks([hashes[1]!, hashes[0]!])).map((b) => b?.hash)).toEqual([hashes[1], hashes[0]]);
+    expect((await r.getBlocks(hashes.slice(6, 8))).map((b) => b?.hash)).toEqual(hashes.slice(6, 8));
+  });
+
+  it('a pruned node\'s folder (the first files deleted): blocks found from the lowest file on', async () => {
+    const dir = folder();
+    writeBlockFile(dir, 3, records(hashes.slice(0, 5)));
+    writeBlockFile(dir, 4, records(hashes.slice(5)));
+    expect((await reader(dir).getBlocks([hashes[7]!, hashes[2]!])).map((b) => b?.hash)).toEqual([hashes[7], hashes[2]]);
+  });
+
+  it('a block whose header does not hash to the hash asked for is not returned', async () => {
+    const dir = folder();
+    const plain = records(hashes.slice(0, 3));
+    // The last byte of the second block's nonce.
+    const second = 8 + fromHex(recorded[hashes[0]!]!.hex).length + 8 + 79;
+    plain[second]! ^= 0xff;
+    writeBlockFile(dir, 0, plain);
+    const blocks = await reader(dir).getBlocks(hashes.slice(0, 3));
+    expect(blocks[0]?.hash).toBe(hashes[0]);
+    expect(blocks[1]).toBeUndefined();
+  });
+});
+
+describe('the chain source with the node\'s blocks folder', () => {
+  const timeline = loadFixture('timeline');
+  const last = timeline.snapshots.length - 1;
+  const chain = timeline.snapshots[last].chain as string[];
+
+  async function sourceOn(filters: boolean) {
+    const node = await startRpcTestServer({ snapshot: last, filters });
+    const dir = folder();
+    // The files hold all but the tip (a block the service asks for before the files have it, in effect).
+    writeBlockFile(dir, 0, records(chain.slice(0, -1)));
+    const source = new BitcoindChainSource({ url: node.url, ...node.credentials, network: 'regtest', retries: 0, blocksFolder: dir });
+    const notices: string[] = [];
+    source.log = (level, message) => notices.push(`${level}: ${message}`);
+    readers.push(node, source);
+    return { node, source, notices };
+  }
+
+  it('a node without filters: a scan\'s blocks come from the files, a block not there from the node', async () => {
+    const { node, source, notices } = await sourceOn(false);
+    const summaries = await source.getBlockSummaries(0, chain.length - 1);
+    expect(summaries.every((s) => s.filter === null)).toBe(true);
+    const wanted = chain.slice(-5);
+    const blocks = await source.getBlocks(wanted);
+    expect(blocks.map((b) => b.hash)).toEqual(wanted);
+    expect(blocks.map(shape)).toEqual((await Promise.all(wanted.map((hash) => source.getBlock(hash)))).map(shape));
+    // The node was asked for the tip only, then for each block read one by one to compare.
+    expect(node.calls.filter((c) => c.method === 'getblock').map((c) => c.params[0]).sort()).toEqual([chain.at(-1), ...wanted].sort());
+    expect(notices).toContain('info: reading blocks from the node\'s block files');
+  });
+
+  it('a node with filters: blocks come from the node, the files are not read', async () => {
+    const { node, source, notices } = await sourceOn(true);
+    await source.getBlockSummaries(0, chain.length - 1);
+    const wanted = chain.slice(-5);
+    expect((await source.getBlocks(wanted)).map((b) => b.hash)).toEqual(wanted);
+    expect(node.calls.filter((c) => c.method === 'getblock').map((c) => c.params[0])).toEqual(wanted);
+    expect(notices.filter((n) => n.includes('block files'))).toEqual([]);
+  });
+});
+
+describe('applyXorKey', () => {
+  it('equals XORing byte by byte with key[file position % 8], at any position, length and alignment', () => {
+    const data = Uint8Array.from({ length: 64 }, (_, i) => (i * 37 + 11) & 0xff);
+    for (let position = 0; position < 16; position++) {
+      for (let length = 0; length <= 40; length++) {
+        for (const shift of [0, 1, 4]) {
+          const buffer = new Uint8Array(length + shift);
+          buffer.set(data.subarray(0, length), shift);
+          const bytes = buffer.subarray(shift);
+          applyXorKey(bytes, position, KEY);
+          const reference = data.subarray(0, length).map((b, i) => b ^ KEY[(position + i) % 8]!);
+          expect(Array.from(bytes)).toEqual(Array.from(reference));
+        }
+      }
+    }
+  });
+});
