@@ -72,7 +72,8 @@ export class BlockFileReader {
   private absent = new Set<number>();
   /** Where the next record header not yet read lies; file -1: the first file is still to be found. */
   private cursor = { file: -1, offset: 0 };
-  private xorKey: Uint8Array | undefined;
+  /** The key the files are obfuscated with; null: none; undefined: not read yet. */
+  private xorKey: Uint8Array | null | undefined;
   /** One reader of the files at a time: the places and the cursor are shared. */
   private turn: Promise<unknown> = Promise.resolve();
   /** Block files held open, least recently used first. */
@@ -96,7 +97,7 @@ export class BlockFileReader {
 
   private async read(hashes: readonly string[]): Promise<Array<Block | undefined>> {
     try {
-      this.xorKey ??= await this.readXorKey();
+      if (this.xorKey === undefined) this.xorKey = await this.readXorKey();
       const keys = hashes.map(placeKey);
       if (keys.some((key) => !this.places.has(key))) await this.indexForward(keys);
       // A block behind the cursor whose place was dropped: look through the files again, once for it.
@@ -283,19 +284,19 @@ export class BlockFileReader {
   }
 
   /** The key the node obfuscates its block files with (`xor.dat`, Bitcoin Core 28+); none before. */
-  private async readXorKey(): Promise<Uint8Array | undefined> {
+  private async readXorKey(): Promise<Uint8Array | null> {
     let handle: FileHandle;
     try {
       handle = await open(join(this.folder, 'xor.dat'), 'r');
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
       throw error;
     }
     try {
       const key = new Uint8Array(8);
       const { bytesRead } = await handle.read(key, 0, 8, 0);
       if (bytesRead !== 8) throw new Error('xor.dat is not 8 bytes long');
-      return key.every((b) => b === 0) ? undefined : key;
+      return key.every((b) => b === 0) ? null : key;
     } finally {
       await handle.close();
     }
