@@ -76,8 +76,10 @@ export class BlockFileReader {
   private xorKey: Uint8Array | null | undefined;
   /** One reader of the files at a time: the places and the cursor are shared. */
   private turn: Promise<unknown> = Promise.resolve();
-  /** Block files held open, least recently used first. */
+  /** Block files held open while reads follow each other, least recently used first. */
   private readonly open = new Map<number, FileHandle>();
+  /** Reads asked for and not yet done. */
+  private waiting = 0;
   /** What the log last said, so that a lasting state is logged once. */
   private reported: string | undefined;
 
@@ -90,7 +92,15 @@ export class BlockFileReader {
 
   /** The blocks found in the files, by position in `hashes`; undefined where a block was not found or not readable. */
   getBlocks(hashes: readonly string[]): Promise<Array<Block | undefined>> {
-    const result = this.turn.then(() => this.read(hashes));
+    this.waiting++;
+    const result = this.turn.then(async () => {
+      try {
+        return await this.read(hashes);
+      } finally {
+        // Idle: nothing held open, so that a file the node prunes meanwhile is not kept on its disk.
+        if (--this.waiting === 0) await this.closeFiles();
+      }
+    });
     this.turn = result.catch(() => undefined);
     return result;
   }

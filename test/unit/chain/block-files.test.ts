@@ -2,7 +2,7 @@
  * Blocks read from block files laid out as Bitcoin Core writes them (records of message start, size and block,
  * then zeros set aside, the whole file XORed with the key in `xor.dat`), with the regtest blocks Core recorded.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -79,6 +79,25 @@ describe('blocks from the node\'s block files', () => {
       expect(block!.transactions.length).toBeGreaterThan(0);
     }
     expect(notices).toEqual(['info: reading blocks from the node\'s block files']);
+  });
+
+  it('holds no block file open once no read is waiting (a file the node prunes is not kept on its disk)', async () => {
+    const dir = folder();
+    writeBlockFile(dir, 0, records(hashes.slice(0, 6)));
+    writeBlockFile(dir, 1, records(hashes.slice(6)));
+    const openInFolder = () => readdirSync('/proc/self/fd').filter((fd) => {
+      try {
+        return readlinkSync(`/proc/self/fd/${fd}`).startsWith(dir);
+      } catch {
+        return false;
+      }
+    });
+    const r = reader(dir);
+    const reads = [r.getBlocks(hashes.slice(0, 3)), r.getBlocks(hashes.slice(-3))];
+    await reads[0];
+    expect(openInFolder().length).toBeGreaterThan(0); // still reading: the files stay open between reads
+    await reads[1];
+    expect(openInFolder()).toEqual([]);
   });
 
   it('reads files without a key (nodes before Bitcoin Core 28)', async () => {
