@@ -42,6 +42,8 @@ export interface PublicConfig {
   network: string;
   bitcoind_url: string | null;
   bitcoind_auth: 'cookie' | 'userpass' | 'none';
+  /** The node's blocks folder scans read from while the node keeps no filters; null: none. */
+  bitcoind_blocks_folder: string | null;
   max_fee_rate: number;
   token_max_life: number;
   log_level: string;
@@ -85,6 +87,7 @@ export function publicConfig(config: Config): PublicConfig {
     network: config.network,
     bitcoind_url: config.bitcoind.url === undefined ? null : withoutCredentials(config.bitcoind.url),
     bitcoind_auth: config.bitcoind.user !== undefined ? 'userpass' : config.bitcoind.cookieFile !== undefined ? 'cookie' : 'none',
+    bitcoind_blocks_folder: config.bitcoind.blocksFolder ?? null,
     max_fee_rate: config.maxFeeRate,
     token_max_life: config.tokenMaxLifeSeconds,
     log_level: config.logLevel,

@@ -83,6 +83,7 @@ describeWithBitcoind('blocks read from the node\'s block files', () => {
         json: { name: 'From files', alias: 'files', recv_descriptor: wallet.recv_descriptor, change_descriptor: wallet.change_descriptor, birthday: 0 },
       });
       expect(created.status, created.text).toBe(201);
+      expect((await request(`${server.api}/service`, { headers: auth })).body.config.bitcoind_blocks_folder).toBe(blocksFolder);
       const coreCoins = async () => {
         const scan = await node.rpc.call('scantxoutset', ['start', [{ desc: wallet.recv_descriptor, range: 20 }, { desc: wallet.change_descriptor, range: 20 }]]);
         return scan.unspents.map((u: any) => `${u.txid}:${u.vout}:${sats(u.amount)}`).sort();

@@ -1,3 +1,4 @@
+import { tmpdir } from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../src/config.js';
 import { ServiceError } from '../../../src/services/errors.js';
@@ -28,7 +29,12 @@ describe('publicConfig', () => {
     expect(shown.auth).toEqual({ method: 'usernamepassword', password_min_chars: 8, rate_limit: '10', registration_link_timeout: '1' });
     const text = JSON.stringify(shown);
     for (const secret of ['admin-secret', 'jwt-secret', 'pw-secret', 'db-secret', '.cookie', 'user:']) expect(text).not.toContain(secret);
-    expect(shown).toMatchObject({ database: 'postgres', bitcoind_url: 'https://node.example:8332/', bitcoind_auth: 'cookie' });
+    expect(shown).toMatchObject({ database: 'postgres', bitcoind_url: 'https://node.example:8332/', bitcoind_auth: 'cookie', bitcoind_blocks_folder: null });
+  });
+
+  it('shows the node\'s blocks folder when one is given', () => {
+    const withFolder = loadConfig({ env: { SERVICE_DATA_FOLDER: '/srv/wcs', SERVICE_BITCOIND_BLOCKS_FOLDER: tmpdir() } });
+    expect(publicConfig(withFolder).bitcoind_blocks_folder).toBe(tmpdir());
   });
 });
 
