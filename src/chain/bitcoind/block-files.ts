@@ -40,7 +40,7 @@ const INDEX_READ = 256 * 1024;
 const OPEN_FILES = 4;
 /** Places kept, the oldest dropped first: far more than the node ever writes out of height order (1,024). */
 const MAX_PLACES = 100_000;
-/** Blocks remembered as not in the files after a look through all of them. */
+/** Blocks remembered as not in the files after a look through all of them, and as damaged in them. */
 const MAX_ABSENT = 10_000;
 
 interface Place {
@@ -70,6 +70,10 @@ export class BlockFileReader {
   private dropped = false;
   /** Keys of blocks looked for through every file and not found (the node reads those): no look again for them. */
   private absent = new Set<number>();
+  /** Blocks whose place held something else, for which the index started again. */
+  private restartedFor = new Set<number>();
+  /** Blocks that failed again where the index found them afresh (a damaged file): left to the node. */
+  private readonly unreadable = new Set<number>();
   /** Where the next record header not yet read lies; file -1: the first file is still to be found. */
   private cursor = { file: -1, offset: 0 };
   /** The key the files are obfuscated with; null: none; undefined: not read yet. */
@@ -177,10 +181,11 @@ export class BlockFileReader {
   private async readBlocks(hashes: readonly string[], keys: readonly number[]): Promise<Array<Block | undefined>> {
     const blocks: Array<Block | undefined> = hashes.map(() => undefined);
     const wanted = keys
-      .map((key, i) => ({ i, place: this.places.get(key) }))
+      .map((key, i) => ({ i, place: this.unreadable.has(key) ? undefined : this.places.get(key) }))
       .filter((w): w is { i: number; place: Place } => w.place !== undefined)
       .sort((a, b) => a.place.file - b.place.file || a.place.offset - b.place.offset);
     let stale = false;
+    const mismatched: number[] = [];
     for (let start = 0; start < wanted.length; ) {
       let end = start + 1;
       while (end < wanted.length && isNextRecord(wanted[end - 1]!.place, wanted[end]!.place)) end++;
@@ -200,12 +205,22 @@ export class BlockFileReader {
         // that is not the block asked for means the place is wrong.
         if (from + place.size > bytes.length) continue;
         const block = parseIfWanted(bytes.subarray(from, from + place.size), hashes[i]!);
-        if (block === undefined) stale = true;
+        if (block === undefined) mismatched.push(keys[i]!);
         blocks[i] = block;
       }
     }
-    // A place that no longer holds its block: the files changed under the index, which starts again.
-    if (stale) await this.forget();
+    // A place that no longer holds its block: the files changed under the index, which starts again. A block
+    // that fails again at the place found afresh is damaged: the node answers for it from then on.
+    const damaged = mismatched.filter((key) => this.restartedFor.has(key));
+    for (const key of damaged) {
+      if (this.unreadable.size >= MAX_ABSENT) this.unreadable.clear();
+      this.unreadable.add(key);
+    }
+    if (stale || mismatched.length > damaged.length) {
+      await this.forget();
+      this.restartedFor = new Set(mismatched);
+      this.log?.('warn', 'a block was not where the node\'s block files had it; finding blocks in them again', { folder: this.folder });
+    }
     return blocks;
   }
 

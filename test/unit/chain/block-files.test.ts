@@ -134,6 +134,21 @@ describe('blocks from the node\'s block files', () => {
     expect((await r.getBlocks(hashes)).map((b) => b?.hash)).toEqual(hashes);
   });
 
+  it('a damaged block: looked for afresh once, then left to the node, its neighbours still read', async () => {
+    const dir = folder();
+    const plain = records(hashes.slice(0, 3));
+    // The third block's transaction count made a count no block holds (0xff: an 8-byte count).
+    const third = 8 + fromHex(recorded[hashes[0]!]!.hex).length + 8 + fromHex(recorded[hashes[1]!]!.hex).length + 8 + 80;
+    plain[third] = 0xff;
+    writeBlockFile(dir, 0, plain);
+    const notices: string[] = [];
+    const r = reader(dir, notices);
+    for (let round = 0; round < 3; round++) {
+      expect((await r.getBlocks(hashes.slice(0, 3))).map((b) => b?.hash)).toEqual([hashes[0], hashes[1], undefined]);
+    }
+    expect(notices.filter((n) => n.startsWith('warn'))).toEqual(['warn: a block was not where the node\'s block files had it; finding blocks in them again']);
+  });
+
   it('another network\'s files: nothing found, said once, and nothing thrown', async () => {
     const dir = folder();
     writeBlockFile(dir, 0, records(hashes));
