@@ -22,7 +22,10 @@ import type { NetworkName } from '../../core/network.js';
 import type { Block } from '../../core/tx.js';
 import type { ChainLog } from '../types.js';
 
-/** The first four bytes of each record of the block files, per network (the P2P message start). */
+/**
+ * The first four bytes of each record of the block files, per network (the P2P message start). A custom signet
+ * has its own, derived from its challenge: for signet it is read from the first record of the files.
+ */
 const MESSAGE_START: Readonly<Record<NetworkName, number>> = {
   mainnet: 0xd9b4bef9,
   testnet: 0x0709110b,
@@ -61,7 +64,8 @@ export interface BlockFileReaderOptions {
 
 export class BlockFileReader {
   private readonly folder: string;
-  private readonly messageStart: number;
+  private readonly network: NetworkName;
+  private messageStart: number;
   private readonly maxPlaces: number;
   log: ChainLog | undefined;
   /** Key: the block hash's first six bytes (in the hash's own byte order). A clash only costs a read from the node. */
@@ -89,6 +93,7 @@ export class BlockFileReader {
 
   constructor(options: BlockFileReaderOptions) {
     this.folder = options.folder;
+    this.network = options.network;
     this.messageStart = MESSAGE_START[options.network];
     this.maxPlaces = options.maxPlaces ?? MAX_PLACES;
     this.log = options.log;
@@ -136,7 +141,10 @@ export class BlockFileReader {
   /** Reads record headers forward from the cursor until every key is placed or the written records end. */
   private async indexForward(keys: readonly number[]): Promise<void> {
     const missing = new Set(keys.filter((key) => !this.places.has(key)));
-    if (this.cursor.file < 0) this.cursor = { file: await this.firstFile(), offset: 0 };
+    if (this.cursor.file < 0) {
+      this.cursor = { file: await this.firstFile(), offset: 0 };
+      if (this.network === 'signet') await this.learnMessageStart(this.cursor.file);
+    }
     while (missing.size > 0) {
       const handle = await this.file(this.cursor.file);
       if (handle === undefined || !(await this.indexFile(handle, missing))) return;
@@ -260,6 +268,17 @@ export class BlockFileReader {
     this.absent = new Set();
     this.xorKey = undefined;
     await this.closeFiles();
+  }
+
+  /** The message start of the first record of block file `n`, when it holds one (a signet's, default or custom). */
+  private async learnMessageStart(n: number): Promise<void> {
+    const handle = await this.file(n);
+    const head = handle && (await this.readAt(handle, 0, 4));
+    if (head?.length !== 4) return;
+    const start = new DataView(head.buffer, head.byteOffset, 4).getUint32(0, true);
+    // Zeros set aside for records (read through the key) are no message start.
+    const setAside = this.xorKey ? new DataView(this.xorKey.buffer, this.xorKey.byteOffset, 4).getUint32(0, true) : 0;
+    if (start !== setAside) this.messageStart = start;
   }
 
   /** The lowest block file number in the folder (a pruned node has deleted the first files); 0 if none. */

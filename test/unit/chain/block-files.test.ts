@@ -37,11 +37,11 @@ function folder(key: Uint8Array | null = KEY): string {
 }
 
 /** The plain bytes of a block file holding these blocks, in this order. */
-function records(blockHashes: readonly string[]): Uint8Array {
+function records(blockHashes: readonly string[], messageStart: readonly number[] = REGTEST_START): Uint8Array {
   const parts = blockHashes.map((hash) => {
     const block = fromHex(recorded[hash]!.hex);
     const head = new Uint8Array(8);
-    head.set(REGTEST_START);
+    head.set(messageStart);
     new DataView(head.buffer).setUint32(4, block.length, true);
     return Buffer.concat([head, block]);
   });
@@ -158,6 +158,14 @@ describe('blocks from the node\'s block files', () => {
     expect(await r.getBlocks(hashes.slice(0, 3))).toEqual([undefined, undefined, undefined]);
     expect(await r.getBlocks(hashes.slice(3, 4))).toEqual([undefined]);
     expect(notices).toEqual(['warn: no block asked for was found in the node\'s block files; reading blocks from the node']);
+  });
+
+  it('a custom signet (its own message start): the message start is read from the first record', async () => {
+    const dir = folder();
+    writeBlockFile(dir, 0, records(hashes.slice(0, 6), [0x1e, 0x2d, 0x3c, 0x4b]));
+    const r = new BlockFileReader({ folder: dir, network: 'signet' });
+    readers.push(r);
+    expect((await r.getBlocks([hashes[4]!, hashes[0]!])).map((b) => b?.hash)).toEqual([hashes[4], hashes[0]]);
   });
 
   it('a folder that is not there: nothing found, the failure said once', async () => {
