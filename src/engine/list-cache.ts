@@ -130,41 +130,44 @@ export class WalletListCache {
    */
   async build(pause: () => Promise<void>): Promise<void> {
     if (this.current) return;
-    const wallet = this.wallet;
-    const trusted = trustChecker(wallet);
-    let done = 0;
-    for (const t of wallet.txs.values()) {
-      this.addEntry(wallet, t, trusted);
-      if (++done % BUILD_PART === 0) await pause();
-    }
-    const transactions = [...this.entries.values()].sort(oldestFirst);
-    await pause();
-    const live = transactions.filter((e) => e.status !== 'dropped').sort(newestFirst);
-    await pause();
-    const unspent = [...this.coins.values()].flat().sort(byOutpoint);
-    await pause();
-    this.current = this.listsOf(wallet, transactions, live, unspent);
+    const parts = this.buildParts(this.wallet);
+    let step = parts.next();
+    for (; !step.done; step = parts.next()) await pause();
+    this.current = step.value;
     this.dirtyEntries.clear();
     this.dirtyCoins.clear();
   }
 
   private buildAll(wallet: WalletState): WalletListsAtTip {
+    const parts = this.buildParts(wallet);
+    for (;;) {
+      const step = parts.next();
+      if (step.done) return step.value;
+    }
+  }
+
+  /** The lists from every transaction of the wallet, yielding between parts of the work (a few milliseconds each). */
+  private *buildParts(wallet: WalletState): Generator<void, WalletListsAtTip> {
     const trusted = trustChecker(wallet);
-    for (const t of wallet.txs.values()) this.addEntry(wallet, t, trusted);
+    let done = 0;
+    for (const t of wallet.txs.values()) {
+      this.addEntry(wallet, t, trusted);
+      if (++done % BUILD_PART === 0) yield;
+    }
     const transactions = [...this.entries.values()].sort(oldestFirst);
+    yield;
+    const live = transactions.filter((e) => e.status !== 'dropped').sort(newestFirst);
+    yield;
     const unspent = [...this.coins.values()].flat().sort(byOutpoint);
-    return this.listsOf(wallet, transactions, transactions.filter((e) => e.status !== 'dropped').sort(newestFirst), unspent);
+    yield;
+    const spendable = sumCoins({ confirmed: 0n, unconfirmed: 0n }, unspent, 1n);
+    return this.freeze(wallet, spendable, transactions, live, unspent, [...unspent].sort(mostConfirmedFirst));
   }
 
   private addEntry(wallet: WalletState, t: TrackedTx, trusted: (t: TrackedTx) => boolean): void {
     this.entries.set(t.txid, entryOf(wallet, t));
     this.coins.set(t.txid, unspentOutputsOf(wallet, t, trusted));
     if (t.coinbase) this.coinbases.add(t.txid);
-  }
-
-  private listsOf(wallet: WalletState, transactions: WalletTxEntry[], live: WalletTxEntry[], unspent: WalletUtxo[]): WalletListsAtTip {
-    const spendable = sumCoins({ confirmed: 0n, unconfirmed: 0n }, unspent, 1n);
-    return this.freeze(wallet, spendable, transactions, live, unspent, [...unspent].sort(mostConfirmedFirst));
   }
 
   private update(wallet: WalletState, previous: WalletListsAtTip): WalletListsAtTip {
