@@ -1,8 +1,8 @@
 /**
  * Blocks read from block files laid out as Bitcoin Core writes them (records of message start, size and block,
- * then zeros set aside, the whole file XORed with the key in `xor.dat`), with the regtest blocks Core recorded.
+ * then zeros set aside, the whole file XORed with the key in `xor.dat`), with the regtest blocks Core recordedBlocks.
  */
-import { mkdtempSync, readdirSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
+import { readdirSync, readlinkSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -10,17 +10,13 @@ import { applyXorKey, BlockFileReader } from '../../../src/chain/bitcoind/block-
 import { BitcoindChainSource } from '../../../src/chain/bitcoind/index.js';
 import { fromHex } from '../../../src/core/bytes.js';
 import { txid, type Block } from '../../../src/core/tx.js';
+import { blockRecords, blocksFolder, recordedBlocks, writeBlockFile, XOR_KEY } from '../../support/block-files.js';
 import { loadFixture } from '../../support/fixtures.js';
 import { startRpcTestServer } from '../../support/rpc-server.js';
 
-const recorded = loadFixture('blocks') as Record<string, { height: number; prev: string | null; hex: string }>;
-const hashes = Object.entries(recorded)
+const hashes = Object.entries(recordedBlocks)
   .sort((a, b) => a[1].height - b[1].height)
   .map(([hash]) => hash);
-const REGTEST_START = [0xfa, 0xbf, 0xb5, 0xda];
-const KEY = Uint8Array.from([0x2e, 0x2f, 0xcf, 0x3b, 0xef, 0x69, 0x16, 0x72]);
-/** Zeros after the records, as the node sets aside room for later ones. */
-const SET_ASIDE = 4096;
 
 const folders: string[] = [];
 const readers: Array<{ close(): Promise<void> }> = [];
@@ -29,30 +25,10 @@ afterEach(async () => {
   while (folders.length) rmSync(folders.pop()!, { recursive: true, force: true });
 });
 
-function folder(key: Uint8Array | null = KEY): string {
-  const dir = mkdtempSync(join(tmpdir(), 'wcs-block-files-'));
+function folder(key: Uint8Array | null = XOR_KEY): string {
+  const dir = blocksFolder(key);
   folders.push(dir);
-  if (key) writeFileSync(join(dir, 'xor.dat'), key);
   return dir;
-}
-
-/** The plain bytes of a block file holding these blocks, in this order. */
-function records(blockHashes: readonly string[], messageStart: readonly number[] = REGTEST_START): Uint8Array {
-  const parts = blockHashes.map((hash) => {
-    const block = fromHex(recorded[hash]!.hex);
-    const head = new Uint8Array(8);
-    head.set(messageStart);
-    new DataView(head.buffer).setUint32(4, block.length, true);
-    return Buffer.concat([head, block]);
-  });
-  return Buffer.concat([...parts, new Uint8Array(SET_ASIDE)]);
-}
-
-/** Writes block file `n` as the node would: XORed with the folder's key by file position. */
-function writeBlockFile(dir: string, n: number, plain: Uint8Array, key: Uint8Array | null = KEY): void {
-  const bytes = Uint8Array.from(plain);
-  if (key) for (let i = 0; i < bytes.length; i++) bytes[i]! ^= key[i % 8]!;
-  writeFileSync(join(dir, `blk${String(n).padStart(5, '0')}.dat`), bytes);
 }
 
 function reader(dir: string, notices: string[] = []): BlockFileReader {
@@ -64,18 +40,18 @@ function reader(dir: string, notices: string[] = []): BlockFileReader {
 const shape = (block: Block | undefined) => block && { hash: block.hash, prevHash: block.prevHash, txids: block.transactions.map((tx) => txid(tx)) };
 
 describe('blocks from the node\'s block files', () => {
-  it('finds blocks across files and out of order, each equal to the block the node recorded', async () => {
+  it('finds blocks across files and out of order, each equal to the block the node recordedBlocks', async () => {
     const dir = folder();
     const firstHalf = hashes.slice(0, 6);
     const secondHalf = hashes.slice(6);
     // A node downloading blocks in parallel writes them out of height order.
-    writeBlockFile(dir, 0, records([firstHalf[0]!, firstHalf[2]!, firstHalf[1]!, ...firstHalf.slice(3)]));
-    writeBlockFile(dir, 1, records([...secondHalf].reverse()));
+    writeBlockFile(dir, 0, blockRecords([firstHalf[0]!, firstHalf[2]!, firstHalf[1]!, ...firstHalf.slice(3)]));
+    writeBlockFile(dir, 1, blockRecords([...secondHalf].reverse()));
     const notices: string[] = [];
     const blocks = await reader(dir, notices).getBlocks(hashes);
     expect(blocks.map((b) => b?.hash)).toEqual(hashes);
     for (const block of blocks) {
-      expect(block!.prevHash).toBe(recorded[block!.hash]!.prev ?? '0'.repeat(64));
+      expect(block!.prevHash).toBe(recordedBlocks[block!.hash]!.prev ?? '0'.repeat(64));
       expect(block!.transactions.length).toBeGreaterThan(0);
     }
     expect(notices).toEqual(['info: reading blocks from the node\'s block files']);
@@ -83,8 +59,8 @@ describe('blocks from the node\'s block files', () => {
 
   it('holds no block file open once no read is waiting (a file the node prunes is not kept on its disk)', async () => {
     const dir = folder();
-    writeBlockFile(dir, 0, records(hashes.slice(0, 6)));
-    writeBlockFile(dir, 1, records(hashes.slice(6)));
+    writeBlockFile(dir, 0, blockRecords(hashes.slice(0, 6)));
+    writeBlockFile(dir, 1, blockRecords(hashes.slice(6)));
     const openInFolder = () => readdirSync('/proc/self/fd').filter((fd) => {
       try {
         return readlinkSync(`/proc/self/fd/${fd}`).startsWith(dir);
@@ -102,7 +78,7 @@ describe('blocks from the node\'s block files', () => {
 
   it('reads files without a key (nodes before Bitcoin Core 28)', async () => {
     const dir = folder(null);
-    writeBlockFile(dir, 0, records(hashes), null);
+    writeBlockFile(dir, 0, blockRecords(hashes), null);
     const blocks = await reader(dir).getBlocks([hashes[3]!, hashes[1]!]);
     expect(blocks.map((b) => b?.hash)).toEqual([hashes[3], hashes[1]]);
   });
@@ -110,13 +86,13 @@ describe('blocks from the node\'s block files', () => {
   it('a block not in the files is left to the node; once the node appends it, it is found', async () => {
     const dir = folder();
     const written = hashes.slice(0, 4);
-    writeBlockFile(dir, 0, records(written));
+    writeBlockFile(dir, 0, blockRecords(written));
     const notices: string[] = [];
     const r = reader(dir, notices);
     const first = await r.getBlocks([hashes[2]!, hashes[4]!]);
     expect(first.map((b) => b?.hash)).toEqual([hashes[2], undefined]);
     // The node writes the next record where its last one ended, in the room it set aside.
-    writeBlockFile(dir, 0, records([...written, hashes[4]!]));
+    writeBlockFile(dir, 0, blockRecords([...written, hashes[4]!]));
     const second = await r.getBlocks([hashes[4]!, hashes[0]!]);
     expect(second.map((b) => b?.hash)).toEqual([hashes[4], hashes[0]]);
     expect(await r.getBlocks([hashes[5]!])).toEqual([undefined]);
@@ -124,10 +100,10 @@ describe('blocks from the node\'s block files', () => {
 
   it('files changed under it (a node that rebuilt its folder): never another block, and found again at their new places', async () => {
     const dir = folder();
-    writeBlockFile(dir, 0, records(hashes));
+    writeBlockFile(dir, 0, blockRecords(hashes));
     const r = reader(dir);
     expect((await r.getBlocks(hashes)).map(shape)).toEqual((await reader(dir).getBlocks(hashes)).map(shape));
-    writeBlockFile(dir, 0, records([...hashes].reverse()));
+    writeBlockFile(dir, 0, blockRecords([...hashes].reverse()));
     const afterChange = await r.getBlocks(hashes);
     afterChange.forEach((block, i) => expect(block === undefined || block.hash === hashes[i]).toBe(true));
     expect(afterChange.some((block) => block === undefined)).toBe(true);
@@ -136,9 +112,9 @@ describe('blocks from the node\'s block files', () => {
 
   it('a damaged block: looked for afresh once, then left to the node, its neighbours still read', async () => {
     const dir = folder();
-    const plain = records(hashes.slice(0, 3));
+    const plain = blockRecords(hashes.slice(0, 3));
     // The third block's transaction count made a count no block holds (0xff: an 8-byte count).
-    const third = 8 + fromHex(recorded[hashes[0]!]!.hex).length + 8 + fromHex(recorded[hashes[1]!]!.hex).length + 8 + 80;
+    const third = 8 + fromHex(recordedBlocks[hashes[0]!]!.hex).length + 8 + fromHex(recordedBlocks[hashes[1]!]!.hex).length + 8 + 80;
     plain[third] = 0xff;
     writeBlockFile(dir, 0, plain);
     const notices: string[] = [];
@@ -151,7 +127,7 @@ describe('blocks from the node\'s block files', () => {
 
   it('another network\'s files: nothing found, said once, and nothing thrown', async () => {
     const dir = folder();
-    writeBlockFile(dir, 0, records(hashes));
+    writeBlockFile(dir, 0, blockRecords(hashes));
     const notices: string[] = [];
     const r = new BlockFileReader({ folder: dir, network: 'mainnet', log: (level, message) => notices.push(`${level}: ${message}`) });
     readers.push(r);
@@ -162,7 +138,7 @@ describe('blocks from the node\'s block files', () => {
 
   it('a custom signet (its own message start): the message start is read from the first record', async () => {
     const dir = folder();
-    writeBlockFile(dir, 0, records(hashes.slice(0, 6), [0x1e, 0x2d, 0x3c, 0x4b]));
+    writeBlockFile(dir, 0, blockRecords(hashes.slice(0, 6), [0x1e, 0x2d, 0x3c, 0x4b]));
     const r = new BlockFileReader({ folder: dir, network: 'signet' });
     readers.push(r);
     expect((await r.getBlocks([hashes[4]!, hashes[0]!])).map((b) => b?.hash)).toEqual([hashes[4], hashes[0]]);
@@ -178,8 +154,8 @@ describe('blocks from the node\'s block files', () => {
 
   it('few places kept: a block whose place was dropped is found again from the first file', async () => {
     const dir = folder();
-    writeBlockFile(dir, 0, records(hashes.slice(0, 6)));
-    writeBlockFile(dir, 1, records(hashes.slice(6)));
+    writeBlockFile(dir, 0, blockRecords(hashes.slice(0, 6)));
+    writeBlockFile(dir, 1, blockRecords(hashes.slice(6)));
     const r = new BlockFileReader({ folder: dir, network: 'regtest', maxPlaces: 3 });
     readers.push(r);
     expect((await r.getBlocks([hashes.at(-1)!])).map((b) => b?.hash)).toEqual([hashes.at(-1)]);
@@ -189,16 +165,16 @@ describe('blocks from the node\'s block files', () => {
 
   it('a pruned node\'s folder (the first files deleted): blocks found from the lowest file on', async () => {
     const dir = folder();
-    writeBlockFile(dir, 3, records(hashes.slice(0, 5)));
-    writeBlockFile(dir, 4, records(hashes.slice(5)));
+    writeBlockFile(dir, 3, blockRecords(hashes.slice(0, 5)));
+    writeBlockFile(dir, 4, blockRecords(hashes.slice(5)));
     expect((await reader(dir).getBlocks([hashes[7]!, hashes[2]!])).map((b) => b?.hash)).toEqual([hashes[7], hashes[2]]);
   });
 
   it('a block whose header does not hash to the hash asked for is not returned', async () => {
     const dir = folder();
-    const plain = records(hashes.slice(0, 3));
+    const plain = blockRecords(hashes.slice(0, 3));
     // The last byte of the second block's nonce.
-    const second = 8 + fromHex(recorded[hashes[0]!]!.hex).length + 8 + 79;
+    const second = 8 + fromHex(recordedBlocks[hashes[0]!]!.hex).length + 8 + 79;
     plain[second]! ^= 0xff;
     writeBlockFile(dir, 0, plain);
     const blocks = await reader(dir).getBlocks(hashes.slice(0, 3));
@@ -216,7 +192,7 @@ describe('the chain source with the node\'s blocks folder', () => {
     const node = await startRpcTestServer({ snapshot: last, filters });
     const dir = folder();
     // The files hold all but the tip (a block the service asks for before the files have it, in effect).
-    writeBlockFile(dir, 0, records(chain.slice(0, -1)));
+    writeBlockFile(dir, 0, blockRecords(chain.slice(0, -1)));
     const source = new BitcoindChainSource({ url: node.url, ...node.credentials, network: 'regtest', retries: 0, blocksFolder: dir });
     const notices: string[] = [];
     source.log = (level, message) => notices.push(`${level}: ${message}`);
@@ -256,8 +232,8 @@ describe('applyXorKey', () => {
           const buffer = new Uint8Array(length + shift);
           buffer.set(data.subarray(0, length), shift);
           const bytes = buffer.subarray(shift);
-          applyXorKey(bytes, position, KEY);
-          const reference = data.subarray(0, length).map((b, i) => b ^ KEY[(position + i) % 8]!);
+          applyXorKey(bytes, position, XOR_KEY);
+          const reference = data.subarray(0, length).map((b, i) => b ^ XOR_KEY[(position + i) % 8]!);
           expect(Array.from(bytes)).toEqual(Array.from(reference));
         }
       }
