@@ -1,6 +1,6 @@
 /**
  * Blocks read from block files laid out as Bitcoin Core writes them (records of message start, size and block,
- * then zeros set aside, the whole file XORed with the key in `xor.dat`), with the regtest blocks Core recordedBlocks.
+ * then zeros set aside, the whole file XORed with the key in `xor.dat`), with the regtest blocks Core recorded.
  */
 import { readdirSync, readlinkSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -40,7 +40,7 @@ function reader(dir: string, notices: string[] = []): BlockFileReader {
 const shape = (block: Block | undefined) => block && { hash: block.hash, prevHash: block.prevHash, txids: block.transactions.map((tx) => txid(tx)) };
 
 describe('blocks from the node\'s block files', () => {
-  it('finds blocks across files and out of order, each equal to the block the node recordedBlocks', async () => {
+  it('finds blocks across files and out of order, each equal to the block the node recorded', async () => {
     const dir = folder();
     const firstHalf = hashes.slice(0, 6);
     const secondHalf = hashes.slice(6);
@@ -228,7 +228,7 @@ describe('applyXorKey', () => {
     const data = Uint8Array.from({ length: 64 }, (_, i) => (i * 37 + 11) & 0xff);
     for (let position = 0; position < 16; position++) {
       for (let length = 0; length <= 40; length++) {
-        for (const shift of [0, 1, 4]) {
+        for (const shift of [0, 1, 2, 3, 4]) {
           const buffer = new Uint8Array(length + shift);
           buffer.set(data.subarray(0, length), shift);
           const bytes = buffer.subarray(shift);
