@@ -8,8 +8,6 @@
  * still scanning, are written several at a time (a crash loses at most those; the scan applies them again);
  * a block that touches a wallet at the tip is written at once.
  */
-import { basicFilterMatchesAny, decodeBasicFilter, decodedFilterMatchesAny, SipMessages } from '../../core/bip158.js';
-import { toHex } from '../../core/bytes.js';
 import { ChainError, type BlockSummary, type ChainSource, type ChainTip } from '../../chain/types.js';
 import {
   applyUpdate,
@@ -31,6 +29,7 @@ import type { NewEvent } from '../../store/repositories.js';
 import type { PsbtChainReconciler, PsbtSettlement } from '../psbts/chain-reconciler.js';
 import { loadWalletInto, type WalletScriptsCache } from '../wallet-state.js';
 import { BlockPrefetch } from './block-prefetch.js';
+import { GroupFilters, type GroupScripts } from './group-filters.js';
 import type { SyncLeadership } from './leadership.js';
 
 const NO_PARENT = '0'.repeat(64);
@@ -115,16 +114,7 @@ export class SyncService {
   /** Applied and not yet written: the changes gathered per wallet, and the blocks. */
   private pendingChanges = new Map<string, PendingWalletChange>();
   private pendingBlocks: SyncBlockRow[] = [];
-  /** The group's scripts, and the same prepared for hashing with every block's filter key. */
-  private groupScripts: { key: string; scripts: Uint8Array[]; prepared: SipMessages } | undefined;
-  /**
-   * The filter matches of the last summaries read, for the scripts they were computed with (`known`: their
-   * hex), and those summaries' filters decoded, so that scripts derived meanwhile are matched without
-   * decoding the filters again.
-   */
-  private lastMatches:
-    | { group: string; scripts: Uint8Array[]; known: Set<string>; matched: Set<string>; decoded: Map<string, Float64Array> }
-    | undefined;
+  private readonly filters = new GroupFilters((walletIds) => this.scriptsOfGroup(walletIds));
   /** Per loaded wallet, the tip height its recorded events have reached (confirmation depths are counted from it). */
   private readonly eventHeights = new Map<string, number | null>();
   /** Wallets loaded (imported, rescanned, or behind at start) that have not reached the node's tip yet. */
@@ -347,7 +337,7 @@ export class SyncService {
         const summaries = await read.summaries;
         const complete = summaries.length === read.to - read.from + 1;
         if (complete) readAhead();
-        prefetch.announce(this.blocksToFetch(group.walletIds, summaries));
+        prefetch.announce(this.filters.blocksToFetch(group.walletIds, summaries));
         for (const summary of summaries) {
           if (prevHash !== null && summary.prevHash !== prevHash) return; // the node's chain moved under us: regroup
           if (!(await this.connect(prefetch, group.walletIds, summary, stats))) return;
@@ -359,44 +349,6 @@ export class SyncService {
       prefetch.discard();
       await this.flush();
     }
-  }
-
-  /** The blocks of `summaries` the group must read in full: no filter, or a filter matching its scripts now. */
-  private blocksToFetch(walletIds: string[], summaries: BlockSummary[]): string[] {
-    const { scripts, prepared } = this.scriptsOf(walletIds);
-    const decoded = new Map<string, Float64Array>();
-    const matched = new Set<string>();
-    for (const { hash, filter } of summaries) {
-      if (filter === null) continue;
-      const values = decodeBasicFilter(filter);
-      decoded.set(hash, values);
-      if (decodedFilterMatchesAny(values, hash, prepared)) matched.add(hash);
-    }
-    this.lastMatches = { group: walletIds.join(' '), scripts, known: new Set(scripts.map(toHex)), matched, decoded };
-    return summaries.filter((s) => s.filter === null || matched.has(s.hash)).map((s) => s.hash);
-  }
-
-  /**
-   * Whether the block's filter matches the group's scripts, reusing blocksToFetch's answer. Scripts derived
-   * since (a block paid the wallets) are matched against every filter of that read at once; scripts are
-   * only ever added to a group, so earlier matches stand.
-   */
-  private filterMatches(walletIds: string[], hash: string, filter: Uint8Array): boolean {
-    const { scripts } = this.scriptsOf(walletIds);
-    const last = this.lastMatches;
-    if (!last?.decoded.has(hash) || last.group !== walletIds.join(' ')) return basicFilterMatchesAny(filter, hash, scripts);
-    if (last.scripts !== scripts) {
-      const added = scripts.filter((script) => !last.known.has(toHex(script)));
-      for (const script of added) last.known.add(toHex(script));
-      last.scripts = scripts;
-      if (added.length > 0) {
-        const prepared = new SipMessages(added);
-        for (const [blockHash, values] of last.decoded) {
-          if (!last.matched.has(blockHash) && decodedFilterMatchesAny(values, blockHash, prepared)) last.matched.add(blockHash);
-        }
-      }
-    }
-    return last.matched.has(hash);
   }
 
   private async activeHashAt(chain: ChainSource, height: number): Promise<string | null> {
@@ -425,7 +377,7 @@ export class SyncService {
   private async connect(prefetch: BlockPrefetch, walletIds: string[], summary: BlockSummary, stats: SyncStats): Promise<boolean> {
     const { height, hash } = summary;
     const prevHash = summary.prevHash ?? NO_PARENT;
-    if (summary.filter !== null && !this.filterMatches(walletIds, hash, summary.filter)) {
+    if (summary.filter !== null && !this.filters.matches(walletIds, hash, summary.filter)) {
       await this.apply({ type: 'block_connected', height, hash, prevHash, time: summary.time, transactions: [] }, walletIds, [
         { hash, height, prevHash, time: summary.time },
       ]);
@@ -442,18 +394,17 @@ export class SyncService {
     return true;
   }
 
-  /** Every derived script of the group's wallets; rebuilt only when a wallet derived more. */
-  private scriptsOf(walletIds: string[]): { scripts: Uint8Array[]; prepared: SipMessages } {
+  /** The group's scripts: every script its wallets derived, known anew whenever one derives more. */
+  private scriptsOfGroup(walletIds: readonly string[]): GroupScripts {
     const summaries = walletIds.map((id) => walletSummary(this.state, id));
-    const key = walletIds.map((id, i) => `${id}:${summaries[i]!.derivedReceive}:${summaries[i]!.derivedChange}`).join('|');
-    if (this.groupScripts?.key === key) return this.groupScripts;
-    const scripts: Uint8Array[] = [];
-    walletIds.forEach((id, i) => {
-      const derive = this.deps.scripts.get(this.loaded.get(id)!.wallet).derive;
-      scripts.push(...derive(0, 0, summaries[i]!.derivedReceive), ...derive(1, 0, summaries[i]!.derivedChange));
-    });
-    this.groupScripts = { key, scripts, prepared: new SipMessages(scripts) };
-    return this.groupScripts;
+    return {
+      key: walletIds.map((id, i) => `${id}:${summaries[i]!.derivedReceive}:${summaries[i]!.derivedChange}`).join('|'),
+      derive: () =>
+        walletIds.flatMap((id, i) => {
+          const derive = this.deps.scripts.get(this.loaded.get(id)!.wallet).derive;
+          return [...derive(0, 0, summaries[i]!.derivedReceive), ...derive(1, 0, summaries[i]!.derivedChange)];
+        }),
+    };
   }
 
   private async applyMempool(chain: ChainSource, tip: ChainTip): Promise<void> {
