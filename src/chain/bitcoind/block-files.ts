@@ -165,12 +165,14 @@ export class BlockFileReader {
     while (missing.size > 0) {
       const at = this.cursor.offset;
       if (at + RECORD_HEAD + HEADER > chunkAt + chunk.length) {
-        // Large records (mainnet's) each get a read of their head alone, small ones share a read.
-        chunk = await this.readAt(handle, at, lastSize > INDEX_READ / 8 ? RECORD_HEAD + HEADER : INDEX_READ);
+        // Large records (mainnet's) each get a read of their head alone, small ones share a read. Only the
+        // heads of a shared read are de-obfuscated: the blocks between them are read again when asked for.
+        chunk = await this.readAt(handle, at, lastSize > INDEX_READ / 8 ? RECORD_HEAD + HEADER : INDEX_READ, false);
         chunkAt = at;
       }
       const head = chunk.subarray(at - chunkAt, at - chunkAt + RECORD_HEAD + HEADER);
       if (head.length < RECORD_HEAD + HEADER) return true; // the end of the file
+      if (this.xorKey) applyXorKey(head, at, this.xorKey);
       const view = new DataView(head.buffer, head.byteOffset, head.length);
       // Past the last record the file is zeros the node set aside for later records.
       if (view.getUint32(0, true) !== this.messageStart) return true;
@@ -293,13 +295,13 @@ export class BlockFileReader {
     await Promise.allSettled(handles.map((handle) => handle.close()));
   }
 
-  /** `length` bytes at `position`, de-obfuscated; shorter if the file is. */
-  private async readAt(handle: FileHandle, position: number, length: number): Promise<Uint8Array> {
+  /** `length` bytes at `position`, de-obfuscated unless told not to; shorter if the file is. */
+  private async readAt(handle: FileHandle, position: number, length: number, deobfuscate = true): Promise<Uint8Array> {
     // Not zero-filled (every byte read is overwritten), not pooled: at offset 0, the key applies a word at a time.
     const bytes = Buffer.allocUnsafeSlow(length);
     const { bytesRead } = await handle.read(bytes, 0, length, position);
     const read = bytes.subarray(0, bytesRead);
-    if (this.xorKey) applyXorKey(read, position, this.xorKey);
+    if (deobfuscate && this.xorKey) applyXorKey(read, position, this.xorKey);
     return read;
   }
 
