@@ -68,7 +68,8 @@ export function balanceView(b: WalletBalances): BalanceView {
 }
 
 export interface UtxoContext {
-  network: NetworkName;
+  /** The coin's address (the wallet's scripts keep those they encoded). */
+  addressOf: (utxo: WalletUtxo) => string;
   addressLabels: Map<string, string>;
   /** `txid:vout` -> label of the coin itself. */
   coinLabels: Map<string, string>;
@@ -76,7 +77,7 @@ export interface UtxoContext {
 }
 
 export function utxoView(u: WalletUtxo, ctx: UtxoContext): UtxoView {
-  const address = scriptAddress(u.script, ctx.network);
+  const address = ctx.addressOf(u);
   const outpoint = `${u.txid}:${u.vout}`;
   return {
     txid: u.txid,

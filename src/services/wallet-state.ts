@@ -3,7 +3,7 @@
  * while the wallet's stored revision is unchanged. Any instance (syncing or not) answers the same.
  */
 import { DescriptorDeriver, parseDescriptor } from '../core/descriptor/index.js';
-import { NETWORKS } from '../core/network.js';
+import { NETWORKS, type NetworkName } from '../core/network.js';
 import {
   addWallet,
   applyStoredChanges,
@@ -27,7 +27,7 @@ import {
 } from '../engine/index.js';
 import type { Store, StoredWallet, WalletChainRows } from '../store/repositories.js';
 import { mapInParts, nextTurn } from './turns.js';
-import type { Page } from './wallet-format.js';
+import { scriptAddress, type Page } from './wallet-format.js';
 
 const DERIVE_AHEAD = 32;
 
@@ -35,8 +35,12 @@ const DERIVE_AHEAD = 32;
 export class WalletScripts {
   private readonly known: [Uint8Array[], Uint8Array[]] = [[], []];
   private readonly derivers: [DescriptorDeriver, DescriptorDeriver];
+  /** Addresses shown for derived scripts, by branch and index, each with the script (hex) it encodes. */
+  private readonly addresses: [Array<{ script: string; address: string } | undefined>, Array<{ script: string; address: string } | undefined>] = [[], []];
+  private readonly network: NetworkName;
 
   constructor(wallet: Pick<StoredWallet, 'receiveDescriptor' | 'changeDescriptor' | 'network'>) {
+    this.network = wallet.network;
     const network = NETWORKS[wallet.network];
     this.derivers = [
       new DescriptorDeriver(parseDescriptor(wallet.receiveDescriptor, network)),
@@ -61,6 +65,19 @@ export class WalletScripts {
 
   deriver(branch: Branch): DescriptorDeriver {
     return this.derivers[branch];
+  }
+
+  /**
+   * The address of `script` (hex), the wallet's script at (branch, index): encoded once per script, as coin
+   * lists show every coin's address on every read (a tenth of an unpaged list of 100,000 coins' time).
+   */
+  addressOf(branch: Branch, index: number, script: string): string {
+    const kept = this.addresses[branch][index];
+    if (kept?.script === script) return kept.address;
+    const address = scriptAddress(script, this.network);
+    // Only indices the wallet derived: one far ahead (a listing paging ahead) is not kept.
+    if (index < this.known[branch].length) this.addresses[branch][index] = { script, address };
+    return address;
   }
 }
 

@@ -146,8 +146,9 @@ export class WalletReads implements WalletDirectory {
   private async utxoContext(wallet: StoredWallet, labels: Map<string, string>, flags?: UtxoFlagRow[]): Promise<UtxoContext> {
     const coinFlags = flags ?? (await this.deps.store.wallets.utxoFlags(wallet.id));
     const reservations = await this.deps.store.psbts.reservations(wallet.id);
+    const scripts = this.deps.scripts.get(wallet);
     return {
-      network: wallet.network,
+      addressOf: (utxo) => scripts.addressOf(utxo.branch, utxo.index, utxo.script),
       addressLabels: labels,
       coinLabels: new Map(coinFlags.filter((f) => f.label !== '').map((f) => [`${f.txid}:${f.vout}`, f.label])),
       reservedBy: new Map(reservations.map((r) => [`${r.txid}:${r.vout}`, r.psbtTxid])),

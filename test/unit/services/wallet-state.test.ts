@@ -1,6 +1,8 @@
 /** Wallet views built from a real SQLite store: one load per stored revision, however many readers. */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Store, StoredWallet } from '../../../src/store/repositories.js';
+import { toHex } from '../../../src/core/bytes.js';
+import { scriptAddress } from '../../../src/services/wallet-format.js';
 import { WalletScriptsCache, WalletStateCache } from '../../../src/services/wallet-state.js';
 import { loadFixture } from '../../support/fixtures.js';
 import { openTestSqlite, type OpenedStore } from '../../support/stores.js';
@@ -93,5 +95,22 @@ describe('wallet state cache', () => {
     expect(chainReads).toBe(1);
     await expect(cache.view({ ...wallet, id: 'gone' })).rejects.toThrow(/vanished/);
     expect(chainReads).toBe(2);
+  });
+});
+
+describe('wallet scripts: the addresses shown for coins', () => {
+  it('are each script\'s own address, kept per derived index only while the script given is the one encoded', () => {
+    const scripts = new WalletScriptsCache().get(wallet);
+    const [first, second] = scripts.derive(0, 0, 2).map(toHex);
+    const expected = [scriptAddress(first!, 'regtest'), scriptAddress(second!, 'regtest')];
+    expect(expected[0]).toMatch(/^bcrt1q/);
+    expect(scripts.addressOf(0, 0, first!)).toBe(expected[0]);
+    expect(scripts.addressOf(0, 0, first!)).toBe(expected[0]);
+    // Another script said to be at that index gets its own address, and the kept one stays right.
+    expect(scripts.addressOf(0, 0, second!)).toBe(expected[1]);
+    expect(scripts.addressOf(0, 0, first!)).toBe(expected[0]);
+    // An index far past those the wallet derived (not kept): the right address all the same.
+    expect(scripts.addressOf(1, 5_000, first!)).toBe(expected[0]);
+    expect(scripts.addressOf(1, 5_000, second!)).toBe(expected[1]);
   });
 });
