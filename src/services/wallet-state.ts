@@ -31,12 +31,18 @@ import { scriptAddress, type Page } from './wallet-format.js';
 
 const DERIVE_AHEAD = 32;
 
+/** An address kept with the script (hex) it encodes. */
+interface KeptAddress {
+  script: string;
+  address: string;
+}
+
 /** Derives scripts of a wallet's two branches, remembering what it derived (derivation is the slow part). */
 export class WalletScripts {
   private readonly known: [Uint8Array[], Uint8Array[]] = [[], []];
   private readonly derivers: [DescriptorDeriver, DescriptorDeriver];
-  /** Addresses shown for derived scripts, by branch and index, each with the script (hex) it encodes. */
-  private readonly addresses: [Array<{ script: string; address: string } | undefined>, Array<{ script: string; address: string } | undefined>] = [[], []];
+  /** Addresses shown for derived scripts, by branch and index. */
+  private readonly addresses: [Array<KeptAddress | undefined>, Array<KeptAddress | undefined>] = [[], []];
   private readonly network: NetworkName;
 
   constructor(wallet: Pick<StoredWallet, 'receiveDescriptor' | 'changeDescriptor' | 'network'>) {
