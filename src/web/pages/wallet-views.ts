@@ -39,7 +39,7 @@ function labelForm(d: WalletDetails, address: string | null, label: string, sess
   if (!canSpend(access) || address === null) return html`${label}`;
   return html`<form method="post" action="${walletUrl(d.alias, '/labels')}" class="inline-edit">${csrfField(session)}
 <input type="hidden" name="address" value="${address}"><input type="hidden" name="back" value="${back}">
-<input name="label" value="${label}" aria-label="Label of ${address}" maxlength="256"><button type="submit" class="small">Save</button></form>`;
+<input name="label" value="${label}" placeholder="Label" aria-label="Label of ${address}" maxlength="256"><button type="submit" class="small">Save</button></form>`;
 }
 
 export function transactionsTable(d: WalletDetails, txs: readonly TxListEntry[], session: WebSession, access: Access, back: string): Html {
@@ -67,7 +67,7 @@ export function coinsTable(d: WalletDetails, coins: readonly (UtxoView & { froze
   <td class="mono" title="${outpoint}">${shortId(c.txid)}:${c.vout}<div class="muted">${c.confirmations} conf.${c.reserved_by ? html` · held by <a href="${walletUrl(d.alias, `/psbts/${c.reserved_by}`)}">a PSBT</a>` : ''}${c.frozen ? ' · frozen' : ''}</div></td>
   <td class="label-cell">${spend ? html`<form method="post" action="${walletUrl(d.alias, '/coins')}" class="inline-edit">${csrfField(session)}
     <input type="hidden" name="outpoint" value="${outpoint}"><input type="hidden" name="back" value="${back}">
-    <input name="label" value="${c.label}" aria-label="Label of coin ${outpoint}" maxlength="256"><button type="submit" class="small">Save</button>
+    <input name="label" value="${c.label}" placeholder="Label" aria-label="Label of coin ${outpoint}" maxlength="256"><button type="submit" class="small">Save</button>
     <button type="submit" class="small secondary" name="frozen" value="${c.frozen ? 'false' : 'true'}">${c.frozen ? 'Unfreeze' : 'Freeze'}</button></form>` : c.label}
     <div class="muted mono">${c.address}</div></td>
   ${amountCell(c.amount_sat)}
