@@ -52,7 +52,12 @@ describeWithBitcoind('events of a 2-of-3 flow against a real Bitcoin Core', () =
     await chain.mine(1);
     await client.waitForTransaction(ID, networkTxid, (n) => n === 1, 'one confirmation');
     await chain.mine(DEPTH - 1);
-    await waitFor(async () => receiver.deliveries.some((d) => d.body.type === 'transaction.confirmed' && d.body.data.confirmations === DEPTH), `transaction.confirmed at ${DEPTH}`);
+    // This transaction's event: the funding transaction reaches the depth a block earlier, and its event alone
+    // would end the wait before this one is delivered.
+    await waitFor(
+      async () => receiver.deliveries.some((d) => d.body.type === 'transaction.confirmed' && d.body.data.txid === networkTxid && d.body.data.confirmations === DEPTH),
+      `transaction.confirmed at ${DEPTH}`,
+    );
 
     // The funding transaction reaches the configured depth meanwhile too: the flow is the events of this PSBT and its transaction.
     const all = receiver.deliveries.map((d) => d.body);
