@@ -5,6 +5,7 @@
  * tested against a set of lookup keys without allocating anything (`anyOutputKeyIn`).
  */
 import { sha256 } from '@noble/hashes/sha2.js';
+import { reverseHex } from './bytes.js';
 import { parseTransaction, TransactionError, type Block, type Transaction, type TxInput, type TxOutput } from './tx.js';
 
 /**
@@ -63,13 +64,8 @@ class Cursor {
   }
 }
 
-/** Scratch space for byte-reversed hex (txids), so that each costs one native hex encoding. */
-const reversed = Buffer.alloc(32);
-
-function reversedHex(bytes: Uint8Array, start: number): string {
-  for (let i = 0; i < 32; i++) reversed[i] = bytes[start + 31 - i]!;
-  return reversed.toString('hex');
-}
+/** The 32 bytes at `start`, byte-reversed hex (txids, block hashes). */
+const reversedHex = (bytes: Uint8Array, start: number): string => reverseHex(bytes, start, start + 32);
 
 /** A transaction inside a block: checked when the block was read, outputs decoded on first use. */
 export class BlockTransaction implements Transaction {

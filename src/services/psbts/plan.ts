@@ -3,7 +3,7 @@
  * next unused change address, BIP125 replacements, and every field hardware wallets need.
  * Pure: the caller passes the wallet state, the reserved coins and the fee rate.
  */
-import { fromHex } from '../../core/bytes.js';
+import { fromHex, toHex } from '../../core/bytes.js';
 import {
   CoinSelectionError,
   InsufficientFundsError,
@@ -96,14 +96,13 @@ function inputDetails(derived: DerivedOutput, taprootWallet: boolean): Pick<Buil
 function locateScript(keys: WalletKeys, scriptHex: string, limit: number): { branch: 0 | 1; index: number } | undefined {
   for (const [branch, deriver] of [[0, keys.receive], [1, keys.change]] as const) {
     for (let from = 0; from < limit; from += 100) {
-      const found = deriver.deriveRange(from, 100).find((d) => toHexString(d.scriptPubKey) === scriptHex);
+      const found = deriver.deriveRange(from, 100).find((d) => toHex(d.scriptPubKey) === scriptHex);
       if (found) return { branch, index: found.index };
     }
   }
   return undefined;
 }
 
-const toHexString = (bytes: Uint8Array) => Buffer.from(bytes).toString('hex');
 
 /** The coins of a replaced transaction, and its fee and size, checked against the replacement rules' preconditions. */
 function replacedTransaction(context: PlanContext, txid: string, inputType: InputType): { coins: CandidateCoin[]; fee: bigint; vsize: number } {
@@ -120,14 +119,14 @@ function replacedTransaction(context: PlanContext, txid: string, inputType: Inpu
   const coins = tx.inputs.map((input) => {
     const prev = spending.transaction(input.txid);
     const output = prev ? parseTransaction(prev.hex).outputs[input.vout] : undefined;
-    const place = output && locateScript(keys, toHexString(output.script), maxIndex);
+    const place = output && locateScript(keys, toHex(output.script), maxIndex);
     if (!prev || !output || !place) throw unprocessable('cannot_replace', `Transaction ${txid} spends a coin this wallet cannot sign for`);
     return {
       coin: { id: key(input.txid, input.vout), value: output.value, inputType, confirmed: prev.confirmations > 0 },
       txid: input.txid,
       vout: input.vout,
       value: output.value,
-      script: toHexString(output.script),
+      script: toHex(output.script),
       branch: place.branch,
       index: place.index,
       prevTxHex: prev.hex,
@@ -281,7 +280,7 @@ export function planPsbt(request: ParsedCreateRequest, context: PlanContext): Ps
   // own script, with the derivation data signers check it by: anything else pays someone, and is a recipient.
   let changeDerived: DerivedOutput;
   if (request.changeAddress) {
-    const owner = spending.ownerOfScript(toHexString(request.changeAddress.script));
+    const owner = spending.ownerOfScript(toHex(request.changeAddress.script));
     if (!owner) {
       const message = 'change_address is not an address of this wallet; to pay it, list it as a recipient';
       throw new ServiceError('unprocessable', 'change_address_not_owned', message, { errors: [{ path: '/change_address', message: 'is not an address of this wallet' }] });
