@@ -26,10 +26,27 @@ export interface BlockInfo extends BlockRef {
   time: number;
 }
 
+/**
+ * What the engine reads of a held transaction: the outpoints it spends and its outputs, scripts as hex.
+ * The raw transaction is `hex`; holding it parsed as well (a typed array per script, signature and
+ * witness item) cost more memory than everything else a wallet holds.
+ */
+export interface HeldTx {
+  inputs: { txid: string; vout: number }[];
+  outputs: { value: bigint; script: string }[];
+}
+
+export function heldForm(tx: Transaction): HeldTx {
+  return {
+    inputs: tx.inputs.map((i) => ({ txid: i.txid, vout: i.vout })),
+    outputs: tx.outputs.map((o) => ({ value: o.value, script: toHex(o.script) })),
+  };
+}
+
 /** One transaction as one wallet sees it. */
 export interface TrackedTx {
   txid: string;
-  tx: Transaction;
+  tx: HeldTx;
   hex: string;
   vsize: number;
   coinbase: boolean;
@@ -208,10 +225,10 @@ export function markUsed(state: EngineState, wallet: WalletState, owner: ScriptO
   return fillGap(state, wallet, owner.branch, recorder);
 }
 
-export function mineOutputs(wallet: WalletState, tx: Transaction): Map<number, ScriptOwner> {
+export function mineOutputs(wallet: WalletState, tx: HeldTx): Map<number, ScriptOwner> {
   const mine = new Map<number, ScriptOwner>();
   tx.outputs.forEach((out, vout) => {
-    const owner = wallet.scripts.get(toHex(out.script));
+    const owner = wallet.scripts.get(out.script);
     if (owner) mine.set(vout, owner);
   });
   return mine;
@@ -229,11 +246,12 @@ export interface NewTx {
 
 /** Inserts a transaction into a wallet (indexes included); the caller records the change. */
 export function insertTx(state: EngineState, wallet: WalletState, input: NewTx): TrackedTx {
-  // A block's transaction is kept apart from the block's bytes, which would otherwise stay in memory.
+  // The held form copies what it keeps: nothing refers to a block's bytes, which would otherwise stay in memory.
   const tx = input.tx instanceof BlockTransaction ? input.tx.standalone() : input.tx;
+  const held = heldForm(tx);
   const tracked: TrackedTx = {
     txid: input.txid,
-    tx,
+    tx: held,
     hex: input.hex ?? toHex(serializeTransaction(tx)),
     vsize: vsize(tx),
     coinbase: isCoinbase(tx),
@@ -241,7 +259,7 @@ export function insertTx(state: EngineState, wallet: WalletState, input: NewTx):
     block: input.block,
     firstSeen: input.firstSeen,
     replaceable: input.replaceable,
-    mine: mineOutputs(wallet, tx),
+    mine: mineOutputs(wallet, held),
   };
   wallet.txs.set(tracked.txid, tracked);
   if (tracked.status === 'mempool') wallet.pending.add(tracked.txid);

@@ -2,7 +2,6 @@
  * Read-only views of one wallet, with Bitcoin Core's watch-only descriptor wallet semantics:
  * getbalances (trusted / untrusted_pending / immature), listunspent 0, and the transaction list.
  */
-import { toHex } from '../core/bytes.js';
 import { EngineError } from './errors.js';
 import { outpointKey, type EngineState, type TrackedTx, type WalletState } from './state.js';
 import type { Branch, TxCategory, TxStatus, WalletBalances, WalletTxEntry, WalletUtxo } from './types.js';
@@ -93,7 +92,7 @@ export function unspentOutputsOf(wallet: WalletState, t: TrackedTx, trusted: (t:
       txid: t.txid,
       vout,
       valueSat: output.value,
-      script: toHex(output.script),
+      script: output.script,
       branch: owner.branch,
       index: owner.index,
       confirmations: confirmations(wallet, t),
@@ -160,7 +159,7 @@ export function entryOf(wallet: WalletState, t: TrackedTx): WalletTxEntry {
     receivedSat,
     spentSat,
     feeSat: allInputsMine ? spentSat - outputTotal : null,
-    addressScript: addressOutput ? toHex(addressOutput.script) : null,
+    addressScript: addressOutput ? addressOutput.script : null,
     confirmations: confirmations(wallet, t),
     blockHeight: t.block?.height ?? null,
     blockHash: t.block?.hash ?? null,

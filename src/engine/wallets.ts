@@ -2,8 +2,6 @@
  * Loading wallets into the engine: a new wallet (derives its first gap-limit scripts per branch) or one
  * rebuilt from its stored rows after a restart (no rescan: the stored tip, scripts and transactions are it).
  */
-import { scriptLookupKey } from '../core/block.js';
-import { fromHex, toHex } from '../core/bytes.js';
 import { parseTransactionWithTxid } from '../core/tx.js';
 import { buildChangeset, syncRow } from './changeset.js';
 import { EngineError } from './errors.js';
@@ -232,12 +230,11 @@ export function applyStoredChanges(state: EngineState, walletId: string, changes
   const newlyPaying = new Set<string>();
   if (wallet.scripts.size > scriptsBefore) {
     // A transaction already held may pay a script watched only now: loading all rows would count that output.
-    const keys = new Set([...watchedNow].map((script) => scriptLookupKey(fromHex(script))));
     for (const t of wallet.txs.values()) {
       if (replaced.has(t.txid)) continue;
       t.tx.outputs.forEach((out, vout) => {
-        if (t.mine.has(vout) || !keys.has(scriptLookupKey(out.script))) return;
-        const owner = wallet.scripts.get(toHex(out.script));
+        if (t.mine.has(vout) || !watchedNow.has(out.script)) return;
+        const owner = wallet.scripts.get(out.script);
         if (!owner) return;
         t.mine.set(vout, owner);
         newlyPaying.add(t.txid);

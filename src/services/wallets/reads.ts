@@ -281,8 +281,9 @@ function receivingScripts(view: WalletView): Set<string> {
   for (const entry of view.lists.transactions) {
     if (entry.status === 'dropped') continue;
     const tracked = view.state.wallets.get(view.wallet.id)?.txs.get(entry.txid);
-    const outputs = tracked ? tracked.tx.outputs : parseTransaction(entry.hex).outputs; // gone from the state since: parse it
-    for (const output of outputs) scripts.add(toHex(output.script));
+    // Gone from the state since: parse it.
+    const outputScripts = tracked ? tracked.tx.outputs.map((o) => o.script) : parseTransaction(entry.hex).outputs.map((o) => toHex(o.script));
+    for (const script of outputScripts) scripts.add(script);
   }
   receivingScriptsOf.set(view.lists, scripts);
   return scripts;
