@@ -18,9 +18,11 @@ import {
   insertTx,
   markUsed,
   mayBeWatched,
-  mineOutputs,
+  findOwners,
   outpointKey,
+  paysWallet,
   setStatus,
+  walletOutputs,
   type BlockInfo,
   type EngineState,
   type TrackedTx,
@@ -95,7 +97,7 @@ function touchedWallets(state: EngineState, scope: Set<WalletState>, candidate: 
       const owners = state.txOwners.get(input.txid);
       if (!owners) continue;
       for (const wallet of owners) {
-        if (scope.has(wallet) && wallet.txs.get(input.txid)!.mine.has(input.vout)) (touched ??= new Set()).add(wallet);
+        if (scope.has(wallet) && paysWallet(wallet.txs.get(input.txid), input.vout)) (touched ??= new Set()).add(wallet);
       }
     }
   }
@@ -144,7 +146,7 @@ function forEachPass(candidates: Candidate[], recorder: ChangeRecorder, visit: (
 /** Marks the outputs' scripts used; true if that derived new scripts (the update must be checked again). */
 function markOutputsUsed(state: EngineState, wallet: WalletState, tracked: TrackedTx, recorder: ChangeRecorder): boolean {
   let extended = false;
-  for (const owner of tracked.mine.values()) if (markUsed(state, wallet, owner, recorder)) extended = true;
+  for (const { owner } of walletOutputs(tracked)) if (markUsed(state, wallet, owner, recorder)) extended = true;
   return extended;
 }
 
@@ -218,7 +220,7 @@ function confirmInWallet(
     recorder.txAdded(wallet.walletId, candidate.txid);
     return tracked;
   }
-  existing.mine = mineOutputs(wallet, existing.tx); // scripts may have been derived since it was first seen
+  findOwners(wallet, existing.tx); // scripts may have been derived since it was first seen
   if (existing.status !== 'confirmed' || existing.block?.hash !== block.hash) {
     setStatus(wallet, existing, 'confirmed');
     existing.block = block;
@@ -310,7 +312,7 @@ function seenInMempool(state: EngineState, wallet: WalletState, candidate: Candi
     recorder.txAdded(wallet.walletId, candidate.txid);
     return tracked;
   }
-  existing.mine = mineOutputs(wallet, existing.tx);
+  findOwners(wallet, existing.tx);
   // A transaction this wallet holds as confirmed stays so: blocks, not the mempool, decide that.
   if (existing.status === 'dropped') {
     setStatus(wallet, existing, 'mempool');

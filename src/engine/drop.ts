@@ -3,13 +3,13 @@
  * block, or came from a disconnected coinbase. Its descendants go with it. A transaction that spent none of
  * the wallet's coins is forgotten (it never paid the wallet); one that did is kept as `dropped` history.
  */
-import { outpointKey, setStatus, deleteTx, type ChangeRecorder, type EngineState, type WalletState } from './state.js';
+import { outpointKey, paysWallet, setStatus, deleteTx, type ChangeRecorder, type EngineState, type WalletState } from './state.js';
 
 /** True if the transaction spends at least one output this wallet owns. */
 export function spendsWalletCoins(wallet: WalletState, txid: string): boolean {
   const tracked = wallet.txs.get(txid);
   if (!tracked || tracked.coinbase) return false;
-  return tracked.tx.inputs.some((input) => wallet.txs.get(input.txid)?.mine.has(input.vout) ?? false);
+  return tracked.tx.inputs.some((input) => paysWallet(wallet.txs.get(input.txid), input.vout));
 }
 
 export function dropTx(state: EngineState, wallet: WalletState, txid: string, recorder: ChangeRecorder): void {

@@ -6,7 +6,7 @@
  * Entries keep the confirmations of the tip they were built at, so a new block does not rebuild every entry:
  * read confirmations with `entryAtTip` / `utxoAtTip` and the lists' `tipHeight`.
  */
-import { outpointKey, type EngineState, type TrackedTx, type WalletState } from './state.js';
+import { outpointKey, walletOutputsValue, type EngineState, type TrackedTx, type WalletState } from './state.js';
 import type { AppliedChanges } from './wallets.js';
 import { byOutpoint, COINBASE_MATURITY_CONFIRMATIONS, entryOf, isImmature, mostConfirmedFirst, newestFirst, oldestFirst, trustChecker, unspentOutputsOf } from './views.js';
 import type { WalletBalances, WalletTxEntry, WalletUtxo } from './types.js';
@@ -230,7 +230,7 @@ export class WalletListCache {
     for (const txid of this.coinbases) {
       const t = wallet.txs.get(txid);
       if (!t || t.status === 'dropped' || !isImmature(wallet, t)) continue;
-      for (const vout of t.mine.keys()) immature += t.tx.outputs[vout]!.value;
+      immature += walletOutputsValue(t);
     }
     return immature;
   }

@@ -33,14 +33,49 @@ export interface BlockInfo extends BlockRef {
  */
 export interface HeldTx {
   inputs: { txid: string; vout: number }[];
-  outputs: { value: bigint; script: string }[];
+  outputs: HeldOutput[];
 }
 
-export function heldForm(tx: Transaction): HeldTx {
+export interface HeldOutput {
+  value: bigint;
+  script: string;
+  /** Where the holding wallet derives `script`; null: the output pays someone else. */
+  owner: ScriptOwner | null;
+}
+
+/** A transaction as one wallet holds it: its outputs paying that wallet's scripts have their owner. */
+export function heldForm(wallet: WalletState, tx: Transaction): HeldTx {
   return {
     inputs: tx.inputs.map((i) => ({ txid: i.txid, vout: i.vout })),
-    outputs: tx.outputs.map((o) => ({ value: o.value, script: toHex(o.script) })),
+    outputs: tx.outputs.map((o) => {
+      const script = toHex(o.script);
+      return { value: o.value, script, owner: wallet.scripts.get(script) ?? null };
+    }),
   };
+}
+
+/** Whether output `vout` of a held transaction pays the wallet holding it. */
+export const paysWallet = (t: TrackedTx | undefined, vout: number): boolean => !!t?.tx.outputs[vout]?.owner;
+
+/** The outputs of a held transaction paying the wallet holding it, with their vout. */
+export function* walletOutputs(t: TrackedTx): Generator<{ vout: number; output: HeldOutput; owner: ScriptOwner }> {
+  const { outputs } = t.tx;
+  for (let vout = 0; vout < outputs.length; vout++) {
+    const output = outputs[vout]!;
+    if (output.owner) yield { vout, output, owner: output.owner };
+  }
+}
+
+/** The value of a held transaction's outputs paying the wallet holding it. */
+export function walletOutputsValue(t: TrackedTx): bigint {
+  let sum = 0n;
+  for (const output of t.tx.outputs) if (output.owner) sum += output.value;
+  return sum;
+}
+
+/** Finds the outputs paying scripts the wallet derived since the transaction was held. */
+export function findOwners(wallet: WalletState, tx: HeldTx): void {
+  for (const output of tx.outputs) output.owner = wallet.scripts.get(output.script) ?? null;
 }
 
 /** One transaction as one wallet sees it. */
@@ -54,8 +89,6 @@ export interface TrackedTx {
   block: BlockInfo | null;
   firstSeen: number;
   replaceable: boolean | null;
-  /** Outputs paying this wallet, by vout. */
-  mine: Map<number, ScriptOwner>;
 }
 
 export interface WalletState {
@@ -225,15 +258,6 @@ export function markUsed(state: EngineState, wallet: WalletState, owner: ScriptO
   return fillGap(state, wallet, owner.branch, recorder);
 }
 
-export function mineOutputs(wallet: WalletState, tx: HeldTx): Map<number, ScriptOwner> {
-  const mine = new Map<number, ScriptOwner>();
-  tx.outputs.forEach((out, vout) => {
-    const owner = wallet.scripts.get(out.script);
-    if (owner) mine.set(vout, owner);
-  });
-  return mine;
-}
-
 export interface NewTx {
   txid: string;
   tx: Transaction;
@@ -248,10 +272,9 @@ export interface NewTx {
 export function insertTx(state: EngineState, wallet: WalletState, input: NewTx): TrackedTx {
   // The held form copies what it keeps: nothing refers to a block's bytes, which would otherwise stay in memory.
   const tx = input.tx instanceof BlockTransaction ? input.tx.standalone() : input.tx;
-  const held = heldForm(tx);
   const tracked: TrackedTx = {
     txid: input.txid,
-    tx: held,
+    tx: heldForm(wallet, tx),
     hex: input.hex ?? toHex(serializeTransaction(tx)),
     vsize: vsize(tx),
     coinbase: isCoinbase(tx),
@@ -259,7 +282,6 @@ export function insertTx(state: EngineState, wallet: WalletState, input: NewTx):
     block: input.block,
     firstSeen: input.firstSeen,
     replaceable: input.replaceable,
-    mine: mineOutputs(wallet, held),
   };
   wallet.txs.set(tracked.txid, tracked);
   if (tracked.status === 'mempool') wallet.pending.add(tracked.txid);

@@ -3,7 +3,7 @@
  * getbalances (trusted / untrusted_pending / immature), listunspent 0, and the transaction list.
  */
 import { EngineError } from './errors.js';
-import { outpointKey, type EngineState, type TrackedTx, type WalletState } from './state.js';
+import { outpointKey, paysWallet, walletOutputs, walletOutputsValue, type EngineState, type TrackedTx, type WalletState } from './state.js';
 import type { Branch, TxCategory, TxStatus, WalletBalances, WalletTxEntry, WalletUtxo } from './types.js';
 
 /** Core's wallet treats a coinbase as spendable from COINBASE_MATURITY + 1 = 101 confirmations. */
@@ -46,7 +46,7 @@ export function trustChecker(wallet: WalletState): (t: TrackedTx) => boolean {
     memo.set(t.txid, false);
     const result = t.tx.inputs.every((input) => {
       const parent = wallet.txs.get(input.txid);
-      return !!parent && parent.mine.has(input.vout) && trusted(parent);
+      return !!parent && paysWallet(parent, input.vout) && trusted(parent);
     });
     memo.set(t.txid, result);
     return result;
@@ -61,11 +61,11 @@ export function getBalances(state: EngineState, walletId: string): WalletBalance
   for (const t of wallet.txs.values()) {
     if (!active(t)) continue;
     if (isImmature(wallet, t)) {
-      for (const vout of t.mine.keys()) balances.immature += t.tx.outputs[vout]!.value;
+      balances.immature += walletOutputsValue(t);
       continue;
     }
     let available = 0n;
-    for (const vout of t.mine.keys()) if (!isSpent(wallet, t.txid, vout)) available += t.tx.outputs[vout]!.value;
+    for (const { vout, output } of walletOutputs(t)) if (!isSpent(wallet, t.txid, vout)) available += output.value;
     if (trusted(t)) balances.confirmed += available;
     else if (t.status === 'mempool') balances.unconfirmed += available;
   }
@@ -85,9 +85,8 @@ export function listUnspent(state: EngineState, walletId: string): WalletUtxo[] 
 export function unspentOutputsOf(wallet: WalletState, t: TrackedTx, trusted: (t: TrackedTx) => boolean): WalletUtxo[] {
   if (!active(t) || isImmature(wallet, t)) return [];
   const utxos: WalletUtxo[] = [];
-  for (const [vout, owner] of t.mine) {
+  for (const { vout, output, owner } of walletOutputs(t)) {
     if (isSpent(wallet, t.txid, vout)) continue;
-    const output = t.tx.outputs[vout]!;
     utxos.push({
       txid: t.txid,
       vout,
@@ -121,27 +120,27 @@ export function entryOf(wallet: WalletState, t: TrackedTx): WalletTxEntry {
   if (!t.coinbase) {
     for (const input of t.tx.inputs) {
       const parent = wallet.txs.get(input.txid);
-      if (parent?.mine.has(input.vout)) {
+      if (parent && paysWallet(parent, input.vout)) {
         spentSat += parent.tx.outputs[input.vout]!.value;
         inputsMine++;
       }
     }
   }
-  let receivedSat = 0n;
-  for (const vout of t.mine.keys()) receivedSat += t.tx.outputs[vout]!.value;
+  const receivedSat = walletOutputsValue(t);
   const allInputsMine = inputsMine > 0 && inputsMine === t.tx.inputs.length;
   const outputTotal = t.tx.outputs.reduce((sum, o) => sum + o.value, 0n);
   const netSat = receivedSat - spentSat;
   let category: TxCategory;
-  if (allInputsMine) category = t.mine.size === t.tx.outputs.length ? 'selftransfer' : 'send';
+  if (allInputsMine) category = t.tx.outputs.every((o) => o.owner) ? 'selftransfer' : 'send';
   else if (inputsMine === 0) category = 'receive';
   else category = netSat >= 0n ? 'receive' : 'send';
 
   let addressVout: number | undefined;
-  if (category === 'send') addressVout = t.tx.outputs.findIndex((_, vout) => !t.mine.has(vout));
+  if (category === 'send') addressVout = t.tx.outputs.findIndex((o) => !o.owner);
   else {
-    const mine = [...t.mine.entries()].sort((a, b) => a[0] - b[0]);
-    addressVout = (mine.find(([, owner]) => owner.branch === (0 as Branch)) ?? mine[0])?.[0];
+    // The first receive output, else the first of the wallet's (change).
+    const receive = t.tx.outputs.findIndex((o) => o.owner?.branch === (0 as Branch));
+    addressVout = receive >= 0 ? receive : t.tx.outputs.findIndex((o) => o.owner);
   }
   const addressOutput = addressVout === undefined || addressVout < 0 ? undefined : t.tx.outputs[addressVout];
 

@@ -232,13 +232,11 @@ export function applyStoredChanges(state: EngineState, walletId: string, changes
     // A transaction already held may pay a script watched only now: loading all rows would count that output.
     for (const t of wallet.txs.values()) {
       if (replaced.has(t.txid)) continue;
-      t.tx.outputs.forEach((out, vout) => {
-        if (t.mine.has(vout) || !watchedNow.has(out.script)) return;
-        const owner = wallet.scripts.get(out.script);
-        if (!owner) return;
-        t.mine.set(vout, owner);
-        newlyPaying.add(t.txid);
-      });
+      for (const output of t.tx.outputs) {
+        if (output.owner || !watchedNow.has(output.script)) continue;
+        output.owner = wallet.scripts.get(output.script) ?? null;
+        if (output.owner) newlyPaying.add(t.txid);
+      }
     }
   }
   return { replaced, newlyPaying, previousTip };
