@@ -103,8 +103,8 @@ export interface WalletState {
   derived: [number, number];
   scripts: Map<string, ScriptOwner>;
   txs: Map<string, TrackedTx>;
-  /** Outpoint ("txid:vout") -> wallet transactions (any status) that spend it. */
-  spenders: Map<string, Set<string>>;
+  /** Outpoint ("txid:vout") -> wallet transactions (any status) that spend it (no repeats). */
+  spenders: Map<string, string[]>;
   /** Transactions with status `mempool`. */
   pending: Set<string>;
 }
@@ -119,8 +119,27 @@ export interface EngineState {
    * the check costs a few byte reads and no allocation.
    */
   scriptKeys: Map<number, number>;
-  /** Txid -> wallets holding that transaction: one lookup per input for all wallets. */
-  txOwners: Map<string, Set<WalletState>>;
+  /** Txid -> wallets holding that transaction (no repeats): one lookup per input for all wallets. */
+  txOwners: Map<string, WalletState[]>;
+}
+
+/**
+ * Adds `item` under `key` unless it is there. The indexes above hold lists, not Sets: nearly every key has
+ * one item, and a Set of one costs several times an array of one (a large wallet holds hundreds of thousands).
+ */
+export function addToList<K, V>(index: Map<K, V[]>, key: K, item: V): void {
+  const list = index.get(key);
+  if (!list) index.set(key, [item]);
+  else if (!list.includes(item)) list.push(item);
+}
+
+/** Removes `item` from under `key`, and the key with its last item. */
+export function removeFromList<K, V>(index: Map<K, V[]>, key: K, item: V): void {
+  const list = index.get(key);
+  const at = list ? list.indexOf(item) : -1;
+  if (at < 0) return;
+  if (list!.length === 1) index.delete(key);
+  else list!.splice(at, 1);
 }
 
 /** Whether some wallet of the state may watch `script` (no false negatives). */
@@ -286,16 +305,9 @@ export function insertTx(state: EngineState, wallet: WalletState, input: NewTx):
   wallet.txs.set(tracked.txid, tracked);
   if (tracked.status === 'mempool') wallet.pending.add(tracked.txid);
   if (!tracked.coinbase) {
-    for (const input of tracked.tx.inputs) {
-      const key = outpointKey(input.txid, input.vout);
-      let set = wallet.spenders.get(key);
-      if (!set) wallet.spenders.set(key, (set = new Set()));
-      set.add(tracked.txid);
-    }
+    for (const input of tracked.tx.inputs) addToList(wallet.spenders, outpointKey(input.txid, input.vout), tracked.txid);
   }
-  let owners = state.txOwners.get(tracked.txid);
-  if (!owners) state.txOwners.set(tracked.txid, (owners = new Set()));
-  owners.add(wallet);
+  addToList(state.txOwners, tracked.txid, wallet);
   return tracked;
 }
 
@@ -305,16 +317,9 @@ export function deleteTx(state: EngineState, wallet: WalletState, txid: string):
   wallet.txs.delete(txid);
   wallet.pending.delete(txid);
   if (!tracked.coinbase) {
-    for (const input of tracked.tx.inputs) {
-      const key = outpointKey(input.txid, input.vout);
-      const set = wallet.spenders.get(key);
-      set?.delete(txid);
-      if (set && set.size === 0) wallet.spenders.delete(key);
-    }
+    for (const input of tracked.tx.inputs) removeFromList(wallet.spenders, outpointKey(input.txid, input.vout), txid);
   }
-  const owners = state.txOwners.get(txid);
-  owners?.delete(wallet);
-  if (owners && owners.size === 0) state.txOwners.delete(txid);
+  removeFromList(state.txOwners, txid, wallet);
 }
 
 export function setStatus(wallet: WalletState, tracked: TrackedTx, status: TxStatus): void {

@@ -5,7 +5,7 @@
 import { parseTransactionWithTxid } from '../core/tx.js';
 import { buildChangeset, syncRow } from './changeset.js';
 import { EngineError } from './errors.js';
-import { addScript, ChangeRecorder, deleteTx, fillGap, insertTx, newWalletState, unindexScript, type EngineState, type NewTx, type TrackedTx } from './state.js';
+import { addScript, ChangeRecorder, deleteTx, fillGap, insertTx, newWalletState, removeFromList, unindexScript, type EngineState, type NewTx, type TrackedTx } from './state.js';
 import type { BlockRef, Branch, EngineChangeset, StoredAddress, StoredTransaction, StoredWalletRows, StoredWalletSync, WalletConfig } from './types.js';
 
 const isRevealIndex = (n: unknown): n is number => Number.isSafeInteger(n) && (n as number) >= -1;
@@ -84,11 +84,7 @@ export function removeWallet(state: EngineState, walletId: string): void {
     if (rest.length === 0) unindexScript(state, script);
     else if (rest.length !== owners.length) state.scriptIndex.set(script, rest);
   }
-  for (const txid of wallet.txs.keys()) {
-    const owners = state.txOwners.get(txid);
-    owners?.delete(wallet);
-    if (owners?.size === 0) state.txOwners.delete(txid);
-  }
+  for (const txid of wallet.txs.keys()) removeFromList(state.txOwners, txid, wallet);
 }
 
 const bad = (walletId: string, what: string) => new EngineError('invalid_stored_state', `Stored state of wallet ${walletId}: ${what}`);
