@@ -6,6 +6,8 @@
 // after it. Anchor in the same run: Bitcoin Core's `walletcreatefundedpsbt` on a watch-only wallet of as
 // many UTXOs (core-anchor.mjs; the node's chain is built once and cached).
 import { cpus, loadavg } from 'node:os';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { external, fixtures, numberArg, startBenchService, stats } from '../wallet-bench-support.mjs';
@@ -20,6 +22,13 @@ const WARMUP = 3;
 const READS_AFTER_BLOCK = Math.max(1, numberArg('reads-after-block', 3));
 const log = (...parts) => console.error(new Date().toISOString().slice(11, 19), ...parts);
 const rssMb = () => Math.round(process.resourceUsage().maxRSS / 1024);
+setFlagsFromString('--expose-gc');
+const collectGarbage = runInNewContext('gc');
+/** The heap left once garbage is collected: what the process holds. */
+const heldHeapMb = () => {
+  collectGarbage();
+  return Math.round(process.memoryUsage().heapUsed / 1e6);
+};
 
 /** Times `request` RUNS times after WARMUP untimed ones; `check` sees every answer. */
 async function timed(runs, request) {
@@ -107,6 +116,7 @@ async function main() {
     results['  of which the longest stretch answering nothing else (read)'] = { ms: stall };
     if (first.balance === undefined || first.txlist.length !== 1) throw new Error('details: unexpected answer');
     log('loaded');
+    results['heap held with the wallet loaded for the sync and for reads (MB)'] = { mb: heldHeapMb() };
 
     await getJson(`${api}/wallets/${alias}?limit=1&utxo_limit=1`, bearer);
     // PSBT creation over every coin, then DELETE so that the next one selects from the full set again.
