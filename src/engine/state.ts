@@ -136,10 +136,10 @@ export function addToList<K, V>(index: Map<K, V[]>, key: K, item: V): void {
 /** Removes `item` from under `key`, and the key with its last item. */
 export function removeFromList<K, V>(index: Map<K, V[]>, key: K, item: V): void {
   const list = index.get(key);
-  const at = list ? list.indexOf(item) : -1;
-  if (at < 0) return;
-  if (list!.length === 1) index.delete(key);
-  else list!.splice(at, 1);
+  const at = list?.indexOf(item) ?? -1;
+  if (!list || at < 0) return;
+  if (list.length === 1) index.delete(key);
+  else list.splice(at, 1);
 }
 
 /** Whether some wallet of the state may watch `script` (no false negatives). */
@@ -289,7 +289,8 @@ export interface NewTx {
 
 /** Inserts a transaction into a wallet (indexes included); the caller records the change. */
 export function insertTx(state: EngineState, wallet: WalletState, input: NewTx): TrackedTx {
-  // The held form copies what it keeps: nothing refers to a block's bytes, which would otherwise stay in memory.
+  // A block's transaction does not decode its witness, which the hex and the vsize need. The held form
+  // copies what it keeps, so nothing refers to the block's bytes.
   const tx = input.tx instanceof BlockTransaction ? input.tx.standalone() : input.tx;
   const tracked: TrackedTx = {
     txid: input.txid,
