@@ -47,6 +47,7 @@ export {
   removeWallet,
   watchRevealed,
   type AppliedChanges,
+  type BlocksSeen,
   type ParsedChanges,
   type ParsedStoredTransaction,
   type ParsedWalletRows,

@@ -5,7 +5,7 @@
 import { parseTransactionWithTxid } from '../core/tx.js';
 import { buildChangeset, syncRow } from './changeset.js';
 import { EngineError } from './errors.js';
-import { addScript, ChangeRecorder, deleteTx, fillGap, insertTx, newWalletState, removeFromList, unindexScript, type EngineState, type NewTx, type TrackedTx } from './state.js';
+import { addScript, ChangeRecorder, deleteTx, fillGap, insertTx, newWalletState, removeFromList, unindexScript, type BlockInfo, type EngineState, type NewTx, type TrackedTx } from './state.js';
 import type { BlockRef, Branch, EngineChangeset, StoredAddress, StoredTransaction, StoredWalletRows, StoredWalletSync, WalletConfig } from './types.js';
 
 const isRevealIndex = (n: unknown): n is number => Number.isSafeInteger(n) && (n as number) >= -1;
@@ -28,8 +28,15 @@ export interface ParsedWalletRows extends Omit<StoredWalletRows, 'transactions'>
  * between the parts (parsing is most of a load).
  */
 export function parseStoredTransactions(walletId: string, tip: BlockRef | null, rows: readonly StoredTransaction[]): ParsedStoredTransaction[] {
-  return rows.map((row) => parseStoredTransaction(walletId, tip, row));
+  const blocks: BlocksSeen = new Map();
+  return rows.map((row) => parseStoredTransaction(walletId, tip, row, blocks));
 }
+
+/**
+ * The blocks of the rows parsed so far, by hash: the transactions of one block share one BlockInfo (a busy
+ * wallet has many per block, and each row reads its own copy of the block's hash).
+ */
+export type BlocksSeen = Map<string, BlockInfo>;
 
 /**
  * Adds a wallet to the state, fresh or from `stored` rows (their transactions parsed here or before, against
@@ -128,7 +135,7 @@ function checkAddressRow(id: string, row: StoredAddress): void {
 }
 
 /** Checks one stored transaction row against the wallet (and its tip) and parses it. */
-export function parseStoredTransaction(id: string, tip: BlockRef | null, row: StoredTransaction): ParsedStoredTransaction {
+export function parseStoredTransaction(id: string, tip: BlockRef | null, row: StoredTransaction, blocks: BlocksSeen): ParsedStoredTransaction {
   if (row.walletId !== id) throw bad(id, 'transaction row belongs to another wallet');
   if (!STATUSES.has(row.status)) throw bad(id, `transaction ${row.txid} has unknown status`);
   if ((row.status === 'confirmed') !== (row.blockHash !== null)) throw bad(id, `transaction ${row.txid} status and block disagree`);
@@ -146,8 +153,16 @@ export function parseStoredTransaction(id: string, tip: BlockRef | null, row: St
     throw bad(id, `transaction ${row.txid} does not parse`);
   }
   if (parsed.txid !== row.txid) throw bad(id, `transaction ${row.txid} hex has another txid`);
-  const block = row.status === 'confirmed' ? { height: row.blockHeight!, hash: row.blockHash!, time: row.blockTime! } : null;
+  const block = row.status === 'confirmed' ? blockOf(blocks, row) : null;
   return { txid: row.txid, tx: parsed.tx, hex: row.hex, status: row.status, block, firstSeen: row.firstSeen, replaceable: row.replaceable };
+}
+
+function blockOf(blocks: BlocksSeen, row: StoredTransaction): BlockInfo {
+  const seen = blocks.get(row.blockHash!);
+  if (seen?.height === row.blockHeight && seen.time === row.blockTime) return seen;
+  const block = { height: row.blockHeight!, hash: row.blockHash!, time: row.blockTime! };
+  blocks.set(block.hash, block);
+  return block;
 }
 
 /** The rows a wallet's store wrote after a revision the state was loaded at, and the transactions it removed since. */

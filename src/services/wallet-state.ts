@@ -15,6 +15,7 @@ import {
   WalletListCache,
   type Branch,
   type BlockRef,
+  type BlocksSeen,
   type EngineState,
   type ParsedStoredTransaction,
   type StoredTransaction,
@@ -119,8 +120,10 @@ export async function loadWalletInto(state: EngineState, wallet: StoredWallet, r
 }
 
 /** Stored transactions checked and parsed in parts, the process answering other work between them. */
-const parseInParts = (walletId: string, tip: BlockRef | null, rows: readonly StoredTransaction[]): Promise<ParsedStoredTransaction[]> =>
-  mapInParts(rows, (row) => parseStoredTransaction(walletId, tip, row));
+function parseInParts(walletId: string, tip: BlockRef | null, rows: readonly StoredTransaction[]): Promise<ParsedStoredTransaction[]> {
+  const blocks: BlocksSeen = new Map();
+  return mapInParts(rows, (row) => parseStoredTransaction(walletId, tip, row, blocks));
+}
 
 /**
  * One wallet as read at one stored revision. `lists` and `summary` are that revision's and never change.
