@@ -17,13 +17,8 @@ export interface GroupScripts {
 export class GroupFilters {
   /** The group's scripts, and the same prepared for hashing with every block's filter key. */
   private scripts: { key: string; scripts: Uint8Array[]; prepared: SipMessages } | undefined;
-  /**
-   * The filter matches of the last summaries read, for the scripts they were computed with (`known`: their
-   * hex), and those summaries' filters decoded.
-   */
-  private lastMatches:
-    | { group: string; scripts: Uint8Array[]; known: Set<string>; matched: Set<string>; decoded: Map<string, Float64Array> }
-    | undefined;
+  /** The filter matches of the last summaries read, for the scripts they were computed with, and those summaries' filters decoded. */
+  private lastMatches: { group: string; scripts: Uint8Array[]; matched: Set<string>; decoded: Map<string, Float64Array> } | undefined;
 
   constructor(private readonly scriptsOfGroup: (walletIds: readonly string[]) => GroupScripts) {}
 
@@ -38,7 +33,7 @@ export class GroupFilters {
       decoded.set(hash, values);
       if (decodedFilterMatchesAny(values, hash, prepared)) matched.add(hash);
     }
-    this.lastMatches = { group: walletIds.join(' '), scripts, known: new Set(scripts.map(toHex)), matched, decoded };
+    this.lastMatches = { group: walletIds.join(' '), scripts, matched, decoded };
     return summaries.filter((s) => s.filter === null || matched.has(s.hash)).map((s) => s.hash);
   }
 
@@ -52,8 +47,9 @@ export class GroupFilters {
     const last = this.lastMatches;
     if (!last?.decoded.has(hash) || last.group !== walletIds.join(' ')) return basicFilterMatchesAny(filter, hash, scripts);
     if (last.scripts !== scripts) {
-      const added = scripts.filter((script) => !last.known.has(toHex(script)));
-      for (const script of added) last.known.add(toHex(script));
+      // Told apart only now that the scripts changed (rarely: a block paid the group), not on every read.
+      const known = new Set(last.scripts.map(toHex));
+      const added = scripts.filter((script) => !known.has(toHex(script)));
       last.scripts = scripts;
       if (added.length > 0) {
         const prepared = new SipMessages(added);
