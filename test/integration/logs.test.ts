@@ -18,6 +18,8 @@ describe('request logs', () => {
       await request(`${server.api}/token`, { method: 'POST', headers: { authorization: basicAuth('erin', 'erin-secret-password'), 'content-type': 'application/json' }, body: '{"jwt_token_description": "broken-json-secret' });
       await request(`${server.api}/liveness`, { headers: { authorization: `Bearer ${token.jwt_token}x` } });
       await request(`${server.api}/token/${token.jwt_token_id}`, { method: 'DELETE', headers: { authorization: basicAuth('admin', password) } });
+      await request(`${server.api}/no-such-path?secret=query`);
+      await request(`${server.url}/healthz/live`, { method: 'POST' });
       await server.stop();
 
       const lines = server.logs.map((line) => JSON.parse(line));
@@ -29,6 +31,8 @@ describe('request logs', () => {
         ['POST', '/api/v1alpha/token', 400],
         ['GET', '/api/v1alpha/liveness', 401],
         ['DELETE', `/api/v1alpha/token/${token.jwt_token_id}`, 200],
+        ['GET', '/api/v1alpha/no-such-path', 404],
+        ['POST', '/healthz/live', 405],
       ]);
       // Each line names its request, so that an error logged for it can be matched.
       expect(new Set(requests.map((l) => l.reqId)).size).toBe(requests.length);
