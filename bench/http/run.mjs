@@ -1,7 +1,10 @@
 // HTTP benchmark: requests/s and p99 latency of token-authenticated reads on the real server
 // (`wcs serve` as a child process, SQLite, request logging on) against a bare Fastify hello-world,
 // all on loopback, each target measured several times in alternation; medians are reported.
-// Usage: npm run build && node bench/http/run.mjs [--duration 5] [--rounds 3] [--connections 10] [--no-pin]
+// Usage: npm run build && node bench/http/run.mjs [--duration 5] [--rounds 3] [--processes 3] [--connections 10] [--no-pin]
+// Each of `processes` pairs of fresh server processes is measured in turn: one process of a build may cost
+// several µs per request more than the next (JIT and memory layout), the bare server's as much as the service's,
+// so a ratio from one pair of processes is partly chance.
 // With two cores or more (and `taskset`), both servers run on the last core and the load generator (this
 // process) on the others, so that the load generator never takes CPU from the server it measures; `--no-pin`
 // lets the kernel place them.
@@ -21,6 +24,7 @@ const arg = (name, fallback) => {
 };
 const DURATION = Math.min(arg('duration', 5), 30);
 const ROUNDS = Math.min(arg('rounds', 3), 9);
+const PROCESSES = Math.min(arg('processes', 3), 9);
 const CONNECTIONS = arg('connections', 10);
 const PASSWORD = 'bench-admin-password';
 const SERVER_CORE = cpus().length - 1;
@@ -59,66 +63,89 @@ const median = (values) => {
   return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 };
 
-const dataFolder = mkdtempSync(join(tmpdir(), 'wcs-bench-'));
-const [barePort, servicePort] = [await freePort(), await freePort()];
-const bare = start([join(here, 'bare-server.mjs'), String(barePort)], {});
-const service = start([join(root, 'dist', 'cli', 'main.js'), 'serve'], {
-  SERVICE_DATA_FOLDER: dataFolder,
-  SERVICE_PORT: String(servicePort),
-  SERVICE_API_ACTIVE: 'True',
-  SERVICE_USER_REQUEST_RATE: '0', // the benchmark measures throughput, not the per-user limit
-  SERVICE_ADMIN_PASSWORD: PASSWORD,
-});
-try {
-  const bareUrl = `http://127.0.0.1:${barePort}/`;
-  const serviceUrl = `http://127.0.0.1:${servicePort}`;
-  await Promise.all([waitFor(bareUrl), waitFor(`${serviceUrl}/healthz/live`)]);
-  const created = await fetch(`${serviceUrl}/api/v1alpha/token`, {
-    method: 'POST',
-    headers: { authorization: `Basic ${Buffer.from(`admin:${PASSWORD}`).toString('base64')}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ jwt_token_description: 'bench', jwt_token_life: '1 hours' }),
-  }).then((r) => r.json());
-  const auth = { authorization: `Bearer ${created.jwt_token}` };
-  const targets = [
-    { name: 'bare Fastify GET / (reference)', url: bareUrl, headers: {}, server: bare },
-    { name: 'GET /api/v1alpha/liveness (Bearer)', url: `${serviceUrl}/api/v1alpha/liveness`, headers: auth, server: service },
-    { name: 'GET /api/v1alpha/service (Bearer, admin)', url: `${serviceUrl}/api/v1alpha/service`, headers: auth, server: service },
-    { name: 'GET /healthz/live (no auth)', url: `${serviceUrl}/healthz/live`, headers: {}, server: service },
-  ];
-  // Warm-up (JIT, statement caches), not counted.
-  for (const t of targets) await new Promise((r) => autocannon({ url: t.url, headers: t.headers, connections: CONNECTIONS, duration: 1 }, r));
-  const samples = new Map(targets.map((t) => [t.name, []]));
-  for (let round = 0; round < ROUNDS; round++) {
-    for (const t of targets) samples.get(t.name).push(await measure(t.url, t.headers, t.server));
-  }
-  const bareRps = median(samples.get(targets[0].name).map((s) => s.rps));
-  const cpuOf = (name) => {
-    const values = samples.get(name).map((s) => s.cpuPerRequest);
-    return values.includes(undefined) ? undefined : median(values);
+const TARGETS = [
+  { name: 'bare Fastify GET / (reference)', server: 'bare', path: '/', authenticated: false },
+  { name: 'GET /api/v1alpha/liveness (Bearer)', server: 'service', path: '/api/v1alpha/liveness', authenticated: true },
+  { name: 'GET /api/v1alpha/service (Bearer, admin)', server: 'service', path: '/api/v1alpha/service', authenticated: true },
+  { name: 'GET /healthz/live (no auth)', server: 'service', path: '/healthz/live', authenticated: false },
+];
+
+/**
+ * One fresh bare server and one fresh service, each target measured `ROUNDS` times in alternation.
+ * Returns, per target, the samples of this pair of processes.
+ */
+async function measureOnePair() {
+  const dataFolder = mkdtempSync(join(tmpdir(), 'wcs-bench-'));
+  const [barePort, servicePort] = [await freePort(), await freePort()];
+  const servers = {
+    bare: start([join(here, 'bare-server.mjs'), String(barePort)], {}),
+    service: start([join(root, 'dist', 'cli', 'main.js'), 'serve'], {
+      SERVICE_DATA_FOLDER: dataFolder,
+      SERVICE_PORT: String(servicePort),
+      SERVICE_API_ACTIVE: 'True',
+      SERVICE_USER_REQUEST_RATE: '0', // the benchmark measures throughput, not the per-user limit
+      SERVICE_ADMIN_PASSWORD: PASSWORD,
+    }),
   };
-  const bareCpu = cpuOf(targets[0].name);
-  const round2 = (x) => Math.round(x * 100) / 100;
-  const rows = targets.map((t) => {
-    const s = samples.get(t.name);
-    const rps = median(s.map((x) => x.rps));
-    const cpu = cpuOf(t.name);
-    return {
-      target: t.name,
-      rps: Math.round(rps),
-      p99_ms: median(s.map((x) => x.p99)),
-      ratio_to_bare: round2(rps / bareRps),
-      // The server's own CPU per request, and the bare server's divided by it (the rate one core would give).
-      server_cpu_us: cpu === undefined ? null : Math.round(cpu * 10) / 10,
-      cpu_ratio_to_bare: cpu === undefined || bareCpu === undefined ? null : round2(bareCpu / cpu),
-    };
-  });
-  const placement = PINNED ? `servers on core ${SERVER_CORE}, load generator on cores 0-${SERVER_CORE - 1}` : 'not pinned';
-  const report = { date: new Date().toISOString(), node: process.version, cpus: cpus().length, cpu: cpus()[0]?.model, placement, duration_s: DURATION, rounds: ROUNDS, connections: CONNECTIONS, rows };
-  console.log(placement);
-  console.table(rows);
-  mkdirSync(join(root, 'bench', 'results'), { recursive: true });
-  writeFileSync(join(root, 'bench', 'results', 'http.json'), `${JSON.stringify(report, null, 2)}\n`);
-} finally {
-  await Promise.all([stop(bare), stop(service)]);
-  rmSync(dataFolder, { recursive: true, force: true });
+  try {
+    const bases = { bare: `http://127.0.0.1:${barePort}`, service: `http://127.0.0.1:${servicePort}` };
+    await Promise.all([waitFor(`${bases.bare}/`), waitFor(`${bases.service}/healthz/live`)]);
+    const created = await fetch(`${bases.service}/api/v1alpha/token`, {
+      method: 'POST',
+      headers: { authorization: `Basic ${Buffer.from(`admin:${PASSWORD}`).toString('base64')}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ jwt_token_description: 'bench', jwt_token_life: '1 hours' }),
+    }).then((r) => r.json());
+    const auth = { authorization: `Bearer ${created.jwt_token}` };
+    const runs = TARGETS.map((t) => ({ ...t, url: `${bases[t.server]}${t.path}`, headers: t.authenticated ? auth : {}, process: servers[t.server] }));
+    // Warm-up (JIT, statement caches), not counted.
+    for (const t of runs) await new Promise((r) => autocannon({ url: t.url, headers: t.headers, connections: CONNECTIONS, duration: 1 }, r));
+    const samples = new Map(runs.map((t) => [t.name, []]));
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const t of runs) samples.get(t.name).push(await measure(t.url, t.headers, t.process));
+    }
+    return samples;
+  } finally {
+    await Promise.all([stop(servers.bare), stop(servers.service)]);
+    rmSync(dataFolder, { recursive: true, force: true });
+  }
 }
+
+const round2 = (x) => Math.round(x * 100) / 100;
+const round1 = (x) => Math.round(x * 10) / 10;
+const pairs = [];
+for (let i = 0; i < PROCESSES; i++) pairs.push(await measureOnePair());
+
+/** Per target: the median of each process's samples, then the median over the processes. */
+const perProcess = (name, field) => pairs.map((samples) => {
+  const values = samples.get(name).map((s) => s[field]);
+  return values.includes(undefined) ? undefined : median(values);
+});
+const overProcesses = (name, field) => {
+  const values = perProcess(name, field);
+  return values.includes(undefined) ? undefined : median(values);
+};
+const bareName = TARGETS[0].name;
+const bareRps = overProcesses(bareName, 'rps');
+const bareCpu = overProcesses(bareName, 'cpuPerRequest');
+const rows = TARGETS.map((t) => {
+  const rps = overProcesses(t.name, 'rps');
+  const cpu = overProcesses(t.name, 'cpuPerRequest');
+  const cpus = perProcess(t.name, 'cpuPerRequest');
+  return {
+    target: t.name,
+    rps: Math.round(rps),
+    p99_ms: overProcesses(t.name, 'p99'),
+    ratio_to_bare: round2(rps / bareRps),
+    // The server's own CPU per request (median over processes, and each process's), and the bare
+    // server's median divided by it: the rate one core would give, free of the load generator's limit.
+    server_cpu_us: cpu === undefined ? null : round1(cpu),
+    server_cpu_us_per_process: cpus.includes(undefined) ? null : cpus.map(round1).join(' / '),
+    cpu_ratio_to_bare: cpu === undefined || bareCpu === undefined ? null : round2(bareCpu / cpu),
+  };
+});
+const placement = PINNED ? `servers on core ${SERVER_CORE}, load generator on cores 0-${SERVER_CORE - 1}` : 'not pinned';
+const report = { date: new Date().toISOString(), node: process.version, cpus: cpus().length, cpu: cpus()[0]?.model, placement, duration_s: DURATION, rounds: ROUNDS, processes: PROCESSES, connections: CONNECTIONS, rows };
+console.log(`${placement}; ${PROCESSES} processes of each server, ${ROUNDS} rounds of ${DURATION} s each`);
+console.table(rows);
+mkdirSync(join(root, 'bench', 'results'), { recursive: true });
+writeFileSync(join(root, 'bench', 'results', 'http.json'), `${JSON.stringify(report, null, 2)}\n`);
