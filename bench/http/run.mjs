@@ -130,7 +130,7 @@ const bareCpu = overProcesses(bareName, 'cpuPerRequest');
 const rows = TARGETS.map((t) => {
   const rps = overProcesses(t.name, 'rps');
   const cpu = overProcesses(t.name, 'cpuPerRequest');
-  const cpus = perProcess(t.name, 'cpuPerRequest');
+  const cpuByProcess = perProcess(t.name, 'cpuPerRequest');
   return {
     target: t.name,
     rps: Math.round(rps),
@@ -139,7 +139,7 @@ const rows = TARGETS.map((t) => {
     // The server's own CPU per request (median over processes, and each process's), and the bare
     // server's median divided by it: the rate one core would give, free of the load generator's limit.
     server_cpu_us: cpu === undefined ? null : round1(cpu),
-    server_cpu_us_per_process: cpus.includes(undefined) ? null : cpus.map(round1).join(' / '),
+    server_cpu_us_per_process: cpuByProcess.includes(undefined) ? null : cpuByProcess.map(round1).join(' / '),
     cpu_ratio_to_bare: cpu === undefined || bareCpu === undefined ? null : round2(bareCpu / cpu),
   };
 });
