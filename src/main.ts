@@ -10,7 +10,6 @@ import type { FastifyInstance } from 'fastify';
 import type { DestinationStream, Logger } from 'pino';
 import { createLogger } from './api/logging.js';
 import type { RouteModule } from './api/routes/index.js';
-import { buildServer } from './api/server.js';
 import { loadSigningKey } from './auth/signing-key.js';
 import { BitcoindChainSource } from './chain/bitcoind/index.js';
 import type { ChainSource } from './chain/types.js';
@@ -198,6 +197,9 @@ export async function startService(config: Config, options: StartOptions = {}): 
     if (replaced) logger.warn('the JWT signing key replaced the one this database knew: tokens issued before stop working');
     const bootstrap = await bootstrapAdmin(runtime, options.announce ?? ((text) => process.stderr.write(`${text}\n`)));
     await options.extend?.(runtime);
+    // Imported here, not at the top: CLI commands use createRuntime alone, and the HTTP server's modules
+    // (Fastify, the OpenAPI document, the web interface) were half of each command's start.
+    const { buildServer } = await import('./api/server.js');
     server = await buildServer({ config, services: runtime.services, logger, version: runtime.version, routeModules: options.routeModules ?? [] });
     try {
       await server.listen({ host: config.host, port: config.port });
