@@ -115,22 +115,18 @@ const round1 = (x) => Math.round(x * 10) / 10;
 const pairs = [];
 for (let i = 0; i < PROCESSES; i++) pairs.push(await measureOnePair());
 
+/** The median, or undefined when a value is missing (no CPU figures without `/proc`). */
+const medianOfAll = (values) => (values.includes(undefined) ? undefined : median(values));
 /** Per target: the median of each process's samples, then the median over the processes. */
-const perProcess = (name, field) => pairs.map((samples) => {
-  const values = samples.get(name).map((s) => s[field]);
-  return values.includes(undefined) ? undefined : median(values);
-});
-const overProcesses = (name, field) => {
-  const values = perProcess(name, field);
-  return values.includes(undefined) ? undefined : median(values);
-};
+const perProcess = (name, field) => pairs.map((samples) => medianOfAll(samples.get(name).map((s) => s[field])));
+const overProcesses = (name, field) => medianOfAll(perProcess(name, field));
 const bareName = TARGETS[0].name;
 const bareRps = overProcesses(bareName, 'rps');
 const bareCpu = overProcesses(bareName, 'cpuPerRequest');
 const rows = TARGETS.map((t) => {
   const rps = overProcesses(t.name, 'rps');
-  const cpu = overProcesses(t.name, 'cpuPerRequest');
   const cpuByProcess = perProcess(t.name, 'cpuPerRequest');
+  const cpu = medianOfAll(cpuByProcess);
   return {
     target: t.name,
     rps: Math.round(rps),
