@@ -50,7 +50,10 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
     childLoggerFactory: (logger) => logger,
     bodyLimit: BODY_LIMIT_BYTES,
     routerOptions: { ignoreTrailingSlash: true },
-    return503OnClosing: true,
+    // While the server closes, a request on a connection it already had is answered as any other (with
+    // `Connection: close`), before the store closes. Fastify's own 503 would bypass the error handler: another
+    // body shape, no security headers, and an error for a request this instance can still serve.
+    return503OnClosing: false,
     // A request (headers and body) that takes longer to arrive is answered 408 and its connection closed.
     requestTimeout: config.limits.requestTimeoutMs,
     http: {

@@ -1,0 +1,80 @@
+/**
+ * A graceful stop behind a load balancer: requests that reach the service on connections it already
+ * had are answered as always, each with `Connection: close`, and what they write is kept.
+ */
+import { connect } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { TEST_ADMIN_PASSWORD, basicAuth, bearer, request, startTestServer, type TestServer } from '../support/server.js';
+
+interface RawResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/** The HTTP/1.1 responses in what a connection received (each with a Content-Length). */
+function parseResponses(received: string): RawResponse[] {
+  const responses: RawResponse[] = [];
+  let rest = received;
+  while (rest.length > 0) {
+    const end = rest.indexOf('\r\n\r\n');
+    if (end < 0) throw new Error(`incomplete response: ${JSON.stringify(rest)}`);
+    const [statusLine = '', ...lines] = rest.slice(0, end).split('\r\n');
+    const headers = Object.fromEntries(lines.map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]));
+    const length = Number(headers['content-length']);
+    responses.push({ status: Number(statusLine.split(' ')[1]), headers, body: rest.slice(end + 4, end + 4 + length) });
+    rest = rest.slice(end + 4 + length);
+  }
+  return responses;
+}
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+const servers: TestServer[] = [];
+// In reverse: the first server owns the data folder the restarted one reuses.
+afterEach(async () => {
+  for (const server of servers.splice(0).reverse()) await server.dispose();
+});
+
+describe('requests during a graceful stop', () => {
+  it('answers a request pipelined behind an in-flight one as usual, with Connection: close, and keeps what it wrote', async () => {
+    const server = await startTestServer();
+    servers.push(server);
+    const { port } = new URL(server.url);
+    const tokenRequest = (description: string, body = JSON.stringify({ jwt_token_description: description, jwt_token_life: '1 hours' })) => ({
+      head: `POST /api/v1alpha/token HTTP/1.1\r\nHost: x\r\nAuthorization: ${basicAuth('admin', TEST_ADMIN_PASSWORD)}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n`,
+      body,
+    });
+    const inFlight = tokenRequest('in flight');
+    const pipelined = tokenRequest('during the stop');
+    const socket = connect(Number(port), '127.0.0.1');
+    let received = '';
+    socket.setEncoding('utf8').on('data', (chunk: string) => (received += chunk));
+    const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+    socket.write(inFlight.head + inFlight.body.slice(0, 10));
+    await pause(200);
+    // The first request is in flight (half its body here): the stop waits for it.
+    const stopped = server.stop();
+    // Fastify marks itself closing before it closes the listening socket.
+    while (server.running.server.server.listening) await pause(10);
+    socket.write(inFlight.body.slice(10) + pipelined.head + pipelined.body);
+    await Promise.all([closed, stopped]);
+
+    const [first, second, ...more] = parseResponses(received);
+    expect(first?.status, received).toBe(201);
+    expect(second?.status, received).toBe(201);
+    expect(second?.headers.connection).toBe('close');
+    expect(second?.headers['x-content-type-options']).toBe('nosniff');
+    expect(more).toEqual([]);
+    // Stopped: nothing listens any more.
+    await expect(fetch(`${server.url}/healthz/live`)).rejects.toThrow();
+
+    // Both tokens were stored before the store closed.
+    const restarted = await startTestServer({ dataFolder: server.dataFolder });
+    servers.push(restarted);
+    for (const answer of [first, second]) {
+      const { jwt_token: token } = JSON.parse(answer?.body ?? '{}') as { jwt_token: string };
+      expect((await request(`${restarted.api}/liveness`, { headers: { authorization: bearer(token) } })).status).toBe(200);
+    }
+  });
+});
