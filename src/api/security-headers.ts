@@ -4,6 +4,7 @@
  * wallet data). The documentation page gets a Content-Security-Policy it works under; JSON
  * answers get the strictest one, since they are never rendered as a page.
  */
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 
@@ -20,15 +21,23 @@ export const DOCS_CSP =
 
 const DOCS_PAGE_PREFIX = '/docs/api';
 
+/** The headers of an answer, named as Fastify writes them. */
+const headersWith = (policy: string): Readonly<Record<string, string>> =>
+  Object.freeze({
+    'x-content-type-options': 'nosniff',
+    'x-frame-options': 'DENY',
+    'referrer-policy': 'no-referrer',
+    'content-security-policy': policy,
+    // Set before any handler runs: the docs page's static files replace it with their own caching.
+    'cache-control': 'no-store',
+  });
+const API_HEADERS = headersWith(API_CSP);
+const DOCS_HEADERS = headersWith(DOCS_CSP);
+
 /** Sets the headers on one answer; `url` picks the docs page policy. */
 function applySecurityHeaders(reply: FastifyReply, url: string): void {
-  reply.header('X-Content-Type-Options', 'nosniff');
-  reply.header('X-Frame-Options', 'DENY');
-  reply.header('Referrer-Policy', 'no-referrer');
   const isDocsPage = url === DOCS_PAGE_PREFIX || url.startsWith(`${DOCS_PAGE_PREFIX}/`) || url.startsWith(`${DOCS_PAGE_PREFIX}?`);
-  reply.header('Content-Security-Policy', isDocsPage ? DOCS_CSP : API_CSP);
-  // Set before any handler runs: the docs page's static files replace it with their own caching.
-  reply.header('Cache-Control', 'no-store');
+  reply.headers(isDocsPage ? DOCS_HEADERS : API_HEADERS);
 }
 
 /**
@@ -54,8 +63,9 @@ export function withSecurityHeaders<R>(handler: (error: FastifyError, request: F
 }
 
 /** The headers above, for answers written straight to the socket. */
-const RAW_HEADERS = "X-Content-Type-Options: nosniff\r\nX-Frame-Options: DENY\r\nReferrer-Policy: no-referrer\r\nCache-Control: no-store\r\n" +
-  `Content-Security-Policy: ${API_CSP}\r\n`;
+const RAW_HEADERS = Object.entries(API_HEADERS)
+  .map(([name, value]) => `${name}: ${value}\r\n`)
+  .join('');
 
 /**
  * Answers requests Node's HTTP parser refuses before Fastify sees them (unknown method, bad
@@ -77,4 +87,14 @@ export function clientErrorHandler(error: Error & { code?: string }, socket: Dup
     );
   }
   socket.destroy();
+}
+
+/**
+ * Node answers an `Expect` other than `100-continue` itself, with a 417 and no body, unless the
+ * server listens for `checkExpectation`: this listener gives that answer the common error shape.
+ */
+export function expectationFailed(_request: IncomingMessage, response: ServerResponse): void {
+  const text = JSON.stringify({ message: 'Expectation failed: only Expect: 100-continue is supported', code: 'expectation_failed' });
+  response.writeHead(417, { ...API_HEADERS, 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
+  response.end(text);
 }

@@ -13,7 +13,7 @@ import { installDocsPage, installOpenApi } from './docs.js';
 import { frameworkErrorHandler, installErrorHandling } from './errors.js';
 import { createRequestLog } from './logging.js';
 import { RouteTable } from './route-table.js';
-import { clientErrorHandler, installSecurityHeaders, withSecurityHeaders } from './security-headers.js';
+import { clientErrorHandler, expectationFailed, installSecurityHeaders, withSecurityHeaders } from './security-headers.js';
 import { installTextGuard } from './text-guard.js';
 import { UserRequestLimiter, installUserRateLimit } from './user-rate-limit.js';
 import { API_ROUTE_MODULES, type RouteModule } from './routes/index.js';
@@ -57,6 +57,8 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
     // A request (headers and body) that takes longer to arrive is answered 408 and its connection closed.
     requestTimeout: config.limits.requestTimeoutMs,
     http: {
+      // Node's own answer to an HTTP/1.1 request without Host has no body; the text guard gives it the common shape.
+      requireHostHeader: false,
       headersTimeout: Math.min(60_000, config.limits.requestTimeoutMs),
       // How often Node looks for requests past their time: a fraction of it, so the cut is timely.
       connectionsCheckingInterval: Math.min(30_000, Math.max(250, Math.floor(config.limits.requestTimeoutMs / 4))),
@@ -64,6 +66,7 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
     frameworkErrors: withSecurityHeaders(frameworkErrorHandler),
     clientErrorHandler,
   });
+  app.server.on('checkExpectation', expectationFailed);
   app.setValidatorCompiler(typeboxValidatorCompiler);
   installBodyParsing(app);
   const routes = new RouteTable();

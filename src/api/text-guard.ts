@@ -3,6 +3,9 @@
  * it in `text` ("invalid byte sequence for encoding UTF8: 0x00"), so without this guard a NUL in a
  * description, a path parameter or a user name would be a 500 on PostgreSQL and a stored value on
  * SQLite. No field of the API has a use for it.
+ *
+ * Its first hook also refuses an HTTP/1.1 request without a Host header (RFC 9112 requires a 400),
+ * which Node would otherwise answer itself with no body.
  */
 import type { FastifyInstance, preValidationHookHandler } from 'fastify';
 import { ServiceError, invalidField, unauthenticated } from '../services/errors.js';
@@ -39,6 +42,9 @@ function basicUserName(header: string | undefined): string | undefined {
  */
 export function installTextGuard(app: FastifyInstance): void {
   app.addHook('onRequest', (request, _reply, done) => {
+    if (request.headers.host === undefined && request.raw.httpVersion === '1.1') {
+      return done(new ServiceError('invalid_input', 'bad_request', 'Bad request: HTTP/1.1 requires a Host header'));
+    }
     // A path parameter with NUL names nothing that exists.
     if (findNul(request.params) !== undefined) return done(new ServiceError('not_found', 'not_found', 'Not found'));
     const inQuery = findNul(request.query);

@@ -1,6 +1,7 @@
-/** Error statuses and bodies: activation, 404, 405, 400, 413, 500; trailing slashes. */
+/** Error statuses and bodies: activation, 404, 405, 400, 413, 417, 431, 500; trailing slashes. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RouteModule } from '../../src/api/routes/index.js';
+import { rawConnection } from '../support/raw-http.js';
 import { TEST_ADMIN_PASSWORD, basicAuth, bearer, createToken, request, startTestServer, type TestServer } from '../support/server.js';
 
 const NOT_FOUND = { message: 'Not found', code: 'not_found' };
@@ -84,6 +85,58 @@ describe('unknown paths and methods', () => {
       expect(response.headers.get('allow')).toBe(allow);
       expect(response.body).toEqual({ message: 'Method not allowed', code: 'method_not_allowed' });
     }
+  });
+});
+
+describe('requests Node answers before the routes', () => {
+  const SHAPE_HEADERS = { 'content-type': 'application/json; charset=utf-8', 'x-content-type-options': 'nosniff', 'cache-control': 'no-store' };
+  const port = () => Number(new URL(server.url).port);
+  const exchange = async (text: string) => {
+    const connection = rawConnection(port());
+    connection.send(text);
+    return connection.answers;
+  };
+
+  it('answers an HTTP/1.1 request without Host 400 in the common error shape, and creates nothing', async () => {
+    const body = JSON.stringify({ jwt_token_description: 'no host', jwt_token_life: '1 hours' });
+    const [answer, ...more] = await exchange(
+      `POST /api/v1alpha/token HTTP/1.1\r\nAuthorization: ${basicAuth('admin', TEST_ADMIN_PASSWORD)}\r\nContent-Type: application/json\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+    expect(answer?.status).toBe(400);
+    expect(answer?.headers).toMatchObject(SHAPE_HEADERS);
+    expect(JSON.parse(answer?.body ?? '')).toEqual({ message: 'Bad request: HTTP/1.1 requires a Host header', code: 'bad_request' });
+    expect(more).toEqual([]);
+    const tokens = await request(`${server.api}/token`, { headers: { authorization: basicAuth('admin', TEST_ADMIN_PASSWORD) } });
+    expect(JSON.stringify(tokens.body)).not.toContain('no host');
+    // HTTP/1.0 has no Host requirement.
+    const [old] = await exchange('GET /healthz/live HTTP/1.0\r\n\r\n');
+    expect(old).toMatchObject({ status: 200, body: '{"status":"ok"}' });
+  });
+
+  it('answers an Expect other than 100-continue 417 in the common error shape; 100-continue goes on to the route', async () => {
+    const [refused, ...more] = await exchange('GET /api/v1alpha/liveness HTTP/1.1\r\nHost: x\r\nExpect: something-else\r\nConnection: close\r\n\r\n');
+    expect(refused?.status).toBe(417);
+    expect(refused?.headers).toMatchObject(SHAPE_HEADERS);
+    expect(JSON.parse(refused?.body ?? '')).toEqual({ message: 'Expectation failed: only Expect: 100-continue is supported', code: 'expectation_failed' });
+    expect(more).toEqual([]);
+    const connection = rawConnection(port());
+    connection.send('GET /api/v1alpha/liveness HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nConnection: close\r\n');
+    connection.send(`Authorization: Bearer ${token}\r\n\r\n`);
+    const [goOn, alive] = await connection.answers;
+    expect(goOn?.status).toBe(100);
+    expect(alive).toMatchObject({ status: 200, body: '{"message":"alive"}' });
+  });
+
+  it('answers what the HTTP parser refuses in the common error shape: bad header bytes 400, headers over the limit 431', async () => {
+    const [bad] = await exchange('GET /healthz/live HTTP/1.1\r\nHost: x\r\nX-Bad: a\u0001b\r\n\r\n');
+    expect(bad?.status).toBe(400);
+    expect(bad?.headers).toMatchObject(SHAPE_HEADERS);
+    expect(JSON.parse(bad?.body ?? '')).toEqual({ message: 'Bad request', code: 'bad_request' });
+    const [large] = await exchange(`GET /healthz/live HTTP/1.1\r\nHost: x\r\nX-Large: ${'a'.repeat(20_000)}\r\n\r\n`);
+    expect(large?.status).toBe(431);
+    expect(large?.headers).toMatchObject(SHAPE_HEADERS);
+    expect(JSON.parse(large?.body ?? '')).toEqual({ message: 'Request headers too large', code: 'headers_too_large' });
   });
 });
 

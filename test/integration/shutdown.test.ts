@@ -2,31 +2,9 @@
  * A graceful stop behind a load balancer: requests that reach the service on connections it already
  * had are answered as always, each with `Connection: close`, and what they write is kept.
  */
-import { connect } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
+import { rawConnection } from '../support/raw-http.js';
 import { TEST_ADMIN_PASSWORD, basicAuth, bearer, request, startTestServer, type TestServer } from '../support/server.js';
-
-interface RawResponse {
-  status: number;
-  headers: Record<string, string>;
-  body: string;
-}
-
-/** The HTTP/1.1 responses in what a connection received (each with a Content-Length). */
-function parseResponses(received: string): RawResponse[] {
-  const responses: RawResponse[] = [];
-  let rest = received;
-  while (rest.length > 0) {
-    const end = rest.indexOf('\r\n\r\n');
-    if (end < 0) throw new Error(`incomplete response: ${JSON.stringify(rest)}`);
-    const [statusLine = '', ...lines] = rest.slice(0, end).split('\r\n');
-    const headers = Object.fromEntries(lines.map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]));
-    const length = Number(headers['content-length']);
-    responses.push({ status: Number(statusLine.split(' ')[1]), headers, body: rest.slice(end + 4, end + 4 + length) });
-    rest = rest.slice(end + 4 + length);
-  }
-  return responses;
-}
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -47,22 +25,19 @@ describe('requests during a graceful stop', () => {
     });
     const inFlight = tokenRequest('in flight');
     const pipelined = tokenRequest('during the stop');
-    const socket = connect(Number(port), '127.0.0.1');
-    let received = '';
-    socket.setEncoding('utf8').on('data', (chunk: string) => (received += chunk));
-    const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
-    socket.write(inFlight.head + inFlight.body.slice(0, 10));
+    const connection = rawConnection(Number(port));
+    connection.send(inFlight.head + inFlight.body.slice(0, 10));
     await pause(200);
     // The first request is in flight (half its body here): the stop waits for it.
     const stopped = server.stop();
     // Fastify marks itself closing before it closes the listening socket.
     while (server.running.server.server.listening) await pause(10);
-    socket.write(inFlight.body.slice(10) + pipelined.head + pipelined.body);
-    await Promise.all([closed, stopped]);
+    connection.send(inFlight.body.slice(10) + pipelined.head + pipelined.body);
+    const [answers] = await Promise.all([connection.answers, stopped]);
 
-    const [first, second, ...more] = parseResponses(received);
-    expect(first?.status, received).toBe(201);
-    expect(second?.status, received).toBe(201);
+    const [first, second, ...more] = answers;
+    expect(first?.status, JSON.stringify(answers)).toBe(201);
+    expect(second?.status, JSON.stringify(answers)).toBe(201);
     expect(second?.headers.connection).toBe('close');
     expect(second?.headers['x-content-type-options']).toBe('nosniff');
     expect(more).toEqual([]);
