@@ -1,7 +1,8 @@
 /**
  * The one error handler: ServiceErrors map to statuses by kind; framework errors (bad JSON,
  * body too large, validation) to their 4xx; anything else is a 500 that says nothing internal.
- * Also the not-found handler, which answers 405 with `Allow` for a known path and another method.
+ * Also the not-found handler, which answers 405 with `Allow` for a known path and another method
+ * (and 404 where a route of the request's method found nothing, as the static files' do).
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ServiceError, type FieldError, type ServiceErrorKind } from '../services/errors.js';
@@ -86,7 +87,8 @@ export function installErrorHandling(app: FastifyInstance, routes: RouteTable): 
 
   app.setNotFoundHandler((request: FastifyRequest, reply: FastifyReply) => {
     const allowed = routes.methodsFor(request.url);
-    if (allowed.length > 0) {
+    // A route of this method that found nothing (a missing static file) is a 404 like any other.
+    if (allowed.length > 0 && !allowed.includes(request.method)) {
       reply.header('Allow', allowed.join(', '));
       return send(reply, 405, { message: 'Method not allowed', code: 'method_not_allowed' });
     }

@@ -1,6 +1,6 @@
 /**
  * The stylesheet and script bundle, built by scripts/build-web.mjs into dist/web/assets and served
- * by the service itself (no CDN). File names carry a content hash, so they may be cached for good.
+ * by the service itself (no CDN). Their URLs carry a content hash (`?v=`), so they may be cached for good.
  */
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';

@@ -47,6 +47,7 @@ export async function registerWebInterface(app: FastifyInstance, options: { serv
     return;
   }
   const deps: WebDeps = { services: options.services, config: options.config, assets };
+  const currentAssetUrls = new Set(Object.values(assets.urls));
   await app.register(async (scope) => {
     // Pages are not part of the API description.
     scope.addHook('onRoute', (route) => {
@@ -61,7 +62,10 @@ export async function registerWebInterface(app: FastifyInstance, options: { serv
       reply.header('Content-Security-Policy', WEB_CSP);
       // With no-referrer, browsers send `Origin: null` on form posts; same-origin keeps the origin checkable and leaks nothing to other sites.
       reply.header('Referrer-Policy', 'same-origin');
-      if (request.url.startsWith('/assets/')) reply.header('Cache-Control', 'public, max-age=31536000, immutable');
+      // Only the current version of an asset may be kept for good. An error, an asset without its version,
+      // or another version (an instance of another release behind the same load balancer answered) stays
+      // no-store, so a browser never keeps the wrong file under a version's URL.
+      if (currentAssetUrls.has(request.url) && reply.statusCode < 400) reply.header('Cache-Control', 'public, max-age=31536000, immutable');
       return payload;
     });
 

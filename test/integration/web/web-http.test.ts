@@ -166,6 +166,26 @@ describe('what pages show', () => {
     expect(asset.headers.get('content-type')).toMatch(/javascript/);
   });
 
+  it('lets browsers keep an asset for good only at its current version, and never an error', async () => {
+    const client = new WebClient(base);
+    const script = /src="(\/assets\/app\.js\?v=[0-9a-f]+)"/.exec((await client.get('/sign-in')).text)![1]!;
+    const current = await client.get(script);
+    expect(current.status).toBe(200);
+    expect(current.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
+    // Another version's URL (a newer release's page, answered by this instance) or none: the file, not kept.
+    for (const path of ['/assets/app.js?v=000000000000', '/assets/app.js']) {
+      const other = await client.get(path);
+      expect(other.status, path).toBe(200);
+      expect(other.headers.get('cache-control'), path).toBe('no-store');
+    }
+    const missing = await client.get('/assets/nothing.js?v=000000000000');
+    expect(missing.status).toBe(404);
+    expect(missing.headers.get('cache-control')).toBe('no-store');
+    const unsatisfiable = await request(`${base}${script}`, { headers: { range: 'bytes=99999999-' } });
+    expect(unsatisfiable.status).toBe(416);
+    expect(unsatisfiable.headers.get('cache-control')).toBe('no-store');
+  });
+
   it('shows a read user the wallet without spending controls, and refuses their spending requests', async () => {
     const reader = new WebClient(base);
     await reader.signIn('reader', 'reader-password-1');
