@@ -19,10 +19,7 @@ fi
 for _ in $(seq 1 30); do pg_isready -q -h 127.0.0.1 && break; sleep 0.5; done
 as_postgres() { if [ "$(id -u)" = 0 ]; then su postgres -c "$1"; else sh -c "$1"; fi; }
 as_postgres "psql -tAc \"SELECT 1 FROM pg_roles WHERE rolname='wcs_test'\"" | grep -q 1 \
-  || as_postgres "psql -q -c \"CREATE ROLE wcs_test LOGIN PASSWORD 'wcs_test' CREATEDB\""
-# Tests drop their own databases WITH (FORCE): that must also end an autovacuum worker connected there,
-# which belongs to no role, so only pg_signal_backend allows it.
-as_postgres "psql -q -c \"GRANT pg_signal_backend TO wcs_test\""
+  || as_postgres "psql -q -c \"CREATE ROLE wcs_test LOGIN PASSWORD 'wcs_test'\""
 as_postgres "psql -tAc \"SELECT 1 FROM pg_database WHERE datname='wcs_test'\"" | grep -q 1 \
   || as_postgres "psql -q -c \"CREATE DATABASE wcs_test OWNER wcs_test\""
 echo "ensure-test-postgres: PostgreSQL $version ready at 127.0.0.1:5432 (database wcs_test)"

@@ -1,11 +1,18 @@
 /**
  * Sync leadership on PostgreSQL: `pg_try_advisory_lock` on a connection of its own, held for as long as
  * that connection lives. If the connection drops, the lock is gone and the next acquire tries again.
+ *
+ * Advisory locks belong to the whole database, so the lock is named by the schema the connection works
+ * in (`current_schema()`, the store's own through the same URL) as well: deployments in two schemas of
+ * one database each have their own leader.
  */
 import pg from 'pg';
 
-/** Arbitrary constant naming the sync lock (the migration lock uses another). */
+/** Arbitrary constant naming the sync lock (the migration lock uses another); the schema names the rest. */
 export const SYNC_LOCK_ID = 25_441_002;
+
+/** The two-key form: a key space of its own, apart from the single-key migration lock. */
+const TRY_LOCK = "select pg_try_advisory_lock($1, hashtext(coalesce(current_schema(), ''))) as locked";
 
 export class PostgresSyncLeadership {
   private client: pg.Client | undefined;
@@ -29,7 +36,7 @@ export class PostgresSyncLeadership {
         await client.connect();
         this.client = client;
       }
-      const result = await this.client.query<{ locked: boolean }>('select pg_try_advisory_lock($1) as locked', [this.lockId]);
+      const result = await this.client.query<{ locked: boolean }>(TRY_LOCK, [this.lockId]);
       this.held = result.rows[0]?.locked === true;
       return this.held;
     } catch {

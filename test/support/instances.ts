@@ -1,5 +1,5 @@
 /**
- * Several real `wcs serve` processes on one store: a fresh PostgreSQL database (through
+ * Several real `wcs serve` processes on one store: a fresh PostgreSQL schema (through
  * SERVICE_DATABASE_URL, as an operator would configure it) or one SQLite file. Used by the
  * multi-instance and crash tests.
  */
@@ -10,7 +10,7 @@ import BetterSqlite3 from 'better-sqlite3';
 import pg from 'pg';
 import { startCliServer } from './cli.js';
 import { TEST_ADMIN_PASSWORD } from './server.js';
-import { TEST_DATABASE_URL, uniqueSchemaName } from './stores.js';
+import { TEST_DATABASE_URL, dropPostgresSchema, uniqueSchemaName } from './stores.js';
 
 /** Every instance signs and checks tokens with this key (instances must share it). */
 export const SHARED_JWT_KEY = 'multi-instance-test-signing-key-0123456789abcdef';
@@ -29,39 +29,19 @@ export async function createSharedStore(kind: 'sqlite' | 'postgres'): Promise<Sh
   if (kind === 'sqlite') {
     return { kind, databaseUrl: join(folder, 'shared.sqlite'), folder, dispose: async () => rmSync(folder, { recursive: true, force: true }) };
   }
-  // A database of its own, not only a schema: advisory locks (sync leadership) are per database,
-  // so instances of other tests on the test database must not hold this one's lock.
-  const name = `wcs_${uniqueSchemaName()}`;
-  await adminQuery(`create database "${name}"`);
-  const url = new URL(TEST_DATABASE_URL);
-  url.pathname = `/${name}`;
+  // A schema of its own, named in the URL's search_path as an operator would: the sync leadership is per
+  // schema, so instances of other tests in the test database never hold this one's lock.
+  const schema = uniqueSchemaName();
+  await adminQuery(`create schema "${schema}"`);
   return {
     kind,
-    databaseUrl: url.toString(),
+    databaseUrl: `${TEST_DATABASE_URL}?options=${encodeURIComponent(`-c search_path=${schema}`)}`,
     folder,
     async dispose() {
-      await dropDatabase(name);
+      await dropPostgresSchema(schema);
       rmSync(folder, { recursive: true, force: true });
     },
   };
-}
-
-/**
- * Drops a test database and ends its connections. An autovacuum worker connected to it belongs to no role:
- * without pg_signal_backend (scripts/ensure-test-postgres.sh grants it) the drop is refused until the worker
- * is gone, so a refusal is retried for a few seconds.
- */
-async function dropDatabase(name: string): Promise<void> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      await adminQuery(`drop database if exists "${name}" with (force)`);
-      return;
-    } catch (error) {
-      const refused = (error as { code?: string }).code === '42501'; // insufficient_privilege
-      if (!refused || attempt >= 20) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 250));
-    }
-  }
 }
 
 async function adminQuery(text: string): Promise<void> {
