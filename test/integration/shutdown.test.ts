@@ -4,9 +4,15 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { rawConnection } from '../support/raw-http.js';
-import { TEST_ADMIN_PASSWORD, basicAuth, bearer, request, startTestServer, type TestServer } from '../support/server.js';
+import { TEST_ADMIN_PASSWORD, basicAuth, bearer, createToken, request, startTestServer, type TestServer } from '../support/server.js';
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** A token creation, as its head and its body (to send the body in parts). */
+const tokenRequest = (description: string, body = JSON.stringify({ jwt_token_description: description, jwt_token_life: '1 hours' })) => ({
+  head: `POST /api/v1alpha/token HTTP/1.1\r\nHost: x\r\nAuthorization: ${basicAuth('admin', TEST_ADMIN_PASSWORD)}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n`,
+  body,
+});
 
 const servers: TestServer[] = [];
 // In reverse: the first server owns the data folder the restarted one reuses.
@@ -19,10 +25,6 @@ describe('requests during a graceful stop', () => {
     const server = await startTestServer();
     servers.push(server);
     const { port } = new URL(server.url);
-    const tokenRequest = (description: string, body = JSON.stringify({ jwt_token_description: description, jwt_token_life: '1 hours' })) => ({
-      head: `POST /api/v1alpha/token HTTP/1.1\r\nHost: x\r\nAuthorization: ${basicAuth('admin', TEST_ADMIN_PASSWORD)}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n`,
-      body,
-    });
     const inFlight = tokenRequest('in flight');
     const pipelined = tokenRequest('during the stop');
     const connection = rawConnection(Number(port));
@@ -51,5 +53,32 @@ describe('requests during a graceful stop', () => {
       const { jwt_token: token } = JSON.parse(answer?.body ?? '{}') as { jwt_token: string };
       expect((await request(`${restarted.api}/liveness`, { headers: { authorization: bearer(token) } })).status).toBe(200);
     }
+  });
+
+  it('ends open event streams and opens none while it closes, so the stop never waits on a stream', async () => {
+    const server = await startTestServer();
+    servers.push(server);
+    const { jwt_token: token } = await createToken(server, 'admin', TEST_ADMIN_PASSWORD, 'events');
+    const open = new AbortController();
+    const stream = await fetch(`${server.api}/events`, { headers: { authorization: bearer(token) }, signal: open.signal });
+    expect(stream.status).toBe(200);
+    const streamEnded = stream.text().then(() => 'ended', () => 'aborted');
+
+    const inFlight = tokenRequest('in flight');
+    const connection = rawConnection(Number(new URL(server.url).port));
+    connection.send(inFlight.head + inFlight.body.slice(0, 10));
+    await pause(200);
+    const stopped = server.stop();
+    while (server.running.server.server.listening) await pause(10);
+    connection.send(`${inFlight.body.slice(10)}GET /api/v1alpha/events HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\n\r\n`);
+    const [answers] = await Promise.all([connection.answers, stopped]);
+
+    expect(await streamEnded).toBe('ended');
+    const [first, refused, ...more] = answers;
+    expect(first?.status, JSON.stringify(answers)).toBe(201);
+    expect(refused?.status, JSON.stringify(answers)).toBe(503);
+    expect(refused?.headers.connection).toBe('close');
+    expect(JSON.parse(refused?.body ?? '')).toEqual({ message: 'The service is shutting down; connect again', code: 'shutting_down' });
+    expect(more).toEqual([]);
   });
 });

@@ -3,6 +3,7 @@
  * client that reconnects with `Last-Event-ID` gets every event it missed, in order.
  */
 import { Type } from '@sinclair/typebox';
+import { ServiceError } from '../../services/errors.js';
 import { eventBody } from '../../services/events/types.js';
 import { principalOf } from '../auth.js';
 import { errorResponses } from '../schemas.js';
@@ -15,9 +16,12 @@ const KEEPALIVE_MS = 15_000;
 export const eventRoutes: RouteModule = {
   name: 'events',
   register(app, { services }) {
-    // Open streams end when the server closes (they would otherwise hold the close forever).
+    // Open streams end when the server closes (they would otherwise hold the close forever), and none
+    // opens once it closes: a request still arriving on a kept connection is told to go elsewhere.
     const closers = new Set<() => void>();
+    let closing = false;
     app.addHook('preClose', async () => {
+      closing = true;
       for (const close of closers) close();
     });
     app.get(
@@ -34,11 +38,12 @@ export const eventRoutes: RouteModule = {
           headers: Type.Object({ 'last-event-id': Type.Optional(Type.String({ maxLength: 32 })) }),
           response: {
             200: { description: 'The stream; it stays open.', content: { 'text/event-stream': { schema: Type.String() } } },
-            ...errorResponses(400, 401, 403, 500),
+            ...errorResponses(400, 401, 403, 500, 503),
           },
         },
       },
       async (request, reply) => {
+        if (closing) throw new ServiceError('unavailable', 'shutting_down', 'The service is shutting down; connect again');
         const principal = principalOf(request);
         const lastEventId = request.headers['last-event-id'];
         let cursor = await services.events.start(principal, typeof lastEventId === 'string' ? lastEventId : undefined);
@@ -53,6 +58,8 @@ export const eventRoutes: RouteModule = {
           open = false;
         };
         closers.add(close);
+        // The server may have begun to close while the stream started.
+        if (closing) close();
         request.raw.on('close', close);
         while (open) {
           try {
