@@ -54,6 +54,11 @@ export interface Config {
   confirmationsNotify: number;
   /** Webhooks may deliver to loopback and private addresses (never to link-local or metadata ones). */
   webhookAllowPrivate: boolean;
+  /**
+   * Addresses (or CIDR ranges) of the reverse proxies in front of the service, whose `X-Forwarded-For`
+   * and `X-Forwarded-Proto` are believed; empty: none, every request comes from its peer.
+   */
+  trustProxy: string[];
 }
 
 export interface CostLimits {
@@ -125,6 +130,18 @@ function hostAddress(text: string): string {
   if (isIP(unbracketed) !== 0) return unbracketed;
   if (HOST_NAME.test(trimmed) && !/^[0-9.]+$/.test(trimmed)) return trimmed;
   throw new Error('must be an IP address (e.g. 127.0.0.1, 0.0.0.0, ::1) or a host name, without scheme or port');
+}
+
+/** Comma-separated IP addresses or CIDR ranges (`10.0.0.0/8`, `fd00::/8`); empty: none. */
+function addressesOrRanges(text: string): string[] {
+  const entries = text.split(',').map((entry) => entry.trim()).filter((entry) => entry !== '');
+  for (const entry of entries) {
+    const [address = '', prefix, ...rest] = entry.split('/');
+    const version = isIP(address);
+    const prefixOk = prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= (version === 6 ? 128 : 32));
+    if (version === 0 || !prefixOk || rest.length > 0) throw new Error(`"${entry}" is not an IP address or a range like 10.0.0.0/8`);
+  }
+  return entries;
 }
 
 function optionalText(text: string): string | undefined {
@@ -229,6 +246,8 @@ export const SETTINGS: readonly Setting[] = [
       else if (FALSE_WORDS.includes(word)) d.webhookAllowPrivate = false;
       else throw new Error('must be True or False');
     } },
+  { key: 'trust_proxy', env: 'SERVICE_TRUST_PROXY', flag: '--trust-proxy', defaultText: 'none', description: 'Comma-separated addresses or ranges of the reverse proxies or load balancers in front of the service (e.g. `127.0.0.1` or `10.0.0.0/8`): from them, `X-Forwarded-For` names the client (failed-login limits, logs) and `X-Forwarded-Proto` the scheme (the web interface\'s origin check and Secure cookie).',
+    apply: (d, t) => { d.trustProxy = addressesOrRanges(t); } },
 ];
 
 /** The data-folder setting, read before the others because the config file lives in it. */
@@ -272,6 +291,7 @@ function defaults(): Draft {
     webActive: true,
     confirmationsNotify: 6,
     webhookAllowPrivate: false,
+    trustProxy: [],
   };
 }
 

@@ -49,6 +49,8 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
     // request line; the few lines logged for a request carry its id themselves.
     childLoggerFactory: (logger) => logger,
     bodyLimit: BODY_LIMIT_BYTES,
+    // Only the configured proxies' X-Forwarded-* headers count; any other client could forge them.
+    trustProxy: config.trustProxy.length > 0 ? config.trustProxy : false,
     routerOptions: { ignoreTrailingSlash: true },
     // While the server closes, a request on a connection it already had is answered as any other (with
     // `Connection: close`), before the store closes. Fastify's own 503 would bypass the error handler: another

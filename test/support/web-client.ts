@@ -22,9 +22,19 @@ export interface WebResponse {
   location: string | null;
 }
 
+export interface WebClientOptions {
+  /** Headers sent with every request (what a reverse proxy adds). */
+  headers?: Record<string, string>;
+  /** The origin of the pages the forms are posted from; default: the origin of `base`. */
+  origin?: string;
+}
+
 export class WebClient {
   cookie: string | undefined;
-  constructor(readonly base: string) {}
+  constructor(
+    readonly base: string,
+    private readonly options: WebClientOptions = {},
+  ) {}
 
   async get(path: string): Promise<WebResponse> {
     return this.send(path, { method: 'GET' });
@@ -38,7 +48,7 @@ export class WebClient {
     return this.send(path, {
       method: 'POST',
       body: body.toString(),
-      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: options.origin ?? new URL(this.base).origin },
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: options.origin ?? this.options.origin ?? new URL(this.base).origin },
     });
   }
 
@@ -55,7 +65,7 @@ export class WebClient {
   }
 
   private async send(path: string, init: RequestInit): Promise<WebResponse> {
-    const headers = new Headers(init.headers);
+    const headers = new Headers({ ...this.options.headers, ...(init.headers as Record<string, string> | undefined) });
     if (this.cookie) headers.set('cookie', this.cookie);
     const response = await fetch(`${this.base}${path}`, { ...init, headers, redirect: 'manual' });
     const set = response.headers.getSetCookie();

@@ -35,6 +35,7 @@ describe('loadConfig defaults', () => {
       auth: { passwordMinChars: 8, rateLimit: 10, registrationLinkTimeoutHours: 1 },
       logLevel: 'info',
       corsOrigins: [],
+      trustProxy: [],
       adminPassword: undefined,
       jwtKey: undefined,
     });
@@ -61,6 +62,7 @@ describe('loadConfig sources', () => {
         SERVICE_REGISTRATION_LINK_TIMEOUT: '24',
         SERVICE_LOG_LEVEL: 'warn',
         SERVICE_CORS_ORIGINS: 'https://a.example, http://localhost:3000',
+        SERVICE_TRUST_PROXY: '127.0.0.1, 10.0.0.0/8, ::1',
       },
     });
     expect(config).toMatchObject({
@@ -76,6 +78,7 @@ describe('loadConfig sources', () => {
       auth: { passwordMinChars: 12, rateLimit: 5, registrationLinkTimeoutHours: 24 },
       logLevel: 'warn',
       corsOrigins: ['https://a.example', 'http://localhost:3000'],
+      trustProxy: ['127.0.0.1', '10.0.0.0/8', '::1'],
     });
   });
 
@@ -87,9 +90,9 @@ describe('loadConfig sources', () => {
   );
 
   it('takes flags over environment over the config file', () => {
-    writeFileSync(join(folder, 'config.json'), JSON.stringify({ port: 1111, host: '10.0.0.1', network: 'signet', cors_origins: ['https://f.example'] }));
+    writeFileSync(join(folder, 'config.json'), JSON.stringify({ port: 1111, host: '10.0.0.1', network: 'signet', cors_origins: ['https://f.example'], trust_proxy: ['10.0.0.0/8', 'fd00::/8'] }));
     const fileOnly = loadConfig({ env: { SERVICE_DATA_FOLDER: folder } });
-    expect(fileOnly).toMatchObject({ port: 1111, host: '10.0.0.1', network: 'signet', corsOrigins: ['https://f.example'] });
+    expect(fileOnly).toMatchObject({ port: 1111, host: '10.0.0.1', network: 'signet', corsOrigins: ['https://f.example'], trustProxy: ['10.0.0.0/8', 'fd00::/8'] });
     const envOverFile = loadConfig({ env: { SERVICE_DATA_FOLDER: folder, SERVICE_PORT: '2222' } });
     expect(envOverFile).toMatchObject({ port: 2222, host: '10.0.0.1' });
     const flagOverEnv = loadConfig({ env: { SERVICE_DATA_FOLDER: folder, SERVICE_PORT: '2222' }, flags: ['--port', '3333', '--host=::1'] });
@@ -128,6 +131,12 @@ describe('loadConfig refuses bad settings with one line naming the setting', () 
     [{ SERVICE_MAX_FEE_RATE: '0' }, /^Invalid setting SERVICE_MAX_FEE_RATE/],
     [{ SERVICE_BITCOIND_BLOCKS_FOLDER: 'blocks' }, /^Invalid setting SERVICE_BITCOIND_BLOCKS_FOLDER .*must be an absolute path \(or start with ~\/\), got "blocks"$/],
     [{ SERVICE_BITCOIND_BLOCKS_FOLDER: '/no/such/folder/blocks' }, /^Invalid setting SERVICE_BITCOIND_BLOCKS_FOLDER .*must be a folder that exists and can be read/],
+    // Trusting every peer, or a hop count, would let any client name its own address.
+    [{ SERVICE_TRUST_PROXY: 'true' }, /^Invalid setting SERVICE_TRUST_PROXY .*"true" is not an IP address or a range like 10\.0\.0\.0\/8/],
+    [{ SERVICE_TRUST_PROXY: '1' }, /^Invalid setting SERVICE_TRUST_PROXY/],
+    [{ SERVICE_TRUST_PROXY: '10.0.0.0/33' }, /^Invalid setting SERVICE_TRUST_PROXY .*"10\.0\.0\.0\/33"/],
+    [{ SERVICE_TRUST_PROXY: '127.0.0.1, proxy.example' }, /^Invalid setting SERVICE_TRUST_PROXY .*"proxy\.example"/],
+    [{ SERVICE_TRUST_PROXY: '::1/129' }, /^Invalid setting SERVICE_TRUST_PROXY/],
   ])('%j', (env, pattern) => {
     const error = errorOf(() => loadConfig({ env: { SERVICE_DATA_FOLDER: folder, ...env } }));
     expect(error.message).toMatch(pattern);
