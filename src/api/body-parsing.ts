@@ -2,9 +2,20 @@
  * How request bodies are read. Bodies are JSON only: plain text is refused instead of reaching a
  * route as a string. A request that says `Content-Type: application/json` but sends nothing (as
  * many clients do on DELETE and on POSTs without parameters) is a request without a body, not
- * malformed JSON; a route that needs a body then answers 400 from its schema.
+ * malformed JSON; a route that needs a body then answers 400 from its schema. Bodies are read as
+ * UTF-8 (RFC 8259): a body declared in another charset is refused, not stored with its letters mangled.
  */
 import type { FastifyInstance } from 'fastify';
+
+/** The error handler's code for a JSON body declared in a charset other than UTF-8 (415). */
+export const UNSUPPORTED_CHARSET = 'WCS_UNSUPPORTED_CHARSET';
+
+const CHARSET = /;\s*charset\s*=\s*"?([^";\s]*)/i;
+
+function isUtf8(contentType: string | undefined): boolean {
+  const charset = CHARSET.exec(contentType ?? '')?.[1]?.toLowerCase();
+  return charset === undefined || charset === 'utf-8' || charset === 'utf8';
+}
 
 export function installBodyParsing(app: FastifyInstance): void {
   app.removeContentTypeParser('text/plain');
@@ -13,6 +24,10 @@ export function installBodyParsing(app: FastifyInstance): void {
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     if (body.length === 0) {
       done(null, undefined);
+      return;
+    }
+    if (!isUtf8(request.headers['content-type'])) {
+      done(Object.assign(new Error('JSON body in another charset than UTF-8'), { code: UNSUPPORTED_CHARSET }), undefined);
       return;
     }
     parseJson(request, body.toString(), done);

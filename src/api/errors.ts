@@ -5,6 +5,7 @@
  * (and 404 where a route of the request's method found nothing, as the static files' do).
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { UNSUPPORTED_CHARSET } from './body-parsing.js';
 import { ServiceError, type FieldError, type ServiceErrorKind } from '../services/errors.js';
 import type { RouteTable } from './route-table.js';
 import type { ValidationIssue } from './validation.js';
@@ -68,6 +69,8 @@ export function installErrorHandling(app: FastifyInstance, routes: RouteTable): 
         return send(reply, 413, { message: 'Request body too large (limit 1 MiB)', code: 'payload_too_large' });
       case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
         return send(reply, 415, { message: 'Request body must be JSON (Content-Type: application/json)', code: 'unsupported_media_type' });
+      case UNSUPPORTED_CHARSET:
+        return send(reply, 415, { message: 'Request body must be JSON in UTF-8 (charset=utf-8, or no charset)', code: 'unsupported_media_type' });
       case 'FST_ERR_CTP_INVALID_JSON_BODY':
         return send(reply, 400, { message: 'Request body is not valid JSON', code: 'invalid_json' });
       case 'FST_ERR_CTP_EMPTY_JSON_BODY':

@@ -173,6 +173,23 @@ describe('request bodies', () => {
     expect((await request(`${server.api}/token`, { method: 'GET', headers: { authorization: admin() } })).body.jwt_tokens).not.toHaveProperty('no type');
   });
 
+  it('refuses a JSON body declared in another charset than UTF-8 (415) instead of storing mangled letters', async () => {
+    const described = (description: string) => JSON.stringify({ jwt_token_description: description, jwt_token_life: '1 days' });
+    // "Café" in ISO-8859-1: the é is one byte, 0xE9, which is no UTF-8.
+    const latin1 = Buffer.from(described('Caf\u00e9 latin1'), 'latin1');
+    const refused = await request(`${server.api}/token`, { method: 'POST', headers: { authorization: admin(), 'content-type': 'application/json; charset=ISO-8859-1' }, body: latin1 });
+    expect(refused.status).toBe(415);
+    expect(refused.body).toEqual({ message: 'Request body must be JSON in UTF-8 (charset=utf-8, or no charset)', code: 'unsupported_media_type' });
+    const listed = JSON.stringify((await request(`${server.api}/token`, { headers: { authorization: admin() } })).body);
+    expect(listed).not.toContain('latin1');
+    // UTF-8, declared in any spelling, or not declared.
+    for (const [index, type] of ['application/json; charset=utf-8', 'application/json;charset="UTF-8"', 'application/json; charset=utf8', 'application/json'].entries()) {
+      const created = await request(`${server.api}/token`, { method: 'POST', headers: { authorization: admin(), 'content-type': type }, body: Buffer.from(described(`Caf\u00e9 ${index}`), 'utf8') });
+      expect(created.status, type).toBe(201);
+      expect(created.body.jwt_token_description).toBe(`Caf\u00e9 ${index}`);
+    }
+  });
+
   it('answers 413 for a body over 1 MiB, and accepts one just under', async () => {
     const big = JSON.stringify({ jwt_token_description: 'x', jwt_token_life: '1 days', pad: 'a'.repeat(1024 * 1024) });
     const response = await request(`${server.api}/token`, { method: 'POST', headers: { authorization: admin(), 'content-type': 'application/json' }, body: big });
