@@ -67,34 +67,53 @@ const RAW_HEADERS = Object.entries(API_HEADERS)
   .map(([name, value]) => `${name}: ${value}\r\n`)
   .join('');
 
+/** What the log says of a request refused before Fastify saw it. */
+export interface Refusal {
+  status: number;
+  code: string;
+  /** The peer's address (a proxy's, behind one: the request never reached `trust_proxy`'s reading). */
+  ip: string | undefined;
+  method?: string;
+  path?: string;
+}
+
 /**
  * Answers requests Node's HTTP parser refuses before Fastify sees them (unknown method, bad
- * header bytes, headers too large, timeouts) in the common error shape and with the headers above.
+ * header bytes, headers too large, timeouts) in the common error shape and with the headers above,
+ * and logs each (the request line of the routes never sees them).
  */
-export function clientErrorHandler(error: Error & { code?: string }, socket: Duplex): void {
-  if (error.code === 'ECONNRESET' || socket.destroyed) return;
-  const [status, reason, body] =
-    error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
-      ? [408, 'Request Timeout', { message: 'Request timeout', code: 'request_timeout' }]
-      : error.code === 'HPE_HEADER_OVERFLOW'
-        ? [431, 'Request Header Fields Too Large', { message: 'Request headers too large', code: 'headers_too_large' }]
-        : [400, 'Bad Request', { message: 'Bad request', code: 'bad_request' }];
-  const text = JSON.stringify(body);
-  if (socket.writable) {
-    socket.write(
-      `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(text)}\r\n` +
-        `${RAW_HEADERS}Connection: close\r\n\r\n${text}`,
-    );
-  }
-  socket.destroy();
+export function answerClientErrors(log: (refusal: Refusal) => void) {
+  return (error: Error & { code?: string }, socket: Duplex & { remoteAddress?: string }): void => {
+    if (error.code === 'ECONNRESET' || socket.destroyed) return;
+    const ip = socket.remoteAddress; // gone once the socket is destroyed
+    const [status, reason, body] =
+      error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? [408, 'Request Timeout', { message: 'Request timeout', code: 'request_timeout' }]
+        : error.code === 'HPE_HEADER_OVERFLOW'
+          ? [431, 'Request Header Fields Too Large', { message: 'Request headers too large', code: 'headers_too_large' }]
+          : [400, 'Bad Request', { message: 'Bad request', code: 'bad_request' }];
+    const text = JSON.stringify(body);
+    if (socket.writable) {
+      socket.write(
+        `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(text)}\r\n` +
+          `${RAW_HEADERS}Connection: close\r\n\r\n${text}`,
+      );
+    }
+    socket.destroy();
+    log({ status, code: body.code, ip });
+  };
 }
 
 /**
  * Node answers an `Expect` other than `100-continue` itself, with a 417 and no body, unless the
  * server listens for `checkExpectation`: this listener gives that answer the common error shape.
  */
-export function expectationFailed(_request: IncomingMessage, response: ServerResponse): void {
-  const text = JSON.stringify({ message: 'Expectation failed: only Expect: 100-continue is supported', code: 'expectation_failed' });
-  response.writeHead(417, { ...API_HEADERS, 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
-  response.end(text);
+export function answerFailedExpectations(log: (refusal: Refusal) => void) {
+  return (request: IncomingMessage, response: ServerResponse): void => {
+    const body = { message: 'Expectation failed: only Expect: 100-continue is supported', code: 'expectation_failed' };
+    const text = JSON.stringify(body);
+    response.writeHead(417, { ...API_HEADERS, 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
+    response.end(text);
+    log({ status: 417, code: body.code, ip: request.socket.remoteAddress, method: request.method, path: request.url?.split('?')[0] });
+  };
 }

@@ -13,7 +13,7 @@ import { installDocsPage, installOpenApi } from './docs.js';
 import { frameworkErrorHandler, installErrorHandling } from './errors.js';
 import { createRequestLog } from './logging.js';
 import { RouteTable } from './route-table.js';
-import { clientErrorHandler, expectationFailed, installSecurityHeaders, withSecurityHeaders } from './security-headers.js';
+import { answerClientErrors, answerFailedExpectations, installSecurityHeaders, withSecurityHeaders, type Refusal } from './security-headers.js';
 import { installTextGuard } from './text-guard.js';
 import { UserRequestLimiter, installUserRateLimit } from './user-rate-limit.js';
 import { API_ROUTE_MODULES, type RouteModule } from './routes/index.js';
@@ -40,6 +40,7 @@ const pathOf = (url: string) => {
 
 export async function buildServer(options: ServerOptions): Promise<FastifyInstance> {
   const { config, services } = options;
+  const logRefusal = (refusal: Refusal) => options.logger.info(refusal, 'request refused');
   const app = Fastify({
     // pino's own Logger type and Fastify's logger type differ only in generics.
     loggerInstance: options.logger as unknown as FastifyBaseLogger,
@@ -66,9 +67,9 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
       connectionsCheckingInterval: Math.min(30_000, Math.max(250, Math.floor(config.limits.requestTimeoutMs / 4))),
     },
     frameworkErrors: withSecurityHeaders(frameworkErrorHandler),
-    clientErrorHandler,
+    clientErrorHandler: answerClientErrors(logRefusal),
   });
-  app.server.on('checkExpectation', expectationFailed);
+  app.server.on('checkExpectation', answerFailedExpectations(logRefusal));
   app.setValidatorCompiler(typeboxValidatorCompiler);
   installBodyParsing(app);
   const routes = new RouteTable();

@@ -92,6 +92,7 @@ describe('unknown paths and methods', () => {
 describe('requests Node answers before the routes', () => {
   const SHAPE_HEADERS = { 'content-type': 'application/json; charset=utf-8', 'x-content-type-options': 'nosniff', 'cache-control': 'no-store' };
   const port = () => Number(new URL(server.url).port);
+  const refusals = () => server.logs.map((line) => JSON.parse(line) as { msg?: string }).filter((line) => line.msg === 'request refused');
   const exchange = async (text: string) => {
     const connection = rawConnection(port());
     connection.send(text);
@@ -121,6 +122,7 @@ describe('requests Node answers before the routes', () => {
     expect(refused?.headers).toMatchObject(SHAPE_HEADERS);
     expect(JSON.parse(refused?.body ?? '')).toEqual({ message: 'Expectation failed: only Expect: 100-continue is supported', code: 'expectation_failed' });
     expect(more).toEqual([]);
+    expect(refusals()).toContainEqual(expect.objectContaining({ status: 417, code: 'expectation_failed', method: 'GET', path: '/api/v1alpha/liveness', ip: '127.0.0.1' }));
     const connection = rawConnection(port());
     connection.send('GET /api/v1alpha/liveness HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nConnection: close\r\n');
     connection.send(`Authorization: Bearer ${token}\r\n\r\n`);
@@ -138,6 +140,9 @@ describe('requests Node answers before the routes', () => {
     expect(large?.status).toBe(431);
     expect(large?.headers).toMatchObject(SHAPE_HEADERS);
     expect(JSON.parse(large?.body ?? '')).toEqual({ message: 'Request headers too large', code: 'headers_too_large' });
+    // The request line of the routes never sees them: each has a line of its own.
+    expect(refusals()).toContainEqual(expect.objectContaining({ status: 400, code: 'bad_request', ip: '127.0.0.1' }));
+    expect(refusals()).toContainEqual(expect.objectContaining({ status: 431, code: 'headers_too_large', ip: '127.0.0.1' }));
   });
 });
 
