@@ -5,7 +5,7 @@
  * answer at once.
  */
 import { Command, Option } from 'commander';
-import { loadConfig } from '../config.js';
+import { loadConfig, unknownSettingVariables } from '../config.js';
 import { readVersion } from '../version.js';
 import { OVERVIEW, commandText, groupNote } from './help.js';
 import type { PsbtAction } from './psbt-commands.js';
@@ -24,6 +24,9 @@ function out(text: string): void {
 
 /** The configuration from the command's setting options, the environment and config.json. */
 function configOf(command: Command) {
+  for (const { name, meant } of unknownSettingVariables(process.env)) {
+    process.stderr.write(`wcs: ${name} is not a setting and is ignored${meant ? ` (did you mean ${meant}?)` : ''}\n`);
+  }
   return loadConfig({ flags: settingFlags(command), env: process.env });
 }
 

@@ -204,6 +204,15 @@ describe('wcs serve', () => {
     expect(existsSync(join(folder, 'initial-admin-password'))).toBe(false);
   });
 
+  it('says which SERVICE_* variables name no setting, with the setting a misspelt one likely meant, and goes on', async () => {
+    const output = await createStore({ SERVICE_ADMIN_PASSWORD: TEST_ADMIN_PASSWORD, SERVICE_TRUST_PROXIES: '10.0.0.1', SERVICE_OTHER_THING: 'x' });
+    expect(output).toContain('wcs: SERVICE_OTHER_THING is not a setting and is ignored\n');
+    expect(output).toContain('wcs: SERVICE_TRUST_PROXIES is not a setting and is ignored (did you mean SERVICE_TRUST_PROXY?)\n');
+    const list = await runCli(['user', 'list'], { ...env, SERVICE_LOGLEVEL: 'debug' });
+    expect(list).toMatchObject({ code: 0, stderr: 'wcs: SERVICE_LOGLEVEL is not a setting and is ignored (did you mean SERVICE_LOG_LEVEL?)\n' });
+    expect(list.stdout).toMatch(/^admin\tadmin\t/);
+  });
+
   it('says in one plain line where it listens and whether the REST API and docs are on', async () => {
     const off = await createStore({ SERVICE_ADMIN_PASSWORD: TEST_ADMIN_PASSWORD });
     const offLine = off.split('\n').find((l) => l.startsWith('wcs: listening on '));
