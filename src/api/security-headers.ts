@@ -71,7 +71,7 @@ const RAW_HEADERS = Object.entries(API_HEADERS)
 export interface Refusal {
   status: number;
   code: string;
-  /** The peer's address (a proxy's, behind one: the request never reached `trust_proxy`'s reading). */
+  /** The peer's address; behind a proxy, the proxy's (these requests are refused before `X-Forwarded-For` is read). */
   ip: string | undefined;
   method?: string;
   path?: string;
