@@ -376,6 +376,24 @@ function parseDatabase(url: string | undefined, dataFolder: string): DatabaseCon
 }
 
 /**
+ * The secret settings config.json holds while users other than its owner may read it (its mode lets
+ * group or others read), so the operator can be told; undefined when there is nothing to say.
+ */
+export function exposedConfigFile(dataFolder: string): { path: string; mode: string; secrets: string[] } | undefined {
+  const path = join(dataFolder, CONFIG_FILE_NAME);
+  let mode: number;
+  try {
+    mode = statSync(path).mode & 0o777;
+  } catch {
+    return undefined;
+  }
+  if ((mode & 0o044) === 0) return undefined;
+  const present = readConfigFile(dataFolder);
+  const secrets = SETTINGS.filter((s) => s.secret && (present.get(s.key) ?? '') !== '').map((s) => s.key);
+  return secrets.length === 0 ? undefined : { path, mode: mode.toString(8), secrets };
+}
+
+/**
  * `SERVICE_*` variables that name no setting, each with the setting it most likely meant: a misspelt
  * variable would otherwise be without effect, and nothing would say so.
  */

@@ -5,7 +5,7 @@
  * answer at once.
  */
 import { Command, Option } from 'commander';
-import { loadConfig, unknownSettingVariables } from '../config.js';
+import { exposedConfigFile, loadConfig, unknownSettingVariables } from '../config.js';
 import { readVersion } from '../version.js';
 import { OVERVIEW, commandText, groupNote } from './help.js';
 import type { PsbtAction } from './psbt-commands.js';
@@ -22,12 +22,20 @@ function out(text: string): void {
   process.stdout.write(`${text}\n`);
 }
 
-/** The configuration from the command's setting options, the environment and config.json. */
+/**
+ * The configuration from the command's setting options, the environment and config.json, after saying
+ * on stderr what would otherwise go unnoticed: variables that set nothing, secrets others may read.
+ */
 function configOf(command: Command) {
   for (const { name, meant } of unknownSettingVariables(process.env)) {
     process.stderr.write(`wcs: ${name} is not a setting and is ignored${meant ? ` (did you mean ${meant}?)` : ''}\n`);
   }
-  return loadConfig({ flags: settingFlags(command), env: process.env });
+  const config = loadConfig({ flags: settingFlags(command), env: process.env });
+  const exposed = exposedConfigFile(config.dataFolder);
+  if (exposed) {
+    process.stderr.write(`wcs: ${exposed.path} holds secrets (${exposed.secrets.join(', ')}) and other users may read it (mode ${exposed.mode}); run: chmod 600 ${exposed.path}\n`);
+  }
+  return config;
 }
 
 /** A subcommand of `parent` with its usage and summary from help.ts (`key`: "user add", ...). */

@@ -1,5 +1,5 @@
 /** The `wcs` command as a subprocess: user management (password from stdin), config errors, serve + SIGTERM. */
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -211,6 +211,22 @@ describe('wcs serve', () => {
     const list = await runCli(['user', 'list'], { ...env, SERVICE_LOGLEVEL: 'debug' });
     expect(list).toMatchObject({ code: 0, stderr: 'wcs: SERVICE_LOGLEVEL is not a setting and is ignored (did you mean SERVICE_LOG_LEVEL?)\n' });
     expect(list.stdout).toMatch(/^admin\tadmin\t/);
+  });
+
+  it('says when config.json holds a secret that other users may read, and not once it is 0600 or holds none', async () => {
+    await createStore();
+    const file = join(folder, 'config.json');
+    writeFileSync(file, JSON.stringify({ bitcoind_user: 'rpc', bitcoind_password: 'rpc-secret-password', log_level: 'info' }), { mode: 0o644 });
+    chmodSync(file, 0o644);
+    const open = await runCli(['user', 'list'], env);
+    expect(open.code).toBe(0);
+    expect(open.stderr).toBe(`wcs: ${file} holds secrets (bitcoind_password) and other users may read it (mode 644); run: chmod 600 ${file}\n`);
+    expect(open.stderr).not.toContain('rpc-secret-password');
+    chmodSync(file, 0o600);
+    expect(await runCli(['user', 'list'], env)).toMatchObject({ code: 0, stderr: '' });
+    writeFileSync(file, JSON.stringify({ log_level: 'info' }));
+    chmodSync(file, 0o644);
+    expect(await runCli(['user', 'list'], env)).toMatchObject({ code: 0, stderr: '' });
   });
 
   it('says in one plain line where it listens and whether the REST API and docs are on', async () => {
