@@ -6,6 +6,7 @@
  * UTF-8 (RFC 8259): a body declared in another charset is refused, not stored with its letters mangled.
  */
 import type { FastifyInstance } from 'fastify';
+import { errorResponses } from './schemas.js';
 
 /** The error handler's code for a JSON body declared in a charset other than UTF-8 (415). */
 export const UNSUPPORTED_CHARSET = 'WCS_UNSUPPORTED_CHARSET';
@@ -17,7 +18,17 @@ function isUtf8(contentType: string | undefined): boolean {
   return charset === undefined || charset === 'utf-8' || charset === 'utf8';
 }
 
+/**
+ * Install before the routes (and before the OpenAPI generator): every route that takes a body may
+ * answer 413 (too large) and 415 (not JSON, or not UTF-8), and says so in its responses.
+ */
 export function installBodyParsing(app: FastifyInstance): void {
+  app.addHook('onRoute', (route) => {
+    const response = route.schema?.response as Record<string, unknown> | undefined;
+    if (route.schema?.body === undefined || response === undefined) return;
+    const missing = [413, 415].filter((status) => !(status in response));
+    if (missing.length > 0) route.schema = { ...route.schema, response: { ...response, ...errorResponses(...missing) } };
+  });
   app.removeContentTypeParser('text/plain');
   const parseJson = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser('application/json');

@@ -50,7 +50,7 @@ describe('the API description', () => {
     expect(problems).toEqual([]);
   }, 60_000);
 
-  it('gives every operation an operationId, a described success response, and the probes no security', async () => {
+  it('gives every operation an operationId, a described success response, 413 and 415 where it takes a body, and the probes no security', async () => {
     const doc = (await request(`${server.url}/docs/openapi.json`)).body;
     expect(doc.servers).toEqual([expect.objectContaining({ url: '/' })]);
     const ids = new Set<string>();
@@ -61,6 +61,8 @@ describe('the API description', () => {
         for (const [status, response] of Object.entries<any>(operation.responses)) {
           expect(response.description, `${method} ${path} ${status}`).not.toBe('Default Response');
         }
+        // A body may be too large, not JSON, or not UTF-8.
+        if (operation.requestBody) expect(Object.keys(operation.responses), `${method} ${path}`).toEqual(expect.arrayContaining(['413', '415']));
       }
     }
     expect(ids.size).toBe(Object.values<Record<string, unknown>>(doc.paths).reduce((n, item) => n + Object.keys(item).length, 0));
