@@ -6,10 +6,18 @@ import { createServer } from 'node:net';
 /** Clock ticks per second of /proc's CPU times: 100 on Linux unless `getconf CLK_TCK` says otherwise. */
 const CLOCK_TICKS = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout) || 100;
 
+/** The fields of /proc/<pid>/stat after the command name: index 0 is field 3 (the state). */
+const statFields = (pid) => readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
+
 /** CPU seconds (user + system) a process has used so far, from /proc (Linux). */
 export function cpuSeconds(pid) {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
+  const fields = statFields(pid);
   return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+}
+
+/** Minor page faults of a process so far (a first touch of memory the process never used), from /proc (Linux). */
+export function minorFaults(pid) {
+  return Number(statFields(pid)[7]);
 }
 
 /** A TCP port free on 127.0.0.1 right now. */

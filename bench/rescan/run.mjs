@@ -15,7 +15,7 @@ import { cpus, homedir, loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { locateBitcoind, startBitcoind } from '../bitcoind-support.mjs';
-import { cpuSeconds, freePort, waitFor } from '../support.mjs';
+import { cpuSeconds, freePort, minorFaults, waitFor } from '../support.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..', '..');
@@ -169,12 +169,12 @@ async function serviceScan(node, meta, syncInterval) {
       await scanWallet(base, auth, { name: 'Warm-up', alias: 'warmup', recv_descriptor: `wpkh(${SINK_KEY}/3/*)`, change_descriptor: `wpkh(${SINK_KEY}/4/*)`, birthday: 0 });
     }
     const started = performance.now();
-    const [serviceCpuBefore, nodeCpuBefore] = [cpuSeconds(child.pid), cpuSeconds(node.pid)];
+    const [serviceCpuBefore, nodeCpuBefore, faultsBefore] = [cpuSeconds(child.pid), cpuSeconds(node.pid), minorFaults(child.pid)];
     const details = await scanWallet(base, auth, {
       name: 'Rescan bench', alias: 'bench', recv_descriptor: recv.replace(/#.*$/, ''), change_descriptor: change.replace(/#.*$/, ''), birthday: 0,
     });
     const seconds = (performance.now() - started) / 1000;
-    const [serviceCpu, nodeCpu] = [cpuSeconds(child.pid) - serviceCpuBefore, cpuSeconds(node.pid) - nodeCpuBefore];
+    const [serviceCpu, nodeCpu, faults] = [cpuSeconds(child.pid) - serviceCpuBefore, cpuSeconds(node.pid) - nodeCpuBefore, minorFaults(child.pid) - faultsBefore];
     const cpu = serviceCpu + nodeCpu;
     const rssKb = rssPeakKb(child.pid);
     return {
@@ -182,6 +182,7 @@ async function serviceScan(node, meta, syncInterval) {
       cpu,
       serviceCpu,
       nodeCpu,
+      faults,
       rssKb,
       coins: new Set(details.utxo.map((u) => `${u.txid}:${u.vout}:${u.amount_sat}`)),
       txids: new Set(details.txlist.map((t) => t.txid)),
@@ -225,7 +226,7 @@ async function measure(meta, filters) {
         if (!sameSet(c.coins, r.coins)) throw new Error(`different coins: Core ${c.coins.size}, service ${r.coins.size}`);
         if (!sameSet(c.txids, r.txids)) throw new Error(`different transactions: Core ${c.txids.size}, service ${r.txids.size}`);
       }
-      log(`filters ${filters ? 'on' : 'off'}, round ${round + 1}: Core ${c.seconds.toFixed(2)} s (CPU ${c.cpu.toFixed(2)} s), service ${s.seconds.toFixed(2)} s (sync interval ${SYNC_INTERVAL} s), ${f.seconds.toFixed(2)} s (0.1 s; CPU ${f.serviceCpu.toFixed(2)} s service + ${f.nodeCpu.toFixed(2)} s node); ${c.coins.size} coins, ${c.txids.size} transactions; load ${loadavg()[0].toFixed(1)}`);
+      log(`filters ${filters ? 'on' : 'off'}, round ${round + 1}: Core ${c.seconds.toFixed(2)} s (CPU ${c.cpu.toFixed(2)} s), service ${s.seconds.toFixed(2)} s (sync interval ${SYNC_INTERVAL} s), ${f.seconds.toFixed(2)} s (0.1 s; CPU ${f.serviceCpu.toFixed(2)} s service + ${f.nodeCpu.toFixed(2)} s node; ${f.faults} page faults of the service); ${c.coins.size} coins, ${c.txids.size} transactions; load ${loadavg()[0].toFixed(1)}`);
       core.push(c);
       service.push(s);
       fastService.push(f);
