@@ -5,11 +5,11 @@
  * Every failure becomes a ChainError with a distinct code (unauthorized, connection_refused,
  * timeout, unreachable, warming_up, ...) and a message that never contains credentials.
  */
-import { isAscii } from 'node:buffer';
 import { readFile } from 'node:fs/promises';
 import http from 'node:http';
 import https from 'node:https';
 import { ChainError } from '../types.js';
+import { parseJsonBody } from './json-body.js';
 
 export interface RpcClientOptions {
   /** Node RPC address, e.g. `http://127.0.0.1:8332`. */
@@ -201,7 +201,7 @@ export class RpcClient {
   private async postOnce(payload: string, authorization: string, timeoutMs: number): Promise<unknown> {
     const { status, body } = await this.exchange('POST', `${this.endpoint.pathname}${this.endpoint.search}`, timeoutMs, payload, authorization);
     try {
-      return this.readResponse(status, decodeBody(body));
+      return this.readResponse(status, body);
     } catch (error) {
       // Rejected credentials or a busy node: the next request reads the cookie again (it may be new).
       if (error instanceof ChainError && error.code !== 'bad_response' && error.code !== 'rpc_error') this.authorization = undefined;
@@ -277,7 +277,7 @@ export class RpcClient {
     });
   }
 
-  private readResponse(status: number, text: string): unknown {
+  private readResponse(status: number, body: Buffer): unknown {
     if (status === 401 || status === 403) {
       throw new ChainError(
         'unauthorized',
@@ -286,7 +286,7 @@ export class RpcClient {
     }
     let parsed: unknown;
     try {
-      parsed = JSON.parse(text);
+      parsed = parseJsonBody(body);
     } catch {
       if (status === 503) {
         throw new ChainError('unreachable', 'Bitcoin Core is busy (HTTP 503, RPC work queue full)', { retryable: true });
@@ -326,8 +326,5 @@ function unwrap<T>(response: RpcResponse, method: string): T {
   if (!('result' in response)) throw new ChainError('bad_response', `Bitcoin Core answered ${method} without a result`);
   return response.result as T;
 }
-
-/** The body as text: answers are nearly always ASCII (hex blocks), which latin1 decodes much faster than UTF-8. */
-const decodeBody = (body: Buffer): string => (isAscii(body) ? body.toString('latin1') : body.toString('utf8'));
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
