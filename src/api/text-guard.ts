@@ -5,7 +5,7 @@
  * SQLite. No field of the API has a use for it.
  *
  * Its first hook also refuses an HTTP/1.1 request without a Host header (RFC 9112 requires a 400),
- * which Node would otherwise answer itself with no body.
+ * which Node would otherwise answer itself with no body, and the target `*` but for OPTIONS.
  */
 import type { FastifyInstance, preValidationHookHandler } from 'fastify';
 import { ServiceError, invalidField, unauthenticated } from '../services/errors.js';
@@ -44,6 +44,10 @@ export function installTextGuard(app: FastifyInstance): void {
   app.addHook('onRequest', (request, _reply, done) => {
     if (request.headers.host === undefined && request.raw.httpVersion === '1.1') {
       return done(new ServiceError('invalid_input', 'bad_request', 'Bad request: HTTP/1.1 requires a Host header'));
+    }
+    // `*` names the server as a whole, for OPTIONS only (RFC 9112); the router would take `GET *` for `GET /`.
+    if (request.raw.url === '*' && request.method !== 'OPTIONS') {
+      return done(new ServiceError('invalid_input', 'bad_request', 'Bad request: the request target * is only for OPTIONS'));
     }
     // A path parameter with NUL names nothing that exists.
     if (findNul(request.params) !== undefined) return done(new ServiceError('not_found', 'not_found', 'Not found'));

@@ -116,6 +116,17 @@ describe('requests Node answers before the routes', () => {
     expect(old).toMatchObject({ status: 200, body: '{"status":"ok"}' });
   });
 
+  it('refuses the target * but for OPTIONS, which finds no route: never the page at /', async () => {
+    for (const method of ['GET', 'HEAD', 'POST']) {
+      const [answer] = await exchange(`${method} * HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`);
+      expect(answer?.status, method).toBe(400);
+      expect(answer?.headers.location, method).toBeUndefined();
+    }
+    const [options] = await exchange('OPTIONS * HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+    expect(options?.status).toBe(404);
+    expect(JSON.parse(options?.body ?? '')).toEqual({ message: 'Not found', code: 'not_found' });
+  });
+
   it('answers an Expect other than 100-continue 417 in the common error shape; 100-continue goes on to the route', async () => {
     const [refused, ...more] = await exchange('GET /api/v1alpha/liveness HTTP/1.1\r\nHost: x\r\nExpect: something-else\r\nConnection: close\r\n\r\n');
     expect(refused?.status).toBe(417);
