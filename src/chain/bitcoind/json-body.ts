@@ -59,8 +59,8 @@ function objectEnd(bytes: Buffer, start: number): number | undefined {
   for (let i = start; i < bytes.length; i++) {
     const c = bytes[i]!;
     if (c === QUOTE) {
-      // To the closing quote; a backslash escapes the byte after it (\" and \\ among them).
-      for (i++; i < bytes.length && bytes[i] !== QUOTE; i++) if (bytes[i] === BACKSLASH) i++;
+      i = stringEnd(bytes, i);
+      if (i < 0) return undefined;
     } else if (c === OPEN_BRACE || c === OPEN_BRACKET) {
       depth++;
     } else if (c === CLOSE_BRACE || c === CLOSE_BRACKET) {
@@ -68,6 +68,18 @@ function objectEnd(bytes: Buffer, start: number): number | undefined {
     }
   }
   return undefined;
+}
+
+/** The closing quote of the string opening at `start`, or -1. Found natively: the strings are most of the bytes (hex). */
+function stringEnd(bytes: Buffer, start: number): number {
+  for (let at = start; ; ) {
+    at = bytes.indexOf(QUOTE, at + 1);
+    if (at < 0) return -1;
+    // Escaped by an odd run of backslashes before it (\" is a quote, \\" ends the string).
+    let slashes = 0;
+    while (bytes[at - 1 - slashes] === BACKSLASH) slashes++;
+    if (slashes % 2 === 0) return at;
+  }
 }
 
 function skipSpace(bytes: Buffer, from: number): number {

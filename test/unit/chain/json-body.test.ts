@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { parseJsonBody } from '../../../src/chain/bitcoind/json-body.js';
 
 /** Long enough to be split (answers from 64 KiB on). */
-const PADDING = 'ab'.repeat(40_000);
+const PADDING = 'ab'.repeat(33_000);
 const buffer = (text: string) => Buffer.from(text, 'utf8');
 const failure = (run: () => unknown): string | undefined => {
   try {
