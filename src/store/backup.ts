@@ -127,7 +127,7 @@ export async function backupSqliteStore(sourcePath: string, destinationPath: str
   const temporary = temporarySibling(destinationPath, 'backup');
   const source = new BetterSqlite3(sourcePath, { readonly: true, fileMustExist: true });
   try {
-    source.pragma('busy_timeout = 5000');
+    source.exec('PRAGMA busy_timeout = 5000');
     // Created 0600 first: the snapshot holds password and token hashes like the store.
     ensurePrivateDatabaseFile(temporary);
     // The backup API restarts by itself when another connection writes meanwhile: the copy is one snapshot.
@@ -143,7 +143,7 @@ export async function backupSqliteStore(sourcePath: string, destinationPath: str
     // A snapshot is one self-contained file: no write-ahead log beside it.
     const copy = new BetterSqlite3(temporary, { fileMustExist: true });
     try {
-      copy.pragma('journal_mode = DELETE');
+      copy.exec('PRAGMA journal_mode = DELETE');
     } finally {
       copy.close();
     }
@@ -166,8 +166,8 @@ export async function backupSqliteStore(sourcePath: string, destinationPath: str
 function withExclusiveStore<T>(path: string, work: (db: BetterSqlite3.Database) => T): T {
   const db = new BetterSqlite3(path, { fileMustExist: true });
   try {
-    db.pragma('busy_timeout = 0');
-    db.pragma('locking_mode = EXCLUSIVE');
+    db.exec('PRAGMA busy_timeout = 0');
+    db.exec('PRAGMA locking_mode = EXCLUSIVE');
     try {
       db.exec('begin exclusive');
     } catch (error) {

@@ -91,7 +91,7 @@ const KEPT_PER_KIND = 10_000;
 
 export function withKeptReads(store: Store, path: string, changes: SqliteChanges): Store {
   const reader = new BetterSqlite3(path, { readonly: true, fileMustExist: true });
-  reader.pragma('busy_timeout = 5000');
+  reader.exec('PRAGMA busy_timeout = 5000'); // not pragma(): see sqlite.ts
   changes.watch(reader);
   const tokenStatement = reader.prepare<[string], TokenWithAdminRow>(
     'select t.id, t.user_name, t.description, t.token_hash, t.life_seconds, t.created_at, t.expires_at, t.permissions, t.wallet_ids, u.is_admin ' +

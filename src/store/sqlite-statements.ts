@@ -5,6 +5,10 @@
  * Kysely's SQLite driver prepares every query it runs; for the small reads that make up most
  * requests, preparing cost as much as running (bench/http). Kysely compiles values to `?`
  * parameters, so one SQL text serves every call of a query.
+ *
+ * Kept statements are also what lets the service run on Node.js 24.19 and newer: there better-sqlite3 12
+ * aborts the process when the garbage collector finalizes a statement outside JavaScript (an idle
+ * collection). A statement is dropped only past STATEMENTS_KEPT or while a kept one is being iterated.
  */
 import type BetterSqlite3 from 'better-sqlite3';
 import type { SqliteDatabase, SqliteStatement } from 'kysely';

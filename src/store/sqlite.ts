@@ -16,13 +16,16 @@ export async function openSqliteStore(path: string, options: { now?: () => numbe
   ensurePrivateFolder(dirname(path));
   ensurePrivateDatabaseFile(path);
   const database = new BetterSqlite3(path);
-  database.pragma('journal_mode = WAL');
+  // `exec`, not `pragma()`: each `pragma()` prepares a statement and leaves it to the garbage collector, and on
+  // Node.js 24.19 and newer better-sqlite3 12 aborts the process when the collector finalizes one outside
+  // JavaScript. The store's own statements are kept (sqlite-statements.ts).
+  database.exec('PRAGMA journal_mode = WAL');
   // An acknowledged write must survive a power cut too, not only a killed process: sync the WAL at
   // every commit (FULL is this build's default; said here so no build setting can weaken it).
-  database.pragma('synchronous = FULL');
-  database.pragma('foreign_keys = ON');
+  database.exec('PRAGMA synchronous = FULL');
+  database.exec('PRAGMA foreign_keys = ON');
   // Several processes (the server and a CLI command) may share the file.
-  database.pragma('busy_timeout = 5000');
+  database.exec('PRAGMA busy_timeout = 5000');
   const changes = new SqliteChanges(options.now);
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withPreparedStatements(database, () => changes.count()) }) });
   try {
