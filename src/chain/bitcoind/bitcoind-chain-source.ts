@@ -66,7 +66,10 @@ export class BitcoindChainSource implements ChainSource {
     this.network = options.network;
     this.rpc = new RpcClient(options);
     this.rest = new RestBlockReader(this.rpc);
-    this.blockFiles = options.blocksFolder === undefined ? undefined : new BlockFileReader({ folder: options.blocksFolder, network: this.network });
+    this.blockFiles =
+      options.blocksFolder === undefined
+        ? undefined
+        : new BlockFileReader({ folder: options.blocksFolder, network: this.network, heightsOf: (hashes) => this.blockHeights(hashes) });
     this.mempoolBatchSize = options.mempoolBatchSize ?? 100;
     this.now = options.now ?? Date.now;
     // One quick attempt per request: a health check reports the node as it is now.
@@ -161,6 +164,18 @@ export class BitcoindChainSource implements ChainSource {
         throw answer.error;
       }
       return parseBlockAnswer(answer.result, hash);
+    });
+  }
+
+  /** The height of each block, stale ones included; undefined for a block the node does not know. */
+  async blockHeights(hashes: readonly string[]): Promise<Array<number | undefined>> {
+    const answers = await this.rpc.batch(hashes.map((hash) => ({ method: 'getblockheader', params: [checkHashArgument(hash, 'Block hash'), true] })));
+    return answers.map((answer) => {
+      if (!answer.ok) {
+        if (isNotFound(answer.error)) return undefined;
+        throw answer.error;
+      }
+      return expectInteger(expectObject(answer.result, 'getblockheader').height, 'height');
     });
   }
 

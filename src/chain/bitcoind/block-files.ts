@@ -10,14 +10,16 @@
  * from the node as before.
  *
  * Where each block lies is learnt by reading the files' record headers forward, as far as the blocks asked for
- * need. The places of the last MAX_PLACES blocks read past are kept (about 11 MB); a scan moves forward, and a
- * block asked for again after its place was dropped (a later rescan of old blocks) is looked for again from the
- * first file.
+ * need, from the last file that starts well below the lowest of them: the node writes blocks nearly in height
+ * order, so the files before it are never read (on mainnet, hundreds of thousands of record headers). The places
+ * of the last MAX_PLACES blocks read past are kept (about 11 MB); a scan moves forward, and a block asked for
+ * again after its place was dropped, or lying before where the reading started (an older wallet's scan), is
+ * looked for again from the file its height points to.
  */
 import { open, readdir, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { sha256 } from '@noble/hashes/sha2.js';
-import { parseBlockForScan } from '../../core/block.js';
+import { parseBlockForScan, parseBlockHeader } from '../../core/block.js';
 import type { NetworkName } from '../../core/network.js';
 import type { Block } from '../../core/tx.js';
 import type { ChainLog } from '../types.js';
@@ -45,6 +47,11 @@ const OPEN_FILES = 4;
 const MAX_PLACES = 100_000;
 /** Blocks remembered as not in the files after a look through all of them, and as damaged in them. */
 const MAX_ABSENT = 10_000;
+/**
+ * How far below later blocks the node may write a block: it downloads blocks up to 1,024 past the last one it
+ * has connected and writes each as it arrives. Twice that, to be safe.
+ */
+const OUT_OF_ORDER = 2_048;
 
 interface Place {
   file: number;
@@ -60,6 +67,13 @@ export interface BlockFileReaderOptions {
   log?: ChainLog | undefined;
   /** Places kept (default MAX_PLACES). */
   maxPlaces?: number;
+  /**
+   * The node's height of each block (undefined if it does not know one), to start reading the files near the
+   * blocks asked for; without it, reading starts at the first file.
+   */
+  heightsOf?: ((hashes: readonly string[]) => Promise<Array<number | undefined>>) | undefined;
+  /** Heights by which the node may write a block after later ones (default OUT_OF_ORDER). */
+  outOfOrder?: number;
 }
 
 export class BlockFileReader {
@@ -67,6 +81,8 @@ export class BlockFileReader {
   private readonly network: NetworkName;
   private messageStart: number;
   private readonly maxPlaces: number;
+  private readonly heightsOf: BlockFileReaderOptions['heightsOf'];
+  private readonly outOfOrder: number;
   log: ChainLog | undefined;
   /** Key: the block hash's first six bytes (in the hash's own byte order). A clash only costs a read from the node. */
   private places = new Map<number, Place>();
@@ -78,8 +94,10 @@ export class BlockFileReader {
   private restartedFor = new Set<number>();
   /** Blocks that failed again where the index found them afresh (a damaged file): left to the node. */
   private readonly unreadable = new Set<number>();
-  /** Where the next record header not yet read lies; file -1: the first file is still to be found. */
+  /** Where the next record header not yet read lies; file -1: the file to start at is still to be chosen. */
   private cursor = { file: -1, offset: 0 };
+  /** The height of the first block of the file reading started at; -Infinity: it started at the first file. */
+  private startHeight = -Infinity;
   /** The key the files are obfuscated with; null: none; undefined: not read yet. */
   private xorKey: Uint8Array | null | undefined;
   /** One reader of the files at a time: the places and the cursor are shared. */
@@ -96,6 +114,8 @@ export class BlockFileReader {
     this.network = options.network;
     this.messageStart = MESSAGE_START[options.network];
     this.maxPlaces = options.maxPlaces ?? MAX_PLACES;
+    this.heightsOf = options.heightsOf;
+    this.outOfOrder = options.outOfOrder ?? OUT_OF_ORDER;
     this.log = options.log;
   }
 
@@ -118,14 +138,14 @@ export class BlockFileReader {
     try {
       if (this.xorKey === undefined) this.xorKey = await this.readXorKey();
       const keys = hashes.map(placeKey);
-      if (keys.some((key) => !this.places.has(key))) await this.indexForward(keys);
-      // A block behind the cursor whose place was dropped: look through the files again, once for it.
-      const lost = keys.filter((key) => !this.places.has(key) && !this.absent.has(key));
-      if (lost.length > 0 && this.dropped) {
+      if (keys.some((key) => !this.places.has(key))) await this.indexForward(hashes);
+      // Not found after the cursor: a block whose place was dropped, or one from before where reading started.
+      const lost = hashes.filter((_, i) => !this.places.has(keys[i]!) && !this.absent.has(keys[i]!));
+      if (lost.length > 0 && (this.dropped || (await this.mayLieBeforeStart(lost)))) {
         this.restartIndex();
-        await this.indexForward(keys);
+        await this.indexForward(hashes);
       }
-      for (const key of lost) if (!this.places.has(key)) this.remember(key);
+      for (const hash of lost) if (!this.places.has(placeKey(hash))) this.remember(placeKey(hash));
       const blocks = await this.readBlocks(hashes, keys);
       const found = blocks.filter((b) => b !== undefined).length;
       this.report(found === 0 ? 'none' : 'found', found === 0 ? 'no block asked for was found in the node\'s block files; reading blocks from the node' : 'reading blocks from the node\'s block files', { folder: this.folder });
@@ -138,13 +158,19 @@ export class BlockFileReader {
     }
   }
 
-  /** Reads record headers forward from the cursor until every key is placed or the written records end. */
-  private async indexForward(keys: readonly number[]): Promise<void> {
-    const missing = new Set(keys.filter((key) => !this.places.has(key)));
-    if (this.cursor.file < 0) {
-      this.cursor = { file: await this.firstFile(), offset: 0 };
-      if (this.network === 'signet') await this.learnMessageStart(this.cursor.file);
-    }
+  /**
+   * Whether any of these blocks may lie in a file before the one reading started at. A block the node has not
+   * written yet (the tip, announced before its file is flushed) lies after it, and is left to the node.
+   */
+  private async mayLieBeforeStart(hashes: readonly string[]): Promise<boolean> {
+    if (this.startHeight === -Infinity || !this.heightsOf) return false;
+    return (await this.heightsOf(hashes)).some((height) => height !== undefined && height < this.startHeight + this.outOfOrder);
+  }
+
+  /** Reads record headers forward from the cursor until every block is placed or the written records end. */
+  private async indexForward(hashes: readonly string[]): Promise<void> {
+    const missing = new Set(hashes.map(placeKey).filter((key) => !this.places.has(key)));
+    if (this.cursor.file < 0) this.cursor = { file: await this.startFile(hashes.filter((hash) => missing.has(placeKey(hash)))), offset: 0 };
     while (missing.size > 0) {
       const handle = await this.file(this.cursor.file);
       if (handle === undefined || !(await this.indexFile(handle, missing))) return;
@@ -152,6 +178,43 @@ export class BlockFileReader {
       if ((await this.file(this.cursor.file + 1)) === undefined) return;
       this.cursor = { file: this.cursor.file + 1, offset: 0 };
     }
+  }
+
+  /**
+   * The file to start reading record headers at for these blocks: the last one whose first block lies at least
+   * `outOfOrder` heights below the lowest of them (a search over the files' first blocks, by the node's heights),
+   * or the first file when no file does or heights are not known.
+   */
+  private async startFile(hashes: readonly string[]): Promise<number> {
+    const files = await this.fileNumbers();
+    const first = files[0] ?? 0;
+    if (this.network === 'signet') await this.learnMessageStart(first);
+    this.startHeight = -Infinity;
+    const heights = files.length > 2 && this.heightsOf ? await this.heightsOf(hashes) : [];
+    const below = Math.min(...heights.filter((height) => height !== undefined)) - this.outOfOrder;
+    if (!Number.isFinite(below)) return first;
+    let start = first;
+    for (let low = 1, high = files.length - 1; low <= high; ) {
+      const middle = (low + high) >>> 1;
+      const height = await this.firstBlockHeight(files[middle]!);
+      if (height !== undefined && height <= below) {
+        [start, this.startHeight] = [files[middle]!, height];
+        low = middle + 1;
+      } else {
+        high = middle - 1;
+      }
+    }
+    if (start !== first) this.log?.('info', 'finding blocks in the node\'s block files from a later file on', { folder: this.folder, file: start, height: this.startHeight });
+    return start;
+  }
+
+  /** The node's height of the first block in file `n`; undefined if the file holds no record the node knows. */
+  private async firstBlockHeight(n: number): Promise<number | undefined> {
+    const handle = await this.file(n);
+    const head = handle && (await this.readAt(handle, 0, RECORD_HEAD + HEADER));
+    if (head?.length !== RECORD_HEAD + HEADER || new DataView(head.buffer, head.byteOffset, 4).getUint32(0, true) !== this.messageStart) return undefined;
+    const [height] = await this.heightsOf!([parseBlockHeader(head.subarray(RECORD_HEAD)).hash]);
+    return height;
   }
 
   /**
@@ -263,6 +326,7 @@ export class BlockFileReader {
     this.places = new Map();
     this.dropped = false;
     this.cursor = { file: -1, offset: 0 };
+    this.startHeight = -Infinity;
   }
 
   private async forget(): Promise<void> {
@@ -283,10 +347,10 @@ export class BlockFileReader {
     if (start !== setAside) this.messageStart = start;
   }
 
-  /** The lowest block file number in the folder (a pruned node has deleted the first files); 0 if none. */
-  private async firstFile(): Promise<number> {
+  /** The block files' numbers, lowest first (a pruned node has deleted the first files). */
+  private async fileNumbers(): Promise<number[]> {
     const numbers = (await readdir(this.folder)).map((name) => /^blk(\d{5,})\.dat$/.exec(name)?.[1]).filter((n) => n !== undefined).map(Number);
-    return numbers.length === 0 ? 0 : Math.min(...numbers);
+    return numbers.sort((a, b) => a - b);
   }
 
   private async closeFiles(): Promise<void> {

@@ -3,8 +3,10 @@
  * the node's own files (obfuscated with its `xor.dat`), equal to what the node sends, and a wallet scanned over
  * HTTP that way holds exactly the coins Core finds.
  */
+import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { BlockFileReader } from '../../../src/chain/bitcoind/block-files.js';
 import { BitcoindChainSource } from '../../../src/chain/bitcoind/index.js';
 import { toHex } from '../../../src/core/bytes.js';
 import { serializeTransaction, txid, type Block } from '../../../src/core/tx.js';
@@ -106,6 +108,52 @@ describeWithBitcoind('blocks read from the node\'s block files', () => {
       expect(server.logs.some((line) => /"level":(40|50)/.test(line))).toBe(false);
     } finally {
       await server.dispose();
+    }
+  });
+
+  it('a node whose blocks span many files (-fastprune): reading starts near the blocks asked for, by the node\'s heights', async () => {
+    const small = await startBitcoind({ args: ['-blockfilterindex=0', '-fastprune'] });
+    const source = new BitcoindChainSource({ url: small.url, cookieFile: small.cookieFile, network: 'regtest' });
+    const starts: unknown[] = [];
+    const folder = join(small.datadir, 'regtest', 'blocks');
+    const reader = new BlockFileReader({
+      folder,
+      network: 'regtest',
+      outOfOrder: 4,
+      heightsOf: (hashes) => source.blockHeights(hashes),
+      log: (level, message, details) => starts.push(...(message.includes('from a later file') ? [details] : [])),
+    });
+    try {
+      await small.rpc.call('createwallet', { wallet_name: 'miner', load_on_startup: false });
+      const smallMiner = small.rpc.wallet('miner');
+      const address = await smallMiner.call('getnewaddress', ['', 'bech32']);
+      await small.rpc.call('generatetoaddress', [101, address]);
+      // Blocks of about 15 KB: files of 64 KiB hold four or five each.
+      const payees = await small.rpc.call('deriveaddresses', [(await small.rpc.call('getdescriptorinfo', [stripChecksum(wallet.recv_descriptor)])).descriptor, [0, 499]]);
+      for (let i = 0; i < 16; i++) {
+        await smallMiner.call('sendmany', ['', Object.fromEntries(payees.map((payee: string) => [payee, 0.0001]))]);
+        await small.rpc.call('generatetoaddress', [1, address]);
+      }
+      const files = readdirSync(folder).filter((name) => /^blk\d+\.dat$/.test(name));
+      expect(files.length).toBeGreaterThanOrEqual(4);
+
+      const tip: number = await small.rpc.call('getblockcount');
+      const hashesAt = (heights: number[]) => Promise.all(heights.map((height) => source.getBlockHash(height)));
+      expect(await source.blockHeights(await hashesAt([0, 50, tip]))).toEqual([0, 50, tip]);
+      expect(await source.blockHeights(['00'.repeat(32)])).toEqual([undefined]);
+      for (const heights of [[tip - 2, tip - 1, tip], [1, 2, 3], [tip - 5, tip - 4]]) {
+        const hashes = await hashesAt(heights);
+        const blocks = await reader.getBlocks(hashes);
+        expect(blocks.map((b) => b && bytesOf(b))).toEqual((await Promise.all(hashes.map((hash) => source.getBlock(hash)))).map(bytesOf));
+      }
+      // The first read started near the tip; the old blocks were found from the first file, and the blocks after
+      // them by reading on from there.
+      expect(starts).toEqual([expect.objectContaining({ folder })]);
+      expect((starts[0] as { file: number }).file).toBeGreaterThanOrEqual(files.length - 3);
+    } finally {
+      await reader.close();
+      await source.close();
+      await small.stop();
     }
   });
 });

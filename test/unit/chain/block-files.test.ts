@@ -2,14 +2,14 @@
  * Blocks read from block files laid out as Bitcoin Core writes them (records of message start, size and block,
  * then zeros set aside, the whole file XORed with the key in `xor.dat`), with the regtest blocks Core recorded.
  */
-import { readdirSync, readlinkSync, rmSync } from 'node:fs';
+import { mkdirSync, readdirSync, readlinkSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { applyXorKey, BlockFileReader } from '../../../src/chain/bitcoind/block-files.js';
 import { BitcoindChainSource } from '../../../src/chain/bitcoind/index.js';
 import { fromHex } from '../../../src/core/bytes.js';
-import { txid, type Block } from '../../../src/core/tx.js';
+import { parseBlock, txid, type Block } from '../../../src/core/tx.js';
 import { blockRecords, blocksFolder, recordedBlocks, writeBlockFile, XOR_KEY } from '../../support/block-files.js';
 import { loadFixture } from '../../support/fixtures.js';
 import { startRpcTestServer } from '../../support/rpc-server.js';
@@ -37,6 +37,8 @@ function reader(dir: string, notices: string[] = []): BlockFileReader {
   return r;
 }
 
+/** A block as the node recorded it. */
+const recorded = (hash: string) => parseBlock(fromHex(recordedBlocks[hash]!.hex));
 const shape = (block: Block | undefined) => block && { hash: block.hash, prevHash: block.prevHash, txids: block.transactions.map((tx) => txid(tx)) };
 
 describe('blocks from the node\'s block files', () => {
@@ -180,6 +182,82 @@ describe('blocks from the node\'s block files', () => {
     const blocks = await reader(dir).getBlocks(hashes.slice(0, 3));
     expect(blocks[0]?.hash).toBe(hashes[0]);
     expect(blocks[1]).toBeUndefined();
+  });
+});
+
+describe('where reading the files starts: near the blocks asked for, by the node\'s heights', () => {
+  const heightOf = (hash: string) => recordedBlocks[hash]?.height;
+  /** Writes the recorded blocks ten to a file, as the node would, in this order; returns each file's blocks. */
+  function filesOf(dir: string, order: readonly string[]): string[][] {
+    const files = Array.from({ length: Math.ceil(order.length / 10) }, (_, n) => order.slice(n * 10, n * 10 + 10));
+    files.forEach((blocks, n) => writeBlockFile(dir, n, blockRecords(blocks)));
+    return files;
+  }
+  function nearReader(dir: string, outOfOrder: number) {
+    const starts: Array<{ file: number; height: number }> = [];
+    const notices: string[] = [];
+    const r = new BlockFileReader({
+      folder: dir,
+      network: 'regtest',
+      outOfOrder,
+      heightsOf: async (asked) => asked.map(heightOf),
+      log: (level, message, details) => {
+        notices.push(`${level}: ${message}`);
+        if (message.includes('from a later file')) starts.push({ file: details!.file as number, height: details!.height as number });
+      },
+    });
+    readers.push(r);
+    return { r, starts, notices };
+  }
+  /** The file a reader should start at for a block of this height: the last whose first block is `outOfOrder` below it. */
+  const expectedStart = (files: string[][], height: number, outOfOrder: number) =>
+    files.findLastIndex((blocks) => heightOf(blocks[0]!)! <= height - outOfOrder);
+
+  it('a block near the tip: reading starts at a late file; older blocks asked for next are found from an earlier one', async () => {
+    const dir = folder();
+    const files = filesOf(dir, hashes);
+    expect(files.length).toBe(14);
+    const { r, starts, notices } = nearReader(dir, 5);
+    const tip = hashes.at(-1)!;
+    expect((await r.getBlocks([tip])).map(shape)).toEqual([shape(recorded(tip))]);
+    expect(starts).toEqual([{ file: expectedStart(files, heightOf(tip)!, 5), height: heightOf(files[expectedStart(files, heightOf(tip)!, 5)]![0]!) }]);
+    expect(starts[0]!.file).toBeGreaterThanOrEqual(11);
+    // An older wallet's scan: its blocks lie before where reading started.
+    const older = hashes.slice(40, 48);
+    expect((await r.getBlocks(older)).map((b) => b?.hash)).toEqual(older);
+    expect(starts.at(-1)!.file).toBe(expectedStart(files, heightOf(older[0]!)!, 5));
+    expect((await r.getBlocks(hashes.slice(-3))).map((b) => b?.hash)).toEqual(hashes.slice(-3));
+    expect(notices.filter((n) => n.startsWith('warn'))).toEqual([]);
+  });
+
+  it('blocks written out of height order within the margin: a scan from a late birthday finds every block', async () => {
+    const dir = folder();
+    // Each file's last block swapped with the next file's first two: written up to three heights late.
+    const order = [...hashes];
+    for (let n = 10; n < order.length - 1; n += 10) [order[n - 1], order[n], order[n + 1]] = [order[n + 1]!, order[n - 1]!, order[n]!];
+    filesOf(dir, order);
+    const { r, starts } = nearReader(dir, 4);
+    const scanned = hashes.slice(70);
+    for (let i = 0; i < scanned.length; i += 8) {
+      const batch = scanned.slice(i, i + 8);
+      expect((await r.getBlocks(batch)).map(shape)).toEqual(batch.map((hash) => shape(recorded(hash))));
+    }
+    expect(starts.length).toBe(1);
+    expect(starts[0]!.file).toBeGreaterThan(0);
+  });
+
+  it('the tip before the node has written it: left to the node without reading from the first file, found once written', async () => {
+    const dir = folder();
+    const files = filesOf(dir, hashes.slice(0, -1));
+    // Reading file 0 fails: reading from the first file would say so.
+    rmSync(join(dir, 'blk00000.dat'));
+    mkdirSync(join(dir, 'blk00000.dat'));
+    const { r, notices } = nearReader(dir, 5);
+    expect((await r.getBlocks(hashes.slice(-9, -1))).map((b) => b?.hash)).toEqual(hashes.slice(-9, -1));
+    expect(await r.getBlocks([hashes.at(-1)!])).toEqual([undefined]);
+    writeBlockFile(dir, files.length - 1, blockRecords([...files.at(-1)!, hashes.at(-1)!]));
+    expect((await r.getBlocks([hashes.at(-1)!])).map((b) => b?.hash)).toEqual([hashes.at(-1)]);
+    expect(notices.filter((n) => n.includes('failed'))).toEqual([]);
   });
 });
 
