@@ -4,10 +4,10 @@
  * defaults. Every setting is declared once in SETTINGS; a bad value stops the start with one line
  * naming the setting.
  */
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { homedir } from 'node:os';
-import { isAbsolute, join, resolve } from 'node:path';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { parseDuration } from './auth/duration.js';
 import { NETWORK_NAMES, type NetworkName } from './core/network.js';
 
@@ -89,7 +89,8 @@ export class ConfigError extends Error {
   }
 }
 
-type Draft = Omit<Config, 'database' | 'dataFolder'> & { databaseUrl: string | undefined };
+/** `blocksFolderOff`: `bitcoind_blocks_folder` is `none`, so no folder is looked for beside the cookie. */
+type Draft = Omit<Config, 'database' | 'dataFolder'> & { databaseUrl: string | undefined; blocksFolderOff: boolean };
 
 interface Setting {
   /** Key in config.json. */
@@ -178,8 +179,11 @@ export const SETTINGS: readonly Setting[] = [
     apply: (d, t) => { d.bitcoind.user = optionalText(t); } },
   { key: 'bitcoind_password', env: 'SERVICE_BITCOIND_PASSWORD', flag: '--bitcoind-password', defaultText: 'none', description: 'JSON-RPC password.', secret: true,
     apply: (d, t) => { d.bitcoind.password = t === '' ? undefined : t; } },
-  { key: 'bitcoind_blocks_folder', env: 'SERVICE_BITCOIND_BLOCKS_FOLDER', flag: '--bitcoind-blocks-folder', defaultText: 'none', description: 'Bitcoin Core\'s `blocks` folder (e.g. `~/.bitcoin/blocks`), when the service may read it: while the node keeps no block filters (`-blockfilterindex`), scans read blocks from its files instead of over JSON-RPC.',
-    apply: (d, t) => { d.bitcoind.blocksFolder = existingFolder(t); } },
+  { key: 'bitcoind_blocks_folder', env: 'SERVICE_BITCOIND_BLOCKS_FOLDER', flag: '--bitcoind-blocks-folder', defaultText: 'the `blocks` folder beside `bitcoind_cookie`, if there is one with block files', description: 'Bitcoin Core\'s `blocks` folder (e.g. `~/.bitcoin/blocks`), when the service may read it: while the node keeps no block filters (`-blockfilterindex`), scans read blocks from its files instead of over JSON-RPC. `none`: never read the node\'s files.',
+    apply: (d, t) => {
+      d.blocksFolderOff = t.trim() === 'none';
+      d.bitcoind.blocksFolder = d.blocksFolderOff ? undefined : existingFolder(t);
+    } },
   { key: 'max_fee_rate', env: 'SERVICE_MAX_FEE_RATE', flag: '--max-fee-rate', defaultText: '1000', description: 'Highest fee rate a PSBT may use, in sat/vB.',
     apply: (d, t) => { d.maxFeeRate = integer(t, 1, 1_000_000); } },
   { key: 'max_pending_psbts', env: 'SERVICE_MAX_PENDING_PSBTS', flag: '--max-pending-psbts', defaultText: '100', description: 'Most pending PSBTs a wallet may hold; one more is refused with 422 `too_many_pending_psbts` until one is deleted or settles.',
@@ -275,6 +279,7 @@ function defaults(): Draft {
     host: '127.0.0.1',
     port: 25441,
     databaseUrl: undefined,
+    blocksFolderOff: false,
     apiActive: false,
     adminPassword: undefined,
     network: 'mainnet',
@@ -331,6 +336,19 @@ function existingFolder(text: string): string | undefined {
   }
   if (!isFolder) throw new Error('must be a folder that exists and can be read');
   return path;
+}
+
+/**
+ * The node writes its cookie into the data folder of its network, beside its `blocks` folder (unless started
+ * with `-blocksdir`): that folder, if it can be read and holds block files; undefined otherwise.
+ */
+function blocksFolderBeside(cookieFile: string): string | undefined {
+  const folder = resolve(dirname(expandHome(cookieFile)), 'blocks');
+  try {
+    return readdirSync(folder).some((name) => /^blk\d{5,}\.dat$/.test(name)) ? folder : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function readConfigFile(dataFolder: string): Map<string, string> {
@@ -453,6 +471,9 @@ export function loadConfig(sources: ConfigSources = {}): Config {
   if ((draft.bitcoind.user === undefined) !== (draft.bitcoind.password === undefined)) {
     throw new ConfigError('Invalid setting SERVICE_BITCOIND_USER / SERVICE_BITCOIND_PASSWORD: give both or neither');
   }
-  const { databaseUrl, ...rest } = draft;
+  const { databaseUrl, blocksFolderOff, ...rest } = draft;
+  if (!blocksFolderOff && rest.bitcoind.blocksFolder === undefined && rest.bitcoind.user === undefined && rest.bitcoind.cookieFile !== undefined) {
+    rest.bitcoind.blocksFolder = blocksFolderBeside(rest.bitcoind.cookieFile);
+  }
   return { ...rest, dataFolder, database: parseDatabase(databaseUrl, dataFolder) };
 }

@@ -75,8 +75,9 @@ describeWithBitcoind('blocks read from the node\'s block files', () => {
     }
   });
 
-  it('a wallet scanned over HTTP from the files holds the coins Core finds, and follows the next block', async () => {
-    const server = await startTestServer({ env: { ...serviceEnv(node), SERVICE_BITCOIND_BLOCKS_FOLDER: blocksFolder } });
+  it('a wallet scanned over HTTP from the files (the folder beside the cookie) holds the coins Core finds, and follows the next block', async () => {
+    // No blocks folder set: the one beside the node's cookie is taken.
+    const server = await startTestServer({ env: serviceEnv(node) });
     try {
       const auth = { authorization: bearer((await createToken(server, 'admin', server.adminPassword, 'block files')).jwt_token) };
       const created = await request(`${server.api}/wallets`, {

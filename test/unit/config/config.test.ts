@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -106,6 +106,23 @@ describe('loadConfig sources', () => {
     writeFileSync(join(folder, 'blk00000.dat'), '');
     const error = errorOf(() => loadConfig({ env: { SERVICE_DATA_FOLDER: folder, SERVICE_BITCOIND_BLOCKS_FOLDER: join(folder, 'blk00000.dat') } }));
     expect(error.message).toMatch(/^Invalid setting SERVICE_BITCOIND_BLOCKS_FOLDER .*must be a folder that exists and can be read/);
+  });
+
+  it('without the setting, takes the blocks folder beside the cookie when it holds block files; `none` turns that off', () => {
+    const nodeFolder = join(folder, 'node', 'regtest');
+    const cookie = join(nodeFolder, '.cookie');
+    mkdirSync(join(nodeFolder, 'blocks'), { recursive: true });
+    writeFileSync(cookie, '__cookie__:secret');
+    const blocksWith = (env: Record<string, string>) => loadConfig({ env: { SERVICE_DATA_FOLDER: folder, SERVICE_BITCOIND_COOKIE: cookie, ...env } }).bitcoind.blocksFolder;
+    // A folder without block files (a node that keeps its blocks elsewhere, -blocksdir) is not taken.
+    expect(blocksWith({})).toBeUndefined();
+    writeFileSync(join(nodeFolder, 'blocks', 'blk00000.dat'), '');
+    expect(blocksWith({})).toBe(join(nodeFolder, 'blocks'));
+    expect(blocksWith({ SERVICE_BITCOIND_BLOCKS_FOLDER: 'none' })).toBeUndefined();
+    expect(blocksWith({ SERVICE_BITCOIND_BLOCKS_FOLDER: folder })).toBe(folder);
+    // A user and password instead of the cookie: nothing says where the node's folder is.
+    expect(blocksWith({ SERVICE_BITCOIND_USER: 'u', SERVICE_BITCOIND_PASSWORD: 'p' })).toBeUndefined();
+    expect(loadConfig({ env: { SERVICE_DATA_FOLDER: folder, SERVICE_BITCOIND_COOKIE: join(folder, 'elsewhere', '.cookie') } }).bitcoind.blocksFolder).toBeUndefined();
   });
 
   it('finds the data folder from the flag and resolves a relative SQLite path inside it', () => {
