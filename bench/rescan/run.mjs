@@ -5,7 +5,8 @@
 // service's scan (from `POST /wallets` with birthday 0 until its `scan` is null), checks both found the same
 // coins and transactions, and reports the ratio, with and without the node's block filter index.
 // Usage: npm run build && node bench/rescan/run.mjs [--rounds 3] [--sync-interval 5] [--filters on|off] [--rest on|off]
-//   [--block-files on] (the service is given the node's blocks folder)
+//   [--block-files on|off] (the service is given the node's blocks folder / told to read none; by default it
+//   takes the one beside the node's cookie)
 //   [--cpu-prof DIR] (writes a V8 CPU profile of each service run to DIR)
 //   [--warm-up on] (each service first scans another wallet, untimed: the timed scan runs in a warm process)
 //   BITCOIND (default ../shared/bin/bitcoind), WCS_BENCH_CACHE (default ~/.cache/wcs-bench)
@@ -32,8 +33,11 @@ const FILTER_MODES = { on: [true], off: [false] }[textArg('filters')] ?? [true, 
 const CPU_PROFILE_DIR = textArg('cpu-prof');
 /** Start the node with -rest (the service then reads blocks in binary over REST; Core's rescan is unaffected). */
 const REST = textArg('rest') === 'on';
-/** Give the service the node's blocks folder (it reads blocks from the node's files while the node keeps no filters). */
-const BLOCK_FILES = textArg('block-files') === 'on';
+/**
+ * on: the service is given the node's blocks folder; off: it reads no block files (`none`); unset: its default, the
+ * folder beside the node's cookie. It reads blocks from the node's files only while the node keeps no filters.
+ */
+const BLOCK_FILES = textArg('block-files');
 /** Each service scans a wallet the chain never paid before the timed one: JIT and key tables warm, as in a running service. */
 const WARM_UP = textArg('warm-up') === 'on';
 const SYNC_INTERVAL = arg('sync-interval', 5);
@@ -152,7 +156,7 @@ async function serviceScan(node, meta, syncInterval) {
       SERVICE_NETWORK: 'regtest', SERVICE_API_ACTIVE: 'True', SERVICE_ADMIN_PASSWORD: PASSWORD, SERVICE_LOG_LEVEL: 'warn',
       SERVICE_BITCOIND_URL: node.url, SERVICE_BITCOIND_COOKIE: node.cookieFile, SERVICE_SYNC_INTERVAL: String(syncInterval),
       SERVICE_USER_REQUEST_RATE: '0', // the scan is polled often; the per-user limit is not measured here
-      ...(BLOCK_FILES ? { SERVICE_BITCOIND_BLOCKS_FOLDER: join(chainDir, 'regtest', 'blocks') } : {}),
+      ...({ on: { SERVICE_BITCOIND_BLOCKS_FOLDER: join(chainDir, 'regtest', 'blocks') }, off: { SERVICE_BITCOIND_BLOCKS_FOLDER: 'none' } }[BLOCK_FILES] ?? {}),
     },
   });
   try {
@@ -260,6 +264,6 @@ const lines = [
   '',
   '| block filter index | Core `rescanblockchain 0` | service, POST to scan done (sync interval ' + SYNC_INTERVAL + ' s) | ratio | same, interval 0.1 s | ratio | CPU: Core (node) | CPU: service + node (0.1 s) | ratio | service peak RSS |',
   '|---|---|---|---|---|---|---|---|---|---|',
-  ...results.map((r) => `| ${r.filters ? 'on' : 'off'}${REST ? ', node with -rest' : ''}${BLOCK_FILES ? ', service reads block files' : ''}${WARM_UP ? ', warm process' : ''} | ${r.coreS.toFixed(2)} s | ${r.serviceS.toFixed(2)} s | ${(r.serviceS / r.coreS).toFixed(2)}x Core's time | ${r.fastS.toFixed(2)} s | ${(r.fastS / r.coreS).toFixed(2)}x | ${r.coreCpu.toFixed(2)} s | ${r.fastCpu.toFixed(2)} s | ${(r.fastCpu / r.coreCpu).toFixed(2)}x | ${r.rssMb} MB |`),
+  ...results.map((r) => `| ${r.filters ? 'on' : 'off'}${REST ? ', node with -rest' : ''}${{ on: ', service given the blocks folder', off: ', service reads no block files' }[BLOCK_FILES] ?? ''}${WARM_UP ? ', warm process' : ''} | ${r.coreS.toFixed(2)} s | ${r.serviceS.toFixed(2)} s | ${(r.serviceS / r.coreS).toFixed(2)}x Core's time | ${r.fastS.toFixed(2)} s | ${(r.fastS / r.coreS).toFixed(2)}x | ${r.coreCpu.toFixed(2)} s | ${r.fastCpu.toFixed(2)} s | ${(r.fastCpu / r.coreCpu).toFixed(2)}x | ${r.rssMb} MB |`),
 ];
 console.log(lines.join('\n'));
