@@ -246,6 +246,24 @@ describe('where reading the files starts: near the blocks asked for, by the node
     expect(starts[0]!.file).toBeGreaterThan(0);
   });
 
+  it('two scans in turn, a newer wallet\'s and an older one\'s: every block found, reading started again once', async () => {
+    const dir = folder();
+    const files = filesOf(dir, hashes);
+    const { r, starts, notices } = nearReader(dir, 5);
+    const [newer, older] = [hashes.slice(100), hashes.slice(20, 54)];
+    for (let i = 0; i < Math.max(newer.length, older.length); i += 8) {
+      for (const scan of [newer, older]) {
+        const batch = scan.slice(i, i + 8);
+        if (batch.length > 0) expect((await r.getBlocks(batch)).map((b) => b?.hash)).toEqual(batch);
+      }
+    }
+    // Reading started near the newer wallet's blocks, then once further back for the older one's; from there one
+    // cursor serves both going forward.
+    expect(starts.map((start) => start.file)).toEqual([expectedStart(files, heightOf(newer[0]!)!, 5), expectedStart(files, heightOf(older[0]!)!, 5)]);
+    expect(starts[1]!.file).toBeGreaterThan(0);
+    expect(notices.filter((n) => n.includes('failed'))).toEqual([]);
+  });
+
   it('the tip before the node has written it: left to the node without reading from the first file, found once written', async () => {
     const dir = folder();
     const files = filesOf(dir, hashes.slice(0, -1));
