@@ -181,7 +181,7 @@ export const SETTINGS: readonly Setting[] = [
     apply: (d, t) => { d.bitcoind.password = t === '' ? undefined : t; } },
   { key: 'bitcoind_blocks_folder', env: 'SERVICE_BITCOIND_BLOCKS_FOLDER', flag: '--bitcoind-blocks-folder', defaultText: 'the `blocks` folder beside `bitcoind_cookie`, if there is one with block files', description: 'Bitcoin Core\'s `blocks` folder (e.g. `~/.bitcoin/blocks`), when the service may read it: while the node keeps no block filters (`-blockfilterindex`), scans read blocks from its files instead of over JSON-RPC. `none`: never read the node\'s files.',
     apply: (d, t) => {
-      d.blocksFolderOff = t.trim() === 'none';
+      d.blocksFolderOff = t.trim().toLowerCase() === 'none';
       d.bitcoind.blocksFolder = d.blocksFolderOff ? undefined : existingFolder(t);
     } },
   { key: 'max_fee_rate', env: 'SERVICE_MAX_FEE_RATE', flag: '--max-fee-rate', defaultText: '1000', description: 'Highest fee rate a PSBT may use, in sat/vB.',

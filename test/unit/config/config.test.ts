@@ -119,6 +119,7 @@ describe('loadConfig sources', () => {
     writeFileSync(join(nodeFolder, 'blocks', 'blk00000.dat'), '');
     expect(blocksWith({})).toBe(join(nodeFolder, 'blocks'));
     expect(blocksWith({ SERVICE_BITCOIND_BLOCKS_FOLDER: 'none' })).toBeUndefined();
+    expect(blocksWith({ SERVICE_BITCOIND_BLOCKS_FOLDER: ' None ' })).toBeUndefined();
     expect(blocksWith({ SERVICE_BITCOIND_BLOCKS_FOLDER: folder })).toBe(folder);
     // A user and password instead of the cookie: nothing says where the node's folder is.
     expect(blocksWith({ SERVICE_BITCOIND_USER: 'u', SERVICE_BITCOIND_PASSWORD: 'p' })).toBeUndefined();
