@@ -14,6 +14,7 @@ const BENCHMARKS = [
   'psbt-http/run.mjs',
   'web/run.mjs',
   'rescan/run.mjs',
+  'rescan/first-read.bench.mjs',
 ];
 
 const only = process.argv.slice(2);
