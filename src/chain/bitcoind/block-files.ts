@@ -145,7 +145,7 @@ export class BlockFileReader {
         this.restartIndex();
         await this.indexForward(hashes);
       }
-      for (const hash of lost) if (!this.places.has(placeKey(hash))) this.remember(placeKey(hash));
+      for (const key of lost.map(placeKey)) if (!this.places.has(key)) this.remember(key);
       const blocks = await this.readBlocks(hashes, keys);
       const found = blocks.filter((b) => b !== undefined).length;
       this.report(found === 0 ? 'none' : 'found', found === 0 ? 'no block asked for was found in the node\'s block files; reading blocks from the node' : 'reading blocks from the node\'s block files', { folder: this.folder });
