@@ -22,7 +22,7 @@ export const ServiceDetailsBody = Type.Object({
       network: Type.String(),
       bitcoind_url: Nullable(Type.String()),
       bitcoind_auth: Type.String({ description: '`cookie`, `userpass` or `none`.' }),
-      bitcoind_blocks_folder: Nullable(Type.String(), { description: 'The node\'s `blocks` folder scans read from while the node keeps no block filters; null: none.' }),
+      bitcoind_blocks_folder: Nullable(Type.String(), { description: 'The node\'s `blocks` folder scans read from while the node keeps no block filters (set, or found beside the node\'s cookie); null: none.' }),
       max_fee_rate: Type.Integer({ description: 'sat/vB.' }),
       token_max_life: Type.Integer({ description: 'Seconds.' }),
       log_level: Type.String(),
