@@ -264,6 +264,20 @@ describe('where reading the files starts: near the blocks asked for, by the node
     expect(notices.filter((n) => n.includes('failed'))).toEqual([]);
   });
 
+  it('two scans at once, a newer wallet\'s and an older one\'s, each batch asked while the other\'s is read: every block found', async () => {
+    const dir = folder();
+    filesOf(dir, hashes);
+    const { r, notices } = nearReader(dir, 5);
+    const [newer, older] = [hashes.slice(100), hashes.slice(20, 54)];
+    const scan = async (wanted: string[]) => {
+      const found: Array<string | undefined> = [];
+      for (let i = 0; i < wanted.length; i += 8) found.push(...(await r.getBlocks(wanted.slice(i, i + 8))).map((b) => b?.hash));
+      return found;
+    };
+    expect(await Promise.all([scan(newer), scan(older), scan(newer)])).toEqual([newer, older, newer]);
+    expect(notices.filter((n) => n.includes('failed'))).toEqual([]);
+  });
+
   it('the tip before the node has written it: left to the node without reading from the first file, found once written', async () => {
     const dir = folder();
     const files = filesOf(dir, hashes.slice(0, -1));
