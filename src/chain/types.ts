@@ -6,6 +6,7 @@
 import { CoreError } from '../core/errors.js';
 import type { NetworkName } from '../core/network.js';
 import type { Block, Transaction } from '../core/tx.js';
+import type { ChainFollower } from './follower.js';
 
 /** Stable reasons a chain call fails; the API layer maps them to statuses and messages. */
 export type ChainErrorCode =
@@ -211,6 +212,8 @@ export interface ChainSource extends BlockSource, MempoolSource, Broadcaster, Fe
   /** Backend name for service details, e.g. `bitcoind`. */
   readonly backend: string;
   readonly network: NetworkName;
+  /** Follows the chain for groups of wallets: what the sync applies comes from it alone. */
+  readonly follower: ChainFollower;
   /**
    * Asks the node again which chain it follows (it may have been restarted on another one); throws
    * ChainError `wrong_network` when it is not `network`, and reads fail the same way from then on.

@@ -86,7 +86,7 @@ export function createServices(deps: ServiceDeps): Services {
   const states = new WalletStateCache(store, scripts);
   const sync = new SyncService({
     store,
-    chain: chain.source,
+    follower: chain.source?.follower ?? null,
     scripts,
     leadership: deps.syncLeadership ?? ALWAYS_LEADER,
     psbts: new PsbtChainReconciler(now),

@@ -56,7 +56,7 @@ describe('catching up', () => {
     world.node.setSnapshot(10);
 
     const services = world.server.running.runtime.services;
-    const sync = new SyncService({ store: world.server.running.runtime.store, chain: services.chain.source, scripts: new WalletScriptsCache(), leadership: ALWAYS_LEADER, psbts: new PsbtChainReconciler(Date.now), batchBlocks: 10 });
+    const sync = new SyncService({ store: world.server.running.runtime.store, follower: services.chain.source!.follower, scripts: new WalletScriptsCache(), leadership: ALWAYS_LEADER, psbts: new PsbtChainReconciler(Date.now), batchBlocks: 10 });
     const firstCall = world.node.calls.length;
     const pass = await sync.runOnce();
     const newTip = timeline.snapshots[10].tip.height;

@@ -6,7 +6,6 @@
  * receive index 19 and 30 in the fixture chain).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ChainSource } from '../../src/chain/types.js';
 import { ALWAYS_LEADER } from '../../src/services/sync/leadership.js';
 import { SyncService } from '../../src/services/sync/sync-service.js';
 import { PsbtChainReconciler } from '../../src/services/psbts/chain-reconciler.js';
@@ -152,15 +151,15 @@ describe.each(['sqlite', 'postgres'] as const)('revealing receive addresses on %
   it('a reveal that commits while the sync reads the node tip is watched for the blocks up to that tip', async () => {
     await importWpkh('late', { gap_limit: 12 });
     const runtime = world.server.running.runtime;
-    const source = runtime.services.chain.source!;
+    const follower = runtime.services.chain.source!.follower;
     // The node's tip answers only after 0..11 were revealed on the other instance: any block up to that tip
     // may pay the addresses up to 11 + 12, so the pass must watch them although it loaded the wallet before
     // (without the reveals it would watch 0..11, find 3 and stop at 15, missing 19 and 30).
-    const chain = new Proxy(source, {
+    const chain = new Proxy(follower, {
       get(target, property) {
-        if (property === 'getTip') {
+        if (property === 'tip') {
           return async () => {
-            const tip = await target.getTip();
+            const tip = await target.tip();
             if ((await walletDetails({ server: other, auth: world.auth }, 'late')).address_index === 0) {
               for (let i = 0; i < 12; i++) await reveal(other, 'late');
             }
@@ -170,8 +169,8 @@ describe.each(['sqlite', 'postgres'] as const)('revealing receive addresses on %
         const value = Reflect.get(target, property, target) as unknown;
         return typeof value === 'function' ? value.bind(target) : value;
       },
-    }) as ChainSource;
-    const pass = new SyncService({ store: runtime.store, chain, scripts: new WalletScriptsCache(), leadership: ALWAYS_LEADER, psbts: new PsbtChainReconciler(Date.now) });
+    });
+    const pass = new SyncService({ store: runtime.store, follower: chain, scripts: new WalletScriptsCache(), leadership: ALWAYS_LEADER, psbts: new PsbtChainReconciler(Date.now) });
     await pass.runOnce();
     expectWalletMatchesCore(await walletDetails(world, 'late'), timeline.snapshots[PAID_SNAPSHOT].expected.w_wpkh, mempoolOf(PAID_SNAPSHOT));
   });

@@ -20,7 +20,9 @@ import {
   type MempoolEntry,
   type RelayFees,
 } from '../types.js';
+import type { ChainFollower } from '../follower.js';
 import { BlockFileReader } from './block-files.js';
+import { BitcoindFollower } from './follower.js';
 import { RestBlockReader } from './rest-blocks.js';
 import { RpcClient, type CallOptions, type RpcClientOptions } from './rpc-client.js';
 import { broadcastError, isFilterUnavailable, isNotFound } from './rpc-errors.js';
@@ -48,6 +50,7 @@ const FILTER_RECHECK_MS = 60_000;
 export class BitcoindChainSource implements ChainSource {
   readonly backend = 'bitcoind';
   readonly network: NetworkName;
+  readonly follower: ChainFollower;
   private readonly rpc: RpcClient;
   private readonly mempoolBatchSize: number;
   private readonly healthCall: { retries: number; timeoutMs: number };
@@ -74,6 +77,7 @@ export class BitcoindChainSource implements ChainSource {
     this.now = options.now ?? Date.now;
     // One quick attempt per request: a health check reports the node as it is now.
     this.healthCall = { retries: 0, timeoutMs: options.healthTimeoutMs ?? Math.min(options.timeoutMs ?? 30_000, 5_000) };
+    this.follower = new BitcoindFollower(this);
   }
 
   async close(): Promise<void> {

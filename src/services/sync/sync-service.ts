@@ -8,7 +8,8 @@
  * still scanning, are written several at a time (a crash loses at most those; the scan applies them again);
  * a block that touches a wallet at the tip is written at once.
  */
-import { ChainError, type BlockSummary, type ChainSource, type ChainTip } from '../../chain/types.js';
+import type { ChainFollower, FollowRequest, WatchedScripts } from '../../chain/follower.js';
+import type { ChainTip } from '../../chain/types.js';
 import {
   applyUpdate,
   coinHistory,
@@ -28,26 +29,14 @@ import { walletEvents } from '../events/chain-events.js';
 import type { NewEvent } from '../../store/repositories.js';
 import type { PsbtChainReconciler, PsbtSettlement } from '../psbts/chain-reconciler.js';
 import { loadWalletInto, type WalletScriptsCache } from '../wallet-state.js';
-import { BlockPrefetch } from './block-prefetch.js';
-import { GroupFilters, type GroupScripts } from './group-filters.js';
 import type { SyncLeadership } from './leadership.js';
 
-const NO_PARENT = '0'.repeat(64);
 /**
  * Most blocks, and most transaction and address rows, written together while they touch no wallet or the
  * wallets are scanning (a crash loses at most these; the scan applies them again).
  */
 const BLOCKS_PER_WRITE = 500;
 const ROWS_PER_WRITE = 5_000;
-/** Blocks summarised (hash, header, filter) per read of the node, and reads in flight at once. */
-const SUMMARIES_PER_READ = 125;
-const SUMMARY_READS_AHEAD = 4;
-/**
- * Full blocks requested ahead of the one being applied, and per request: four requests in flight keep the
- * node's RPC threads busy, and eight blocks of the largest possible size (4 MB, 8 MB of hex) stay within the
- * RPC client's 64 MiB limit of an answer. Held blocks bound the scan's memory whatever the chain's length.
- */
-const BLOCKS_AHEAD = { maxAhead: 32, perRequest: 8 };
 /** How often a long pass looks for a new node tip (wallets at the tip then take the new blocks first). */
 const TIP_REFRESH_MS = 1_000;
 /** How often a long pass brings the mempool of the wallets at the tip up to date. */
@@ -73,7 +62,8 @@ export interface SyncPassResult extends SyncStats {
 
 export interface SyncServiceDeps {
   store: Store;
-  chain: ChainSource | null;
+  /** Follows the chain source for groups of wallets (null: no chain source configured). */
+  follower: ChainFollower | null;
   scripts: WalletScriptsCache;
   leadership: SyncLeadership;
   /** Settles the PSBTs of a wallet whose transactions changed, in the transaction that writes the change. */
@@ -114,7 +104,6 @@ export class SyncService {
   /** Applied and not yet written: the changes gathered per wallet, and the blocks. */
   private pendingChanges = new Map<string, PendingWalletChange>();
   private pendingBlocks: SyncBlockRow[] = [];
-  private readonly filters = new GroupFilters((walletIds) => this.scriptsOfGroup(walletIds));
   /** Per loaded wallet, the tip height its recorded events have reached (confirmation depths are counted from it). */
   private readonly eventHeights = new Map<string, number | null>();
   /** Wallets loaded (imported, rescanned, or behind at start) that have not reached the node's tip yet. */
@@ -142,9 +131,8 @@ export class SyncService {
    * and retried next time.
    */
   start(intervalMs: number, log?: SyncServiceDeps['log']): void {
-    if (!this.deps.chain || !this.stopped) return;
+    if (!this.deps.follower || !this.stopped) return;
     if (log) this.deps.log = log;
-    if (log) this.deps.chain.log = log;
     this.stopped = false;
     const tick = async () => {
       this.timer = undefined;
@@ -179,12 +167,12 @@ export class SyncService {
 
   private async pass(): Promise<SyncPassResult> {
     const stats: SyncStats = { blocksConnected: 0, blocksDisconnected: 0, blocksSkippedByFilter: 0, blocksFetched: 0 };
-    const chain = this.deps.chain;
+    const chain = this.deps.follower;
     if (!chain) return { ran: false, tip: null, ...stats };
     if (!(await this.deps.leadership.acquire())) return { ran: false, tip: null, ...stats };
     this.passInProgress = true;
     try {
-      await chain.verifyNetwork?.(); // a node on another network: no block of it is applied
+      await chain.verifyNetwork(); // a node on another network: no block of it is applied
       this.passRequested = false;
       await this.refreshWallets();
       let tip = await this.readTip(chain);
@@ -267,8 +255,8 @@ export class SyncService {
    * pays an address was mined after the address was handed out, so the reveal is seen before the block is
    * applied. Blocks past this tip wait for the next read.
    */
-  private async readTip(chain: ChainSource): Promise<ChainTip> {
-    const tip = await chain.getTip();
+  private async readTip(chain: ChainFollower): Promise<ChainTip> {
+    const tip = await chain.tip();
     this.nodeTip = tip;
     this.deps.onTip?.(tip);
     await this.watchRevealedAddresses();
@@ -310,92 +298,39 @@ export class SyncService {
     return [...groups.values()];
   }
 
-  /** Moves one group toward `tip`: back to the fork point when its tip left the active chain, else forward. */
-  private async advance(chain: ChainSource, group: Group, tip: ChainTip, stats: SyncStats): Promise<void> {
-    if (group.hash !== null && (await this.activeHashAt(chain, group.height)) !== group.hash) {
-      await this.disconnect(chain, group, stats);
-      return;
-    }
-    const last = Math.min(tip.height, group.height + (this.deps.batchBlocks ?? 500));
-    const prefetch = new BlockPrefetch(chain, BLOCKS_AHEAD);
-    let prevHash = group.hash;
-    // Later summaries are read while the current ones are applied, several reads at once so that the node
-    // answers them on several threads (those not reached are dropped unread when the step stops early).
-    const reads: Array<{ from: number; to: number; summaries: Promise<BlockSummary[]> }> = [];
-    let unread = group.height + 1;
-    const readAhead = () => {
-      for (; reads.length < SUMMARY_READS_AHEAD && unread <= last; unread = reads.at(-1)!.to + 1) {
-        const to = Math.min(last, unread + SUMMARIES_PER_READ - 1);
-        const summaries = chain.getBlockSummaries(unread, to);
-        summaries.catch(() => undefined); // reported when awaited
-        reads.push({ from: unread, to, summaries });
-      }
+  /**
+   * Moves one group toward `tip` by what the follower emits: back to the fork point when its tip left the active
+   * chain, else forward. Each update is applied before the next is asked for: a block may make the wallets derive
+   * more scripts, which the follower matches the next blocks against.
+   */
+  private async advance(chain: ChainFollower, group: Group, tip: ChainTip, stats: SyncStats): Promise<void> {
+    const request: FollowRequest = {
+      watchers: group.walletIds,
+      from: { height: group.height, hash: group.hash },
+      scripts: () => this.scriptsOfGroup(group.walletIds),
+      recordedParent: async (hash) => (await this.deps.store.wallets.findBlock(hash))?.prevHash,
     };
     try {
-      readAhead();
-      for (let read = reads.shift(); read; read = reads.shift()) {
-        const summaries = await read.summaries;
-        const complete = summaries.length === read.to - read.from + 1;
-        if (complete) readAhead();
-        prefetch.announce(this.filters.blocksToFetch(group.walletIds, summaries));
-        for (const summary of summaries) {
-          if (prevHash !== null && summary.prevHash !== prevHash) return; // the node's chain moved under us: regroup
-          if (!(await this.connect(prefetch, group.walletIds, summary, stats))) return;
-          prevHash = summary.hash;
+      for await (const update of chain.follow(request, tip, this.deps.batchBlocks ?? 500)) {
+        if (update.type === 'block_disconnected') {
+          await this.apply(update, group.walletIds, []);
+          stats.blocksDisconnected++;
+          this.deps.log?.('info', 'block disconnected', { height: update.height, hash: update.hash, wallets: group.walletIds.length });
+          continue;
         }
-        if (!complete) return; // the chain ended or changed during the read: regroup
+        const { height, hash, prevHash, time } = update;
+        await this.apply(update, group.walletIds, [{ hash, height, prevHash, time }]);
+        stats.blocksConnected++;
+        if (update.read) stats.blocksFetched++;
+        else stats.blocksSkippedByFilter++;
       }
     } finally {
-      prefetch.discard();
       await this.flush();
     }
   }
 
-  private async activeHashAt(chain: ChainSource, height: number): Promise<string | null> {
-    try {
-      return await chain.getBlockHash(height);
-    } catch (error) {
-      if (error instanceof ChainError && error.code === 'not_found') return null;
-      throw error;
-    }
-  }
-
-  private async disconnect(chain: ChainSource, group: Group, stats: SyncStats): Promise<void> {
-    const hash = group.hash!;
-    const stored = await this.deps.store.wallets.findBlock(hash);
-    const prevHash = stored?.prevHash ?? (await chain.getBlockHeader(hash)).prevHash ?? NO_PARENT;
-    await this.apply({ type: 'block_disconnected', height: group.height, hash, prevHash }, group.walletIds, []);
-    stats.blocksDisconnected++;
-    this.deps.log?.('info', 'block disconnected', { height: group.height, hash, wallets: group.walletIds.length });
-  }
-
-  /**
-   * Applies one block: as empty when its filter matches none of the wallets' scripts (checked again here:
-   * the block before may have made the wallets derive more), else in full. False when the block read is not
-   * the one summarised (reorg in progress).
-   */
-  private async connect(prefetch: BlockPrefetch, walletIds: string[], summary: BlockSummary, stats: SyncStats): Promise<boolean> {
-    const { height, hash } = summary;
-    const prevHash = summary.prevHash ?? NO_PARENT;
-    if (summary.filter !== null && !this.filters.matches(walletIds, hash, summary.filter)) {
-      await this.apply({ type: 'block_connected', height, hash, prevHash, time: summary.time, transactions: [] }, walletIds, [
-        { hash, height, prevHash, time: summary.time },
-      ]);
-      stats.blocksSkippedByFilter++;
-    } else {
-      const block = await prefetch.take(hash);
-      stats.blocksFetched++;
-      if (block.prevHash !== prevHash) return false;
-      await this.apply({ type: 'block_connected', height, hash, prevHash, time: block.time, transactions: block.transactions }, walletIds, [
-        { hash, height, prevHash, time: block.time },
-      ]);
-    }
-    stats.blocksConnected++;
-    return true;
-  }
-
   /** The group's scripts: every script its wallets derived, known anew whenever one derives more. */
-  private scriptsOfGroup(walletIds: readonly string[]): GroupScripts {
+  private scriptsOfGroup(walletIds: readonly string[]): WatchedScripts {
     const summaries = walletIds.map((id) => walletSummary(this.state, id));
     return {
       key: walletIds.map((id, i) => `${id}:${summaries[i]!.derivedReceive}:${summaries[i]!.derivedChange}`).join('|'),
@@ -407,12 +342,11 @@ export class SyncService {
     };
   }
 
-  private async applyMempool(chain: ChainSource, tip: ChainTip): Promise<void> {
+  private async applyMempool(chain: ChainFollower, tip: ChainTip): Promise<void> {
     const atTip = this.groups().filter((g) => g.hash === tip.hash).flatMap((g) => g.walletIds);
     if (atTip.length === 0) return;
     await this.watchRevealedAddresses(); // a payment to an address revealed during the pass is in this snapshot
-    const mempool = await chain.getMempool();
-    await this.apply({ type: 'mempool', transactions: mempool.map((m) => ({ tx: m.tx, txid: m.txid, time: m.time })) }, atTip, []);
+    await this.apply(await chain.mempool(this.scriptsOfGroup(atTip)), atTip, []);
   }
 
   private async apply(update: ChainUpdate, walletIds: string[], blocks: SyncBlockRow[]): Promise<void> {

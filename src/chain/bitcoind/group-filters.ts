@@ -6,13 +6,11 @@
  */
 import { basicFilterMatchesAny, decodeBasicFilter, decodedFilterMatchesAny, SipMessages } from '../../core/bip158.js';
 import { toHex } from '../../core/bytes.js';
-import type { BlockSummary } from '../../chain/types.js';
+import type { WatchedScripts } from '../follower.js';
+import type { BlockSummary } from '../types.js';
 
 /** A group's scripts: `key` changes whenever they do (a wallet derived more); `derive` lists them all. */
-export interface GroupScripts {
-  key: string;
-  derive(): Uint8Array[];
-}
+export type GroupScripts = WatchedScripts;
 
 export class GroupFilters {
   /** The group's scripts, and the same prepared for hashing with every block's filter key. */

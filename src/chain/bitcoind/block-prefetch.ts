@@ -5,7 +5,7 @@
  * the wallets derived more scripts) is fetched on demand. At most `maxAhead` blocks are held (requested or
  * received, not yet taken), which bounds memory whatever the length of the scan.
  */
-import type { BlockSource } from '../../chain/types.js';
+import type { BlockSource } from '../types.js';
 import type { Block } from '../../core/tx.js';
 
 export interface BlockPrefetchLimits {

@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { ChainError } from '../../../src/chain/types.js';
 import type { Block } from '../../../src/core/tx.js';
-import { BlockPrefetch } from '../../../src/services/sync/block-prefetch.js';
+import { BlockPrefetch } from '../../../src/chain/bitcoind/block-prefetch.js';
 
 /** A block source whose answers the test releases by hand, recording every request. */
 class ManualBlocks {

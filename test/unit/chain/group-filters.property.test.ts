@@ -7,7 +7,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { BlockSummary } from '../../../src/chain/types.js';
 import { basicFilterMatchesAny, buildBasicFilter } from '../../../src/core/bip158.js';
-import { GroupFilters } from '../../../src/services/sync/group-filters.js';
+import { GroupFilters } from '../../../src/chain/bitcoind/group-filters.js';
 
 const UNIVERSE = 40;
 /** A distinct P2WPKH-shaped script per number. */

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import type { BlockSummary } from '../../../src/chain/types.js';
 import { buildBasicFilter } from '../../../src/core/bip158.js';
-import { GroupFilters, type GroupScripts } from '../../../src/services/sync/group-filters.js';
+import { GroupFilters, type GroupScripts } from '../../../src/chain/bitcoind/group-filters.js';
 
 /** A distinct P2WPKH-shaped script per number. */
 const script = (n: number): Uint8Array => Uint8Array.from([0x00, 0x14, ...Array.from({ length: 20 }, (_, i) => (n * 31 + i) & 0xff)]);

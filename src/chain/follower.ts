@@ -1,0 +1,94 @@
+/**
+ * Following the chain for a group of wallets, whatever the backend: the follower is told where the wallets
+ * stand and which scripts they watch, and emits what it saw as source-neutral updates (blocks connected with
+ * the transactions that may touch those scripts, blocks disconnected, the unconfirmed transactions). It finds
+ * reorgs itself: a group whose last block left the active chain gets that block disconnected first. How it
+ * learns all this (BIP158 filters and block files from Bitcoin Core, scripthash histories from an Electrum
+ * server) is its own business. See docs/adr/0012-chain-followers.md.
+ */
+import type { Transaction } from '../core/tx.js';
+import type { ChainTip } from './types.js';
+
+/** A block added to the active chain, with the transactions that may touch the watched scripts. */
+export interface BlockConnected {
+  type: 'block_connected';
+  height: number;
+  hash: string;
+  /** The genesis block's is 64 zeros. */
+  prevHash: string;
+  /** Block header time, seconds since the epoch. */
+  time: number;
+  /** Every transaction of the block that may touch the scripts (more is harmless, one less is not). */
+  transactions: Transaction[];
+  /** False when the source ruled the block out without reading it (its filter matched none of the scripts). */
+  read: boolean;
+}
+
+/** A block that left the active chain; the wallets' tip goes back to its parent. */
+export interface BlockDisconnected {
+  type: 'block_disconnected';
+  height: number;
+  hash: string;
+  prevHash: string;
+}
+
+export interface UnconfirmedTransaction {
+  tx: Transaction;
+  /** The txid if the source knows it already (saves hashing). */
+  txid?: string;
+  /** When the source first saw it, seconds since the epoch. */
+  time: number;
+}
+
+/**
+ * The unconfirmed transactions that may touch the watched scripts, all of them: a transaction the wallets held
+ * as unconfirmed and no longer listed has left the mempool (mined elsewhere, replaced, evicted). A source that
+ * sees the whole mempool may list more than the scripts need.
+ */
+export interface MempoolSeen {
+  type: 'mempool';
+  transactions: UnconfirmedTransaction[];
+}
+
+export type FollowUpdate = BlockConnected | BlockDisconnected | MempoolSeen;
+
+/** The scripts a group watches: `key` changes whenever they do; `derive` lists them all. */
+export interface WatchedScripts {
+  key: string;
+  derive(): Uint8Array[];
+}
+
+/** Where a group stands: its last block, or (hash null) the height before the first block it needs. */
+export interface ChainPosition {
+  height: number;
+  hash: string | null;
+}
+
+export interface FollowRequest {
+  /** The wallets of the group (they stand at one position); the follower keeps per-group work under them. */
+  watchers: readonly string[];
+  from: ChainPosition;
+  /** The group's scripts now: asked again after each update is applied, which may have derived more. */
+  scripts(): WatchedScripts;
+  /** The parent of a block the group applied, as recorded then (a source may no longer know a stale block). */
+  recordedParent?(hash: string): Promise<string | undefined>;
+}
+
+export interface ChainFollower {
+  /** Checks again that the backend follows the service's network; throws ChainError `wrong_network` if not. */
+  verifyNetwork(): Promise<void>;
+  /** The backend's tip now. */
+  tip(): Promise<ChainTip>;
+  /**
+   * Updates that move the group from where it stands toward `to`, at most `maxBlocks` blocks: its last block
+   * disconnected when that left the active chain (one per call: the caller asks again from the parent), else the
+   * next blocks connected in order. Ends early when the chain changes under it; the caller regroups and asks again.
+   * Apply each update before asking for the next: the scripts may grow with it. Stopping the iteration early
+   * drops what was read ahead.
+   */
+  follow(request: FollowRequest, to: ChainTip, maxBlocks: number): AsyncIterable<BlockConnected | BlockDisconnected>;
+  /** The unconfirmed transactions, for groups that stand at the tip. */
+  mempool(scripts: WatchedScripts): Promise<MempoolSeen>;
+}
+
+export const NO_PARENT = '0'.repeat(64);
