@@ -62,9 +62,17 @@ export interface Config {
 }
 
 export interface CostLimits {
-  /** Requests per second each authenticated user may make, on each instance (token bucket refill); 0: no limit. */
+  /** Requests of one user served at once by each instance; the user's next ones wait in line. */
+  userRequestsInFlight: number;
+  /** Requests of one user that may wait in line on each instance; one more answers 429. */
+  userRequestQueue: number;
+  /** Milliseconds a request may wait in its user's line before it answers 429. */
+  userRequestQueueTimeoutMs: number;
+  /** Event streams one user may hold open on each instance. */
+  userEventStreams: number;
+  /** Optional hard cap: requests per second per user and instance (token bucket refill); 0: off (the default). */
   userRequestRate: number;
-  /** Requests a user may make at once before the rate applies (bucket size). */
+  /** Bucket size of the hard cap. */
   userRequestBurst: number;
   /** Wallets one user may own. */
   maxWalletsPerUser: number;
@@ -222,9 +230,17 @@ export const SETTINGS: readonly Setting[] = [
       if (t.trim() === '' || !Number.isFinite(seconds) || seconds < 0 || seconds > 86_400) throw new Error('must be a number of seconds from 0 to 86400');
       d.syncIntervalMs = Math.round(seconds * 1000);
     } },
-  { key: 'user_request_rate', env: 'SERVICE_USER_REQUEST_RATE', flag: '--user-request-rate', defaultText: '10', description: 'Requests per second each authenticated user may make, per instance (a token bucket; more answer 429 `too_many_requests` with `Retry-After`); 0: no limit.',
+  { key: 'user_requests_in_flight', env: 'SERVICE_USER_REQUESTS_IN_FLIGHT', flag: '--user-requests-in-flight', defaultText: '4', description: 'API requests of one user that each instance serves at once; the user\'s further requests wait in line, first come first served (event streams do not count).',
+    apply: (d, t) => { d.limits.userRequestsInFlight = integer(t, 1, 10_000); } },
+  { key: 'user_request_queue', env: 'SERVICE_USER_REQUEST_QUEUE', flag: '--user-request-queue', defaultText: '64', description: 'API requests of one user that may wait in line on each instance; one more answers 429 `too_many_requests` with `Retry-After`.',
+    apply: (d, t) => { d.limits.userRequestQueue = integer(t, 0, 100_000); } },
+  { key: 'user_request_queue_timeout', env: 'SERVICE_USER_REQUEST_QUEUE_TIMEOUT', flag: '--user-request-queue-timeout', defaultText: '10', description: 'Seconds a request may wait in its user\'s line; then it answers 429 `too_many_requests` with `Retry-After`.',
+    apply: (d, t) => { d.limits.userRequestQueueTimeoutMs = integer(t, 1, 3600) * 1000; } },
+  { key: 'user_event_streams', env: 'SERVICE_USER_EVENT_STREAMS', flag: '--user-event-streams', defaultText: '8', description: 'Event streams (`GET /events`) one user may hold open on each instance; one more answers 429 `too_many_requests`.',
+    apply: (d, t) => { d.limits.userEventStreams = integer(t, 1, 10_000); } },
+  { key: 'user_request_rate', env: 'SERVICE_USER_REQUEST_RATE', flag: '--user-request-rate', defaultText: '0 (off)', description: 'Optional hard cap: requests per second each user may make, per instance (a token bucket; more answer 429 `too_many_requests` with `Retry-After`, even one at a time); 0: no cap.',
     apply: (d, t) => { d.limits.userRequestRate = integer(t, 0, 1_000_000); } },
-  { key: 'user_request_burst', env: 'SERVICE_USER_REQUEST_BURST', flag: '--user-request-burst', defaultText: '20', description: 'Requests a user may make at once before `user_request_rate` applies (the bucket size).',
+  { key: 'user_request_burst', env: 'SERVICE_USER_REQUEST_BURST', flag: '--user-request-burst', defaultText: '20', description: 'Bucket size of the `user_request_rate` cap: requests a user may make at once before the cap applies.',
     apply: (d, t) => { d.limits.userRequestBurst = integer(t, 1, 1_000_000); } },
   { key: 'max_wallets_per_user', env: 'SERVICE_MAX_WALLETS_PER_USER', flag: '--max-wallets-per-user', defaultText: '50', description: 'Wallets one user may own; one more answers 422 `too_many_wallets`.',
     apply: (d, t) => { d.limits.maxWalletsPerUser = integer(t, 1, 1_000_000); } },
@@ -260,7 +276,11 @@ export const DATA_FOLDER_SETTING = { key: 'data_folder', env: 'SERVICE_DATA_FOLD
 export const CONFIG_FILE_NAME = 'config.json';
 
 export const DEFAULT_COST_LIMITS: CostLimits = {
-  userRequestRate: 10,
+  userRequestsInFlight: 4,
+  userRequestQueue: 64,
+  userRequestQueueTimeoutMs: 10_000,
+  userEventStreams: 8,
+  userRequestRate: 0,
   userRequestBurst: 20,
   maxWalletsPerUser: 50,
   maxGapLimit: 200,

@@ -15,6 +15,7 @@ import { createRequestLog } from './logging.js';
 import { RouteTable } from './route-table.js';
 import { answerClientErrors, answerFailedExpectations, installSecurityHeaders, withSecurityHeaders, type Refusal } from './security-headers.js';
 import { installTextGuard } from './text-guard.js';
+import { UserRequestGate } from './user-request-gate.js';
 import { UserRequestLimiter, installUserRateLimit } from './user-rate-limit.js';
 import { API_ROUTE_MODULES, type RouteModule } from './routes/index.js';
 import { registerHealthz } from './routes/probes.js';
@@ -87,7 +88,12 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
 
   if (config.apiActive) {
     enforceAuthentication(app, '/api/', services);
-    installUserRateLimit(app, new UserRequestLimiter(config.limits.userRequestRate, config.limits.userRequestBurst));
+    const { userRequestsInFlight, userRequestQueue, userRequestQueueTimeoutMs, userRequestRate, userRequestBurst } = config.limits;
+    installUserRateLimit(
+      app,
+      new UserRequestGate({ inFlight: userRequestsInFlight, queue: userRequestQueue, maxWaitMs: userRequestQueueTimeoutMs }),
+      new UserRequestLimiter(userRequestRate, userRequestBurst),
+    );
     await installOpenApi(app, options.version);
     const context = { services, config };
     const modules = [...API_ROUTE_MODULES, ...(options.routeModules ?? [])];

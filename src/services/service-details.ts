@@ -4,7 +4,7 @@
  */
 import type { Config } from '../config.js';
 import { ServiceError } from './errors.js';
-import { requirePermission } from './permissions.js';
+import { hasPermission, requirePermission } from './permissions.js';
 import type { Principal } from './principal.js';
 
 /** What the wallet part tells about the wallets a caller can access. */
@@ -50,6 +50,10 @@ export interface PublicConfig {
   cors_origins: string[];
   /** What one user may cost the service (seconds for request_timeout). */
   limits: {
+    user_requests_in_flight: number;
+    user_request_queue: number;
+    user_request_queue_timeout: number;
+    user_event_streams: number;
     user_request_rate: number;
     user_request_burst: number;
     max_wallets_per_user: number;
@@ -93,6 +97,10 @@ export function publicConfig(config: Config): PublicConfig {
     log_level: config.logLevel,
     cors_origins: [...config.corsOrigins],
     limits: {
+      user_requests_in_flight: config.limits.userRequestsInFlight,
+      user_request_queue: config.limits.userRequestQueue,
+      user_request_queue_timeout: Math.round(config.limits.userRequestQueueTimeoutMs / 1000),
+      user_event_streams: config.limits.userEventStreams,
       user_request_rate: config.limits.userRequestRate,
       user_request_burst: config.limits.userRequestBurst,
       max_wallets_per_user: config.limits.maxWalletsPerUser,
@@ -147,7 +155,9 @@ export class ServiceDetailsService {
   async details(principal: Principal): Promise<ServiceDetails> {
     requirePermission(principal, 'service:read');
     if (!principal.isAdmin) throw new ServiceError('forbidden', 'forbidden', 'Only an admin may read the service details');
-    const [listing, chain] = await Promise.all([this.wallets.listFor(principal), this.chain ? this.chain.status() : null]);
+    // Wallet names are wallet data: a token narrowed to service:read without wallets:read sees the service, not its wallets.
+    const wallets = hasPermission(principal, 'wallets:read') ? this.wallets : NO_WALLETS;
+    const [listing, chain] = await Promise.all([wallets.listFor(principal), this.chain ? this.chain.status() : null]);
     // Member order is part of the contract.
     return {
       data_folder: this.deps.config.dataFolder,

@@ -1,10 +1,11 @@
 /**
- * What one user may cost the service: requests per second, wallets, gap limits, address pages,
- * and how long a request may take to arrive. Each limit answers with its own status and code and
+ * What one user may cost the service: requests at once (fairness between users), wallets, gap limits,
+ * address pages, and how long a request may take to arrive. Each limit answers with its own status and code and
  * changes nothing.
  */
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseAnswers, type RawAnswer } from '../support/raw-http.js';
 import { wallets } from './wallet-helpers.js';
 import { TEST_ADMIN_PASSWORD, basicAuth, bearer, createToken, request, startTestServer, type TestServer } from '../support/server.js';
 
@@ -83,6 +84,10 @@ describe('the limits in the service details', () => {
   it('shows every limit in config.limits', async () => {
     const details = await request(`${server.api}/service`, { headers: { authorization: admin } });
     expect(details.body.config.limits).toEqual({
+      user_requests_in_flight: 4,
+      user_request_queue: 64,
+      user_request_queue_timeout: 10,
+      user_event_streams: 8,
       user_request_rate: 0,
       user_request_burst: 20,
       max_wallets_per_user: 2,
@@ -93,33 +98,130 @@ describe('the limits in the service details', () => {
   });
 });
 
-describe('requests per user per second', () => {
-  it('answers 429 too_many_requests with Retry-After past the burst, to that user only', async () => {
+describe('requests per user: fairness instead of refusals', () => {
+  const listWallets = (target: TestServer, auth: string) => request(`${target.api}/wallets`, { headers: { authorization: auth } });
+
+  it('never refuses a client that sends one request at a time, however fast (default limits)', async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < 300; i++) statuses.push((await listWallets(server, bob)).status);
+    expect(statuses.filter((status) => status !== 200)).toEqual([]);
+  });
+
+  it('lets one user send 50 requests at once, all answered, while another user\'s one-at-a-time requests are served', async () => {
+    const hammering = Promise.all(Array.from({ length: 50 }, () => listWallets(server, admin).then((r) => r.status)));
+    const sequential: number[] = [];
+    for (let i = 0; i < 30; i++) sequential.push((await listWallets(server, bob)).status);
+    expect(sequential.filter((status) => status !== 200)).toEqual([]);
+    expect((await hammering).filter((status) => status !== 200)).toEqual([]);
+  });
+
+  it('answers 429 too_many_requests with Retry-After only past the line, and frees slots and places of clients that leave', async () => {
+    const gated = await startTestServer({ env: { SERVICE_NETWORK: 'regtest', SERVICE_USER_REQUESTS_IN_FLIGHT: '1', SERVICE_USER_REQUEST_QUEUE: '2' } });
+    try {
+      const auth = bearer((await createToken(gated, 'admin', TEST_ADMIN_PASSWORD, 'gate')).jwt_token);
+      // Bodies that never finish: each request holds its slot (or its place in line) until its client leaves.
+      const held = Array.from({ length: 10 }, () => unfinishedPost(gated, auth));
+      const answered = await firstAnswers(held, 7);
+      expect(answered.map((a) => a.status)).toEqual(Array(7).fill(429));
+      for (const answer of answered) {
+        expect(answer.headers['retry-after']).toBe('1');
+        expect(JSON.parse(answer.body)).toEqual({ message: 'Too many requests at once; wait for an answer before sending more', code: 'too_many_requests' });
+      }
+      // One in flight and two in line are left; a further request is refused too, and created nothing.
+      const refused = await request(`${gated.api}/wallets`, { method: 'POST', headers: { authorization: auth }, json: walletBody('w_wpkh') });
+      expect(refused.status).toBe(429);
+      for (const h of held) h.leave();
+      const after = await listWallets(gated, auth);
+      expect(after.status).toBe(200);
+      expect(after.body.wallets).toEqual([]);
+    } finally {
+      await gated.dispose();
+    }
+  });
+
+  it('answers 429 to a request that waited in line longer than user_request_queue_timeout', async () => {
+    const gated = await startTestServer({ env: { SERVICE_USER_REQUESTS_IN_FLIGHT: '1', SERVICE_USER_REQUEST_QUEUE: '5', SERVICE_USER_REQUEST_QUEUE_TIMEOUT: '1' } });
+    try {
+      const auth = bearer((await createToken(gated, 'admin', TEST_ADMIN_PASSWORD, 'gate')).jwt_token);
+      const held = [unfinishedPost(gated, auth), unfinishedPost(gated, auth)];
+      const [waited] = await firstAnswers(held, 1);
+      expect(waited!.status).toBe(429);
+      expect(waited!.headers['retry-after']).toBe('1');
+      for (const h of held) h.leave();
+      expect((await listWallets(gated, auth)).status).toBe(200);
+    } finally {
+      await gated.dispose();
+    }
+  });
+
+  it('keeps user_request_rate as an optional hard cap: 429 with Retry-After past the burst, to that user only', async () => {
     const limited = await startTestServer({ env: { SERVICE_NETWORK: 'regtest', SERVICE_USER_REQUEST_RATE: '1', SERVICE_USER_REQUEST_BURST: '5' } });
     try {
       await limited.running.runtime.services.users.addUser('reader', 'reader-password-1', { admin: false });
       const reader = bearer((await createToken(limited, 'reader', 'reader-password-1', 'r')).jwt_token);
       const other = bearer((await createToken(limited, 'admin', TEST_ADMIN_PASSWORD, 'o')).jwt_token);
       // The token creation above took one of reader's five.
-      const statuses = await Promise.all(Array.from({ length: 8 }, () => request(`${limited.api}/wallets`, { headers: { authorization: reader } }).then((r) => r)));
+      const statuses = await Promise.all(Array.from({ length: 8 }, () => listWallets(limited, reader)));
       expect(statuses.filter((r) => r.status === 200)).toHaveLength(4);
       const refused = statuses.filter((r) => r.status === 429);
       expect(refused).toHaveLength(4);
       expect(refused[0]!.body).toEqual({ message: 'Too many requests; slow down', code: 'too_many_requests' });
       expect(Number(refused[0]!.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
       // Another user is not slowed by it.
-      expect((await request(`${limited.api}/wallets`, { headers: { authorization: other } })).status).toBe(200);
+      expect((await listWallets(limited, other)).status).toBe(200);
       // A refused POST creates nothing.
       const post = await request(`${limited.api}/wallets`, { method: 'POST', headers: { authorization: reader }, json: walletBody('w_wpkh') });
       expect(post.status).toBe(429);
-      expect((await request(`${limited.api}/wallets`, { headers: { authorization: other } })).body.wallets).toEqual([]);
+      expect((await listWallets(limited, other)).body.wallets).toEqual([]);
       await new Promise((r) => setTimeout(r, 1_100));
-      expect((await request(`${limited.api}/wallets`, { headers: { authorization: reader } })).status).toBe(200);
+      expect((await listWallets(limited, reader)).status).toBe(200);
     } finally {
       await limited.dispose();
     }
   });
 });
+
+interface HeldRequest {
+  /** The answer, once one came; undefined while none. */
+  answer: Promise<RawAnswer | undefined>;
+  /** The client leaves: the connection is closed. */
+  leave(): void;
+}
+
+/** A POST whose body never finishes arriving. */
+function unfinishedPost(target: TestServer, authorization: string): HeldRequest {
+  const socket = connect(Number(new URL(target.url).port), '127.0.0.1');
+  let received = '';
+  const answer = new Promise<RawAnswer | undefined>((resolve) => {
+    socket.setEncoding('utf8').on('data', (chunk: string) => {
+      received += chunk;
+      try {
+        const [first] = parseAnswers(received);
+        if (first) resolve(first);
+      } catch {
+        // not all of it yet
+      }
+    });
+    socket.on('close', () => resolve(undefined));
+    socket.on('error', () => resolve(undefined));
+  });
+  socket.write(`POST /api/v1alpha/wallets HTTP/1.1\r\nHost: x\r\nAuthorization: ${authorization}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{`);
+  return { answer, leave: () => void socket.destroy() };
+}
+
+/** Waits until `count` of the held requests were answered; those answers. */
+async function firstAnswers(held: HeldRequest[], count: number): Promise<RawAnswer[]> {
+  const answers: RawAnswer[] = [];
+  await new Promise<void>((resolve) => {
+    for (const h of held) {
+      void h.answer.then((a) => {
+        if (a) answers.push(a);
+        if (answers.length === count) resolve();
+      });
+    }
+  });
+  return answers;
+}
 
 describe('a request body that arrives slowly', () => {
   it('is cut after request_timeout with 408 and the connection closed', async () => {

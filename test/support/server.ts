@@ -62,8 +62,6 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       SERVICE_API_ACTIVE: 'True',
       SERVICE_ADMIN_PASSWORD: TEST_ADMIN_PASSWORD,
       SERVICE_LOG_LEVEL: 'info',
-      // Tests send requests as fast as they can; the per-user request rate has tests of its own.
-      SERVICE_USER_REQUEST_RATE: '0',
       ...options.env,
     },
     flags: options.flags ?? [],

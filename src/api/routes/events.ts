@@ -27,7 +27,8 @@ export const eventRoutes: RouteModule = {
     app.get(
       '/events',
       {
-        config: { auth: 'bearer' },
+        // It stays open: it holds none of its user's request slots (streams have their own bound).
+        config: { auth: 'bearer', longLived: true },
         schema: {
           tags: ['events'],
           summary: 'Live stream of your wallets\' events (server-sent events)',

@@ -29,8 +29,12 @@ export const ServiceDetailsBody = Type.Object({
       cors_origins: Type.Array(Type.String()),
       limits: Type.Object(
         {
-          user_request_rate: Type.Integer({ description: 'Requests per second per user and instance; 0: no limit.' }),
-          user_request_burst: Type.Integer(),
+          user_requests_in_flight: Type.Integer({ description: 'Requests of one user each instance serves at once; more wait in line.' }),
+          user_request_queue: Type.Integer({ description: 'Requests of one user that may wait in line per instance; one more answers 429.' }),
+          user_request_queue_timeout: Type.Integer({ description: 'Seconds a request may wait in line before it answers 429.' }),
+          user_event_streams: Type.Integer({ description: 'Event streams one user may hold open per instance.' }),
+          user_request_rate: Type.Integer({ description: 'Optional hard cap: requests per second per user and instance; 0: off.' }),
+          user_request_burst: Type.Integer({ description: 'Bucket size of the `user_request_rate` cap.' }),
           max_wallets_per_user: Type.Integer(),
           max_gap_limit: Type.Integer(),
           address_page_max: Type.Integer(),
@@ -55,7 +59,9 @@ export const ServiceDetailsBody = Type.Object({
     }),
     { description: 'The chain backend; null while none is configured.' },
   ),
-  wallets_names: Type.Array(Type.String()),
+  wallets_names: Type.Array(Type.String(), {
+    description: 'Names of the wallets the caller reaches; empty for a token narrowed without `wallets:read` (as are `alias_name`, `name_alias` and `wallets_alias`).',
+  }),
   last_update: Type.String({ description: 'Response time, UTC, `MM/DD/YYYY, HH:MM:SS`.' }),
   alias_name: Type.Record(Type.String(), Type.String()),
   name_alias: Type.Record(Type.String(), Type.String()),
