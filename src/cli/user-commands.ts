@@ -10,6 +10,7 @@ import { requireExistingStore } from './store-check.js';
 
 function deletedText(d: DeletedUser): string {
   const parts = [`Deleted user ${d.name}`, `${d.tokens} token(s)`, `${d.sharesRemoved} share(s) of other users' wallets`];
+  if (d.webhooks > 0) parts.push(`${d.webhooks} webhook(s) with their delivery logs`);
   if (d.walletsDeleted.length > 0) parts.push(`wallet(s) ${d.walletsDeleted.join(', ')} with ${d.psbtsDeleted} PSBT(s) and their signatures`);
   let text = parts.join(', ');
   if (d.walletsTransferred.length > 0) text += `; wallet(s) ${d.walletsTransferred.join(', ')} now owned by ${d.transferredTo ?? ''}`;

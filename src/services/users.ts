@@ -38,6 +38,8 @@ export interface DeletedUser {
   psbtsDeleted: number;
   walletsTransferred: string[];
   transferredTo?: string;
+  /** The user's webhooks, removed with their delivery logs. */
+  webhooks: number;
 }
 
 export interface UserServiceDeps {
@@ -95,7 +97,8 @@ export class UserService {
   }
 
   /**
-   * Deletes a user with their tokens and the shares other owners gave them, in one transaction.
+   * Deletes a user with their tokens, webhooks (with their delivery logs) and the shares other owners gave
+   * them, in one transaction.
    * A user who owns wallets is refused unless `wallets` says what happens to those wallets:
    * `transfer` hands them to another user (shares kept; a share that user had on one is dropped,
    * since they now own it), `delete` removes them with their PSBTs and collected signatures.
@@ -114,7 +117,7 @@ export class UserService {
       const owned = accessible.filter((a) => a.access === 'owner').map((a) => a.wallet).sort((x, y) => x.alias.localeCompare(y.alias));
       const shared = accessible.filter((a) => a.access !== 'owner').map((a) => a.wallet);
       const aliases = owned.map((w) => w.alias);
-      const result: DeletedUser = { name, tokens: 0, sharesRemoved: shared.length, walletsDeleted: [], psbtsDeleted: 0, walletsTransferred: [] };
+      const result: DeletedUser = { name, tokens: 0, sharesRemoved: shared.length, walletsDeleted: [], psbtsDeleted: 0, walletsTransferred: [], webhooks: 0 };
       if (owned.length > 0 && wallets.action === 'refuse') {
         throw new ServiceError(
           'conflict',
@@ -146,6 +149,8 @@ export class UserService {
         await repos.wallets.replaceShares(wallet.id, shares.filter((s) => s.userName !== name));
       }
       result.tokens = await repos.tokens.deleteAllForUser(name);
+      // Webhooks are kept by user name: left behind, they would belong to the next user given this name.
+      result.webhooks = await repos.webhooks.deleteAllForUser(name);
       await repos.webSessions.deleteAllForUser(name);
       await repos.users.delete(name);
       return result;

@@ -76,6 +76,8 @@ export interface WebhookRepository {
   update(id: string, change: WebhookChange, at: number): Promise<boolean>;
   /** Deletes the webhook and its delivery log. */
   delete(id: string): Promise<boolean>;
+  /** Deletes every webhook of the user with their delivery logs; how many webhooks. */
+  deleteAllForUser(userName: string): Promise<number>;
   /** Compare-and-set of the cursor; false when another instance moved it first. */
   advanceCursor(id: string, expected: number, next: number): Promise<boolean>;
   insertDeliveries(rows: readonly DeliveryRecord[]): Promise<void>;

@@ -133,6 +133,13 @@ export class KyselyWebhooks implements WebhookRepository {
     return Number(result.numDeletedRows) > 0;
   }
 
+  async deleteAllForUser(userName: string): Promise<number> {
+    const owned = this.db.selectFrom('webhooks').select('id').where('user_name', '=', userName);
+    await this.db.deleteFrom('webhook_deliveries').where('webhook_id', 'in', owned).execute();
+    const result = await this.db.deleteFrom('webhooks').where('user_name', '=', userName).executeTakeFirst();
+    return Number(result.numDeletedRows);
+  }
+
   async advanceCursor(id: string, expected: number, next: number): Promise<boolean> {
     const result = await this.db.updateTable('webhooks').set({ event_cursor: next }).where('id', '=', id).where('event_cursor', '=', expected).executeTakeFirst();
     return Number(result.numUpdatedRows) > 0;

@@ -90,7 +90,7 @@ export class WebhookService {
   async list(principal: Principal): Promise<WebhookView[]> {
     requirePermission(principal, 'webhooks:manage');
     const reachable = await this.deps.access.reachable(principal);
-    return (await this.deps.store.webhooks.listForUser(principal.userName)).map((w) => this.view(w, reachable));
+    return (await this.deps.store.webhooks.listForUser(principal.userName)).filter((w) => withinTokenScope(principal, w)).map((w) => this.view(w, reachable));
   }
 
   async get(principal: Principal, id: string): Promise<WebhookView> {
@@ -136,7 +136,8 @@ export class WebhookService {
   private async own(principal: Principal, id: string): Promise<WebhookRecord> {
     requirePermission(principal, 'webhooks:manage');
     const webhook = typeof id === 'string' && id.length <= 64 ? await this.deps.store.webhooks.find(id) : undefined;
-    if (!webhook || webhook.userName !== principal.userName) throw webhookNotFound();
+    // Another user's webhook, or one reaching past a narrowed token's wallets, answers as one that does not exist.
+    if (!webhook || webhook.userName !== principal.userName || !withinTokenScope(principal, webhook)) throw webhookNotFound();
     return webhook;
   }
 
@@ -189,6 +190,16 @@ export class WebhookService {
     }
     return url.toString();
   }
+}
+
+/**
+ * Whether a narrowed token may see and change this webhook: only when every wallet it delivers is in the
+ * token's list (a webhook without a wallet list would deliver all of them, so it never is).
+ */
+function withinTokenScope(principal: Principal, webhook: WebhookRecord): boolean {
+  if (principal.walletIds === undefined) return true;
+  const scope = new Set(principal.walletIds);
+  return webhook.walletIds.length > 0 && webhook.walletIds.every((id) => scope.has(id));
 }
 
 function checkEvents(value: unknown): string[] {

@@ -89,7 +89,7 @@ describe.each(STORE_KINDS)('deleting a user who owns wallets ($kind)', ({ open }
 
   it('transfers the wallets: shares and PSBTs stay, the new owner\'s own share goes, the user\'s shares elsewhere go', async () => {
     const result = await users.deleteUser('alice', { wallets: { action: 'transfer', to: 'bob' } });
-    expect(result).toEqual({ name: 'alice', tokens: 0, sharesRemoved: 1, walletsDeleted: [], psbtsDeleted: 0, walletsTransferred: ['a-hot', 'a-vault'], transferredTo: 'bob' });
+    expect(result).toEqual({ name: 'alice', tokens: 0, sharesRemoved: 1, walletsDeleted: [], psbtsDeleted: 0, walletsTransferred: ['a-hot', 'a-vault'], transferredTo: 'bob', webhooks: 0 });
     expect(await snapshot(opened.store)).toEqual({
       users: ['admin', 'bob', 'carol'],
       wallets: [
