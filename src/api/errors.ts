@@ -55,6 +55,9 @@ export function frameworkErrorHandler(error: FastifyError, _request: FastifyRequ
   return send(reply, 400, { message: 'Bad request', code: 'bad_request' });
 }
 
+/** A body limit as people read it: `1 MiB`, `32 MiB`. */
+const mebibytes = (bytes: number): string => `${Number((bytes / (1024 * 1024)).toFixed(2))} MiB`;
+
 export function installErrorHandling(app: FastifyInstance, routes: RouteTable): void {
   app.setErrorHandler((error: FastifyError & { validation?: ValidationIssue[]; validationContext?: string }, request, reply) => {
     if (error instanceof ServiceError) return sendServiceError(reply, error);
@@ -66,7 +69,7 @@ export function installErrorHandling(app: FastifyInstance, routes: RouteTable): 
     }
     switch (error.code) {
       case 'FST_ERR_CTP_BODY_TOO_LARGE':
-        return send(reply, 413, { message: 'Request body too large (limit 1 MiB)', code: 'payload_too_large' });
+        return send(reply, 413, { message: `Request body too large (limit ${mebibytes(request.routeOptions.bodyLimit)})`, code: 'payload_too_large' });
       case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
         return send(reply, 415, { message: 'Request body must be JSON (Content-Type: application/json)', code: 'unsupported_media_type' });
       case UNSUPPORTED_CHARSET:

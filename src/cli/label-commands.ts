@@ -28,8 +28,9 @@ export async function runLabelCommand(
       return output(exported.text, options.get('--out'), `the labels of wallet ${alias}`);
     }
     const result = await labels.import(principal, alias, text);
-    const { unknown_reference, unsupported_type, older } = result.skipped;
-    return `Imported ${result.imported} labels into ${alias}; skipped ${unknown_reference} unknown references, ${unsupported_type} of unsupported types, ${older} older than the wallet's`;
+    const { unknown_reference, unsupported_type, older, owner_only } = result.skipped;
+    const ownerOnly = owner_only > 0 ? `, ${owner_only} key labels only the owner may change` : '';
+    return `Imported ${result.imported} labels into ${alias}; skipped ${unknown_reference} unknown references, ${unsupported_type} of unsupported types, ${older} older than the wallet's${ownerOnly}`;
   } finally {
     await runtime.close();
   }

@@ -68,7 +68,16 @@ function refProblem(type: string, ref: string, network: Network): string | undef
   }
 }
 
-function readLine(text: string, line: number, options: Bip329ReadOptions): Bip329Record | string {
+/** Checks of references a file repeats (its wallet's few keys), by reference: an xpub costs two hashes and a point to check. */
+type RefChecks = Map<string, string | undefined>;
+
+function refProblemOnce(type: string, ref: string, network: Network, checked: RefChecks): string | undefined {
+  if (type !== 'xpub') return refProblem(type, ref, network);
+  if (!checked.has(ref)) checked.set(ref, refProblem(type, ref, network));
+  return checked.get(ref);
+}
+
+function readLine(text: string, line: number, options: Bip329ReadOptions, checked: RefChecks): Bip329Record | string {
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -89,7 +98,7 @@ function readLine(text: string, line: number, options: Bip329ReadOptions): Bip32
     modifiedMs = typeof modified === 'string' && ISO_TIME.test(modified) ? Date.parse(modified) : NaN;
     if (!Number.isFinite(modifiedMs)) return 'modified must be an ISO-8601 time such as 2025-01-23T11:40:35Z';
   }
-  const problem = refProblem(type, ref, options.network);
+  const problem = refProblemOnce(type, ref, options.network, checked);
   if (problem) return problem;
   return {
     line,
@@ -102,20 +111,54 @@ function readLine(text: string, line: number, options: Bip329ReadOptions): Bip32
   };
 }
 
-/** Every record of a BIP329 file, or every faulty line (blank lines are allowed). */
-export function readBip329(text: string, options: Bip329ReadOptions): { records: Bip329Record[]; errors: Bip329LineError[] } {
+type Bip329Read = { records: Bip329Record[]; errors: Bip329LineError[] };
+
+/** The lines of a file: a final newline ends the last line (as files are written), it does not start another. */
+function linesOf(text: string): string[] {
   const lines = text.split('\n');
-  if (lines.length > options.maxLines) return { records: [], errors: [{ line: options.maxLines + 1, message: `a label file has at most ${options.maxLines} lines` }] };
-  const records: Bip329Record[] = [];
-  const errors: Bip329LineError[] = [];
-  lines.forEach((raw, i) => {
-    const trimmed = raw.trim();
-    if (trimmed === '') return;
-    const result = readLine(trimmed, i + 1, options);
-    if (typeof result === 'string') errors.push({ line: i + 1, message: result });
-    else records.push(result);
-  });
-  return { records, errors };
+  if (lines.length > 1 && lines[lines.length - 1] === '') lines.pop();
+  return lines;
+}
+
+const tooManyLines = (options: Bip329ReadOptions): Bip329Read => ({ records: [], errors: [{ line: options.maxLines + 1, message: `a label file has at most ${options.maxLines} lines` }] });
+
+/** A longer line is no label record (a label, a reference and an origin descriptor fit many times over); it is refused unparsed. */
+const MAX_LINE_CHARS = 65_536;
+
+function readLines(lines: readonly string[], from: number, to: number, options: Bip329ReadOptions, checked: RefChecks, read: Bip329Read): void {
+  for (let i = from; i < to; i++) {
+    const trimmed = lines[i]!.trim();
+    if (trimmed === '') continue;
+    if (trimmed.length > MAX_LINE_CHARS) {
+      read.errors.push({ line: i + 1, message: `a line has at most ${MAX_LINE_CHARS} characters` });
+      continue;
+    }
+    const result = readLine(trimmed, i + 1, options, checked);
+    if (typeof result === 'string') read.errors.push({ line: i + 1, message: result });
+    else read.records.push(result);
+  }
+}
+
+/** Every record of a BIP329 file, or every faulty line (blank lines are allowed). */
+export function readBip329(text: string, options: Bip329ReadOptions): Bip329Read {
+  const lines = linesOf(text);
+  if (lines.length > options.maxLines) return tooManyLines(options);
+  const read: Bip329Read = { records: [], errors: [] };
+  readLines(lines, 0, lines.length, options, new Map(), read);
+  return read;
+}
+
+/** `readBip329`, awaiting `pause()` after every `part` lines: a large file is read while other work goes on. */
+export async function readBip329InParts(text: string, options: Bip329ReadOptions, pause: () => Promise<void>, part = 2_000): Promise<Bip329Read> {
+  const lines = linesOf(text);
+  if (lines.length > options.maxLines) return tooManyLines(options);
+  const read: Bip329Read = { records: [], errors: [] };
+  const checked: RefChecks = new Map();
+  for (let from = 0; from < lines.length; from += part) {
+    if (from > 0) await pause();
+    readLines(lines, from, Math.min(from + part, lines.length), options, checked, read);
+  }
+  return read;
 }
 
 export interface Bip329Output {

@@ -11,6 +11,9 @@ export interface StoredLabel {
   updatedAt: number;
 }
 
+/** What a label is of. */
+export type LabelRef = Pick<StoredLabel, 'type' | 'ref'>;
+
 export interface WalletLabelRepository {
   /** Transaction, address and output labels (frozen outputs included), ordered by type and reference. */
   list(walletId: string): Promise<StoredLabel[]>;
@@ -21,6 +24,10 @@ export interface WalletLabelRepository {
   lock(walletId: string): Promise<boolean>;
   /** Transaction labels by txid. */
   txLabels(walletId: string): Promise<Map<string, string>>;
+  /** The stored labels among `refs` (any order), for an import to compare against. */
+  find(walletId: string, refs: readonly LabelRef[]): Promise<StoredLabel[]>;
+  /** Writes each label in place of the stored one; an empty label (an output's: and not frozen) removes it. */
+  write(walletId: string, labels: readonly StoredLabel[]): Promise<void>;
   /** Sets a transaction's label; an empty label removes it. */
   setTxLabel(walletId: string, txid: string, label: string, at: number): Promise<void>;
 }

@@ -2,11 +2,12 @@
  * BIP329 labels over HTTP on SQLite and PostgreSQL, with a wallet synced from the regtest fixtures: export,
  * import (merge newer-wins, unknown references counted, freezing), all-or-nothing refusal naming the faulty
  * lines (BIP329's own example, of mainnet, on a regtest service), a lossless round trip into a second wallet,
- * and imports at once (on two instances sharing one PostgreSQL schema too).
+ * imports at once (on two instances sharing one PostgreSQL schema too), key labels the owner's alone, and the
+ * limits: 100,000 lines with the final newline an export writes, 32 MiB.
  */
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { request, startTestServer, type TestServer } from '../support/server.js';
+import { bearer, createToken, request, startTestServer, type TestServer } from '../support/server.js';
 import { nodeEnv, startWalletWorld, timeline, wallets, type WalletWorld } from './wallet-helpers.js';
 
 const LAST = timeline.snapshots.length - 1;
@@ -82,7 +83,7 @@ describe.each(setups)('BIP329 labels: $name', ({ database, twoInstances }) => {
     ]);
     const response = await importLabels(file);
     expect(response.status, response.text).toBe(200);
-    expect(response.body).toEqual({ imported: 5, skipped: { unknown_reference: 1, unsupported_type: 2, older: 0 } });
+    expect(response.body).toEqual({ imported: 5, skipped: { unknown_reference: 1, unsupported_type: 2, older: 0, owner_only: 0 } });
 
     const utxo = (await request(`${world.server.api}/wallets/${ALIAS}/utxo`, { headers: world.auth })).body.utxo as any[];
     expect(utxo.find((u) => u.txid === coin.txid && u.vout === coin.vout)).toMatchObject({ frozen: true, label: 'Cold coin' });
@@ -112,14 +113,14 @@ describe.each(setups)('BIP329 labels: $name', ({ database, twoInstances }) => {
     const original = (await exportLabels()).text;
     const imported = await importLabels(original, 'copy');
     expect(imported.status, imported.text).toBe(200);
-    expect(imported.body.skipped).toEqual({ unknown_reference: 0, unsupported_type: 0, older: 0 });
+    expect(imported.body.skipped).toEqual({ unknown_reference: 0, unsupported_type: 0, older: 0, owner_only: 0 });
     expect((await exportLabels('copy')).text).toBe(original);
   });
 
   it('newer wins: a line older than the stored label is skipped, a newer one applied', async () => {
     const tx = details.txlist[0].txid;
     const older = await importLabels(jsonl([{ type: 'tx', ref: tx, label: 'Stale', modified: '2001-01-01T00:00:00Z' }]));
-    expect(older.body).toEqual({ imported: 0, skipped: { unknown_reference: 0, unsupported_type: 0, older: 1 } });
+    expect(older.body).toEqual({ imported: 0, skipped: { unknown_reference: 0, unsupported_type: 0, older: 1, owner_only: 0 } });
     const newer = await importLabels(jsonl([{ type: 'tx', ref: tx, label: 'Bonus', modified: '2999-01-01T00:00:00Z' }]));
     expect(newer.body.imported).toBe(1);
     expect(lines((await exportLabels()).text).find((r) => r.type === 'tx').label).toBe('Bonus');
@@ -168,5 +169,46 @@ describe.each(setups)('BIP329 labels: $name', ({ database, twoInstances }) => {
     const txLabel = records.find((r) => r.type === 'tx').label;
     expect(['Import 1', 'Import 2', 'Import 3', 'Import 4']).toContain(txLabel);
     expect(records.find((r) => r.type === 'xpub' && r.ref === key.xpub).label).toMatch(/^Signer [1-4]$/);
+  });
+
+  it('a spend-only user’s xpub lines leave the owner’s key labels alone, counted in owner_only; the rest is imported', async () => {
+    const key = details.keys[0];
+    const tx = details.txlist[0].txid;
+    const ownerLabel = (await request(`${world.server.api}/wallets/${ALIAS}`, { headers: world.auth })).body.keys[0].label;
+    await world.server.running.runtime.services.users.addUser(`spender-${database}`, 'spender-password-1', { admin: false });
+    const shared = await request(`${world.server.api}/wallets/${ALIAS}`, { method: 'PATCH', headers: world.auth, json: { shared_with: [{ user: `spender-${database}`, access: 'spend' }] } });
+    expect(shared.status, shared.text).toBe(200);
+    const token = (await createToken(world.server, `spender-${database}`, 'spender-password-1', 'labels')).jwt_token as string;
+    const modified = '3001-01-01T00:00:00Z';
+    const response = await request(labelsUrl(), {
+      method: 'POST',
+      headers: { authorization: bearer(token), 'content-type': 'application/jsonl' },
+      body: jsonl([
+        { type: 'xpub', ref: key.xpub, label: 'Mallory signed this', modified },
+        { type: 'tx', ref: tx, label: 'From the spender', modified },
+      ]),
+    });
+    expect(response.status, response.text).toBe(200);
+    expect(response.body).toEqual({ imported: 1, skipped: { unknown_reference: 0, unsupported_type: 0, older: 0, owner_only: 1 } });
+    const wallet = (await request(`${world.server.api}/wallets/${ALIAS}`, { headers: world.auth })).body;
+    expect(wallet.keys[0].label).toBe(ownerLabel);
+    expect(wallet.txlist.find((t: any) => t.txid === tx).label).toBe('From the spender');
+  });
+
+  it('takes 100,000 lines ending in a newline, as an export ends; refuses the 100,001st line and names it', async () => {
+    const line = (i: number) => JSON.stringify({ type: 'input', ref: `${'cd'.repeat(32)}:${i}`, label: 'x' });
+    const lines100k = Array.from({ length: 100_000 }, (_, i) => line(i));
+    const atLimit = await importLabels(lines100k.join('\n') + '\n');
+    expect(atLimit.status, atLimit.text).toBe(200);
+    expect(atLimit.body.skipped.unsupported_type).toBe(100_000);
+    const overLimit = await importLabels([...lines100k, line(100_000)].join('\n') + '\n');
+    expect(overLimit.status).toBe(400);
+    expect(overLimit.body.errors.map((e: any) => e.path)).toEqual(['/100001']);
+  }, 60_000);
+
+  it('a body over 32 MiB: 413 naming the limit of this route, 32 MiB', async () => {
+    const response = await importLabels('\n'.repeat(32 * 1024 * 1024 + 1));
+    expect(response.status).toBe(413);
+    expect(response.body).toEqual({ message: 'Request body too large (limit 32 MiB)', code: 'payload_too_large' });
   });
 });

@@ -2,7 +2,7 @@
 import type { Static } from '@sinclair/typebox';
 import { Type } from '@sinclair/typebox';
 import { principalOf } from '../auth.js';
-import { errorResponses, success } from '../schemas.js';
+import { ErrorBody, errorResponses, success } from '../schemas.js';
 import type { RouteModule } from './types.js';
 import { WalletParams } from './wallet-schemas.js';
 
@@ -18,6 +18,7 @@ const ImportResult = Type.Object({
     unknown_reference: Type.Integer({ description: 'Transactions, addresses, outputs or xpubs this wallet does not have.' }),
     unsupported_type: Type.Integer({ description: 'Types the service keeps no labels for: input, pubkey, spscan, later types.' }),
     older: Type.Integer({ description: 'Lines whose `modified` time is older than the label the wallet has.' }),
+    owner_only: Type.Integer({ description: 'Key (`xpub`) lines of this wallet’s keys sent by a user who is not its owner, or by a token without `wallets:manage`: key labels are the owner’s to change, as with PATCH.' }),
   }),
 });
 
@@ -61,10 +62,10 @@ export const walletLabelRoutes: RouteModule = {
           summary: 'Import labels (BIP329)',
           operationId: 'importLabels',
           description:
-            'A BIP329 file as the body (`Content-Type: application/jsonl`), applied in one transaction. The newer label wins: a line’s `modified` time, or the import’s time without one, against the label’s last change. References the wallet does not have, and types it keeps no labels for, are skipped and counted. `spendable: false` freezes the coin, `true` unfreezes it. Any faulty line: 400 `invalid_labels` listing every faulty line by number, and nothing is imported. Needs spend access.',
+            'A BIP329 file as the body (`Content-Type: application/jsonl`), applied in one transaction. The newer label wins: a line’s `modified` time, or the import’s time without one, against the label’s last change. References the wallet does not have, and types it keeps no labels for, are skipped and counted. Key labels (`xpub` lines) are the owner’s, as with PATCH: from anyone else (a user the wallet is shared with, or a token without `wallets:manage`) they are skipped and counted in `skipped.owner_only`, and the rest of the file is imported. `spendable: false` freezes the coin, `true` unfreezes it. Any faulty line: 400 `invalid_labels` listing every faulty line by number, and nothing is imported. At most 100,000 lines (a final newline ends the last line) and 32 MiB. Needs spend access.',
           params: WalletParams,
           body: LabelFile,
-          response: { 200: success('What was imported and what was skipped.', ImportResult), ...errorResponses(400, 401, 404, 413, 415, 500) },
+          response: { 200: success('What was imported and what was skipped.', ImportResult), ...errorResponses(400, 401, 404, 415, 500), 413: { ...ErrorBody, description: 'Request body over 32 MiB.' } },
         },
       },
       async (request) => services.wallets.labels.import(principalOf(request), request.params.wallet_alias, request.body),

@@ -1,19 +1,21 @@
 /**
  * A wallet's labels as BIP329 JSON Lines: export every label (transactions, addresses, outputs, keys by
  * xpub) and import a file in one store transaction. Merge: the newer label wins (the line's `modified`, or
- * the import's time without one); references the wallet does not know are skipped and counted; an output
- * with `spendable: false` is frozen. One faulty line refuses the whole file, naming every faulty line.
+ * the import's time without one); references the wallet does not know are skipped and counted, and so are
+ * key lines of anyone but the owner; an output with `spendable: false` is frozen. One faulty line refuses the whole file, naming every faulty line.
  */
 import { decodeAddress, normalizeAddress } from '../../core/address.js';
-import { readBip329, writeBip329, type Bip329Output, type Bip329Record } from '../../core/bip329.js';
+import { readBip329InParts, writeBip329, type Bip329Output, type Bip329Record } from '../../core/bip329.js';
 import { toHex } from '../../core/bytes.js';
 import { encodeExtendedPublicKey, parseExtendedPublicKey } from '../../core/keys/extended-key.js';
 import { NETWORKS } from '../../core/network.js';
 import { parseTransaction } from '../../core/tx.js';
 import { scriptOwner } from '../../engine/index.js';
+import type { LabelRef } from '../../store/label-records.js';
 import type { Repositories, Store, StoredLabel, StoredWallet, WalletKeyRow } from '../../store/repositories.js';
 import { ServiceError } from '../errors.js';
 import type { Principal } from '../principal.js';
+import { mapInParts, nextTurn } from '../turns.js';
 import { MAX_LABEL_CHARS } from '../wallet-input.js';
 import { walletLists, type WalletStateCache, type WalletView } from '../wallet-state.js';
 import { walletNotFound, type WalletAccess } from './access.js';
@@ -31,6 +33,8 @@ export interface LabelImportResult {
     unsupported_type: number;
     /** Lines older than the label the wallet has. */
     older: number;
+    /** Key (`xpub`) lines of the wallet's keys sent by someone other than its owner: key labels are the owner's to change. */
+    owner_only: number;
   };
 }
 
@@ -96,76 +100,141 @@ export class WalletLabels {
     return { text: writeBip329(records), fileName: `${wallet.alias}-labels.jsonl` };
   }
 
-  /** Imports a BIP329 file into the wallet (spend access: it can freeze coins), all or nothing. */
+  /**
+   * Imports a BIP329 file into the wallet (spend access: it can freeze coins), all or nothing. Key labels
+   * change only for the owner with `wallets:manage`, as with PATCH; others' xpub lines are skipped and counted.
+   * Every step over the lines runs in parts (reading, matching, merging, writing), so a file of 100,000
+   * lines does not hold other requests; the store transaction holds only the merge and the writes.
+   */
   async import(principal: Principal, alias: string, text: unknown): Promise<LabelImportResult> {
     const wallet = await this.deps.access.resolve(principal, alias, 'spend');
     if (typeof text !== 'string') throw new ServiceError('invalid_input', 'invalid_labels', 'Send the BIP329 file as the body, Content-Type application/jsonl');
-    const { records, errors } = readBip329(text, { network: NETWORKS[wallet.network], maxLabelChars: MAX_LABEL_CHARS, maxLines: MAX_LABEL_LINES });
+    const options = { network: NETWORKS[wallet.network], maxLabelChars: MAX_LABEL_CHARS, maxLines: MAX_LABEL_LINES };
+    const { records, errors } = await readBip329InParts(text, options, nextTurn, RECORDS_PER_TURN);
     if (errors.length > 0) {
       const shown = errors.slice(0, 100);
       throw new ServiceError('invalid_input', 'invalid_labels', `Invalid label file: ${errors.length} faulty line(s), first line ${errors[0]!.line}: ${errors[0]!.message}; nothing was imported`, {
         errors: shown.map((e) => ({ path: `/${e.line}`, message: `line ${e.line}: ${e.message}` })),
       });
     }
-    const references = new WalletReferences(await this.deps.states.view(wallet), wallet);
-    const now = this.deps.now();
+    const mayLabelKeys = wallet.ownerName === principal.userName && !(principal.permissions && !principal.permissions.includes('wallets:manage'));
+    const matcher = new RecordMatcher(new WalletReferences(await this.deps.states.view(wallet), wallet), wallet, mayLabelKeys, this.deps.now());
+    const matched = await mapInParts(records, (r) => matcher.match(r), RECORDS_PER_TURN);
     return this.deps.store.transaction(async (repos) => {
       if (!(await repos.labels.lock(wallet.id))) throw walletNotFound(); // deleted meanwhile
       const current = await repos.wallets.findById(wallet.id);
       if (!current) throw walletNotFound();
-      return applyRecords(repos, current, records, references, now);
+      return applyMatched(repos, current, matched);
     });
   }
 }
 
-async function applyRecords(repos: Repositories, wallet: StoredWallet, records: readonly Bip329Record[], references: WalletReferences, now: number): Promise<LabelImportResult> {
-  const result: LabelImportResult = { imported: 0, skipped: { unknown_reference: 0, unsupported_type: 0, older: 0 } };
-  const stored = new Map((await repos.labels.list(wallet.id)).map((l): [string, StoredLabel] => [`${l.type} ${l.ref}`, l]));
+/** Records matched per turn: the costliest (an address decoded twice) take about 50 µs each. */
+const RECORDS_PER_TURN = 500;
+/** Labels read or written per statement in the transaction, with a turn between. */
+const LABELS_PER_WRITE = 500;
+
+/** A record, matched against the wallet before the transaction: what it would change, or why it is skipped. */
+type MatchedRecord =
+  | { kind: 'skipped'; reason: keyof LabelImportResult['skipped'] }
+  | { kind: 'key'; xpub: string; label: string | undefined; at: number }
+  | { kind: 'label'; ref: LabelRef; label: string | undefined; spendable: boolean | undefined; at: number };
+
+class RecordMatcher {
+  /** A file repeats the wallet's few keys: each distinct xpub is parsed and encoded once. */
+  private readonly normalXpubs = new Map<string, string | undefined>();
+  private readonly walletXpubs: Set<string>;
+
+  constructor(
+    private readonly references: WalletReferences,
+    private readonly wallet: StoredWallet,
+    private readonly mayLabelKeys: boolean,
+    private readonly now: number,
+  ) {
+    this.walletXpubs = new Set(wallet.keys.map((k) => normalXpub(k.xpub, wallet)));
+  }
+
+  match(record: Bip329Record): MatchedRecord {
+    const at = record.modified ?? this.now;
+    if (record.type === 'xpub') {
+      const xpub = this.normalXpub(record.ref);
+      if (xpub === undefined) return { kind: 'skipped', reason: 'unknown_reference' };
+      if (!this.mayLabelKeys) return { kind: 'skipped', reason: 'owner_only' };
+      return { kind: 'key', xpub, label: record.label, at };
+    }
+    if (record.type !== 'tx' && record.type !== 'addr' && record.type !== 'output') return { kind: 'skipped', reason: 'unsupported_type' };
+    const ref = record.type === 'addr' ? normalizeAddress(record.ref, NETWORKS[this.wallet.network]) : record.ref;
+    const [txid = '', voutText = ''] = ref.split(':');
+    const known = record.type === 'tx' ? this.references.hasTx(ref) : record.type === 'addr' ? this.references.hasAddress(ref) : this.references.hasOutput(txid, Number(voutText));
+    if (!known) return { kind: 'skipped', reason: 'unknown_reference' };
+    return { kind: 'label', ref: { type: record.type, ref }, label: record.label, spendable: record.spendable, at };
+  }
+
+  /** The xpub as the wallet's keys are compared, when it is one of them. */
+  private normalXpub(ref: string): string | undefined {
+    if (!this.normalXpubs.has(ref)) {
+      const xpub = normalXpub(ref, this.wallet);
+      this.normalXpubs.set(ref, this.walletXpubs.has(xpub) ? xpub : undefined);
+    }
+    return this.normalXpubs.get(ref);
+  }
+}
+
+/**
+ * In the store transaction: the matched records merged in file order against the stored labels (the newer
+ * wins), then what changed written, in parts with a turn between.
+ */
+async function applyMatched(repos: Repositories, wallet: StoredWallet, matched: readonly MatchedRecord[]): Promise<LabelImportResult> {
+  const result: LabelImportResult = { imported: 0, skipped: { unknown_reference: 0, unsupported_type: 0, older: 0, owner_only: 0 } };
+  const refs = matched.flatMap((m) => (m.kind === 'label' ? [m.ref] : []));
+  const stored = new Map<string, StoredLabel>();
+  for (let from = 0; from < refs.length; from += LABELS_PER_WRITE) {
+    if (from > 0) await nextTurn();
+    for (const label of await repos.labels.find(wallet.id, refs.slice(from, from + LABELS_PER_WRITE))) stored.set(`${label.type} ${label.ref}`, label);
+  }
+  await nextTurn();
+
   const keys: WalletKeyRow[] = wallet.keys.map((k) => ({ ...k }));
   const keyIndex = new Map(keys.map((k, i) => [normalXpub(k.xpub, wallet), i]));
   let keysChanged = false;
-
-  for (const given of records) {
-    const at = given.modified ?? now;
-    const record = given.type === 'addr' ? { ...given, ref: normalizeAddress(given.ref, NETWORKS[wallet.network]) } : given;
-    if (record.type === 'xpub') {
-      const i = keyIndex.get(normalXpub(record.ref, wallet));
-      if (i === undefined) result.skipped.unknown_reference++;
-      else if ((keys[i]!.labelUpdatedAt ?? 0) > at) result.skipped.older++;
+  const changed = new Map<string, StoredLabel>();
+  await mapInParts(matched, (m) => {
+    if (m.kind === 'skipped') {
+      result.skipped[m.reason]++;
+      return;
+    }
+    if (m.kind === 'key') {
+      const i = keyIndex.get(m.xpub)!;
+      if ((keys[i]!.labelUpdatedAt ?? 0) > m.at) result.skipped.older++;
       else {
-        if (record.label !== undefined) keys[i] = { ...keys[i]!, label: record.label, labelUpdatedAt: at };
+        if (m.label !== undefined) keys[i] = { ...keys[i]!, label: m.label, labelUpdatedAt: m.at };
         keysChanged = true;
         result.imported++;
       }
-      continue;
+      return;
     }
-    if (record.type !== 'tx' && record.type !== 'addr' && record.type !== 'output') {
-      result.skipped.unsupported_type++;
-      continue;
-    }
-    const [txid = '', voutText = ''] = record.ref.split(':');
-    const known = record.type === 'tx' ? references.hasTx(record.ref) : record.type === 'addr' ? references.hasAddress(record.ref) : references.hasOutput(txid, Number(voutText));
-    if (!known) {
-      result.skipped.unknown_reference++;
-      continue;
-    }
-    const key = `${record.type} ${record.ref}`;
+    const key = `${m.ref.type} ${m.ref.ref}`;
     const previous = stored.get(key);
-    if (previous && previous.updatedAt > at) {
+    if (previous && previous.updatedAt > m.at) {
       result.skipped.older++;
-      continue;
+      return;
     }
-    const label = record.label ?? previous?.label ?? '';
-    if (record.type === 'tx') await repos.labels.setTxLabel(wallet.id, record.ref, label, at);
-    else if (record.type === 'addr') await repos.wallets.setAddressLabels(wallet.id, [{ address: record.ref, label }], at);
-    else {
-      const frozen = record.spendable === undefined ? (previous?.frozen ?? false) : !record.spendable;
-      await repos.wallets.setUtxoFlag(wallet.id, { txid, vout: Number(voutText), frozen, label }, at);
-      stored.set(key, { type: 'output', ref: record.ref, label, frozen, updatedAt: at });
-    }
-    if (record.type !== 'output') stored.set(key, { type: record.type, ref: record.ref, label, updatedAt: at });
+    const label = m.label ?? previous?.label ?? '';
+    const next: StoredLabel =
+      m.ref.type === 'output'
+        ? { ...m.ref, label, frozen: m.spendable === undefined ? (previous?.frozen ?? false) : !m.spendable, updatedAt: m.at }
+        : { ...m.ref, label, updatedAt: m.at };
+    stored.set(key, next);
+    changed.set(key, next);
     result.imported++;
+  });
+
+  const writes = [...changed.values()];
+  for (let from = 0; from < writes.length; from += LABELS_PER_WRITE) {
+    await nextTurn();
+    await repos.labels.write(wallet.id, writes.slice(from, from + LABELS_PER_WRITE));
   }
   if (keysChanged) await repos.wallets.updateDetails(wallet.id, { name: wallet.name, description: wallet.description, keys });
   return result;
 }
+

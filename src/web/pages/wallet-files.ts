@@ -76,9 +76,10 @@ export function registerWalletFilePages(app: FastifyInstance, deps: WebDeps): vo
     const text = field(request.body, 'labels');
     try {
       const result = await services.wallets.labels.import(session.principal, alias, text);
-      const { unknown_reference, unsupported_type, older } = result.skipped;
-      const skipped = unknown_reference + unsupported_type + older;
-      const notice = `Imported ${result.imported} label${result.imported === 1 ? '' : 's'}${skipped > 0 ? `; skipped ${unknown_reference} naming what this wallet does not have, ${unsupported_type} of types it keeps no labels for, ${older} older than the wallet's` : ''}.`;
+      const { unknown_reference, unsupported_type, older, owner_only } = result.skipped;
+      const skipped = unknown_reference + unsupported_type + older + owner_only;
+      const ownerOnly = owner_only > 0 ? `, ${owner_only} key label${owner_only === 1 ? '' : 's'} only the owner may change` : '';
+      const notice = `Imported ${result.imported} label${result.imported === 1 ? '' : 's'}${skipped > 0 ? `; skipped ${unknown_reference} naming what this wallet does not have, ${unsupported_type} of types it keeps no labels for, ${older} older than the wallet's${ownerOnly}` : ''}.`;
       return respond(reply, deps, request, { title: `Files of ${wallet.name}`, body: filesPage(alias, wallet.name, session, access !== 'read'), flash: { kind: 'notice', text: notice } });
     } catch (error) {
       if (!(error instanceof ServiceError) || error.kind === 'unavailable' || error.kind === 'rate_limited' || error.kind === 'not_found') throw error;
