@@ -8,6 +8,8 @@ import type { Network } from '../network.js';
 import { addChecksum, stripChecksum } from './checksum.js';
 import { DescriptorError } from './errors.js';
 import { formatKeyExpression, multipathWidth, parseKeyExpression, selectMultipath, type KeyContext, type KeyExpression } from './key-expression.js';
+import { hidePrivateKeys } from '../keys/private-key.js';
+import { quoteInput } from '../text.js';
 
 /** The supported shapes; the same names as the wallet policy types of the API. */
 export const DESCRIPTOR_TYPES = [
@@ -90,7 +92,7 @@ function requireCall(text: string, where: string): Call {
   const call = parseCall(text);
   if (!call) {
     if (/^[a-z_:]+\(/.test(text)) throw new DescriptorError('invalid_descriptor', `Malformed expression in ${where}`);
-    throw new DescriptorError('invalid_descriptor', `${where} expects a script expression, not "${text.slice(0, 80)}"`);
+    throw new DescriptorError('invalid_descriptor', `${where} expects a script expression, not ${quoteInput(text, 80)}`);
   }
   return call;
 }
@@ -105,7 +107,7 @@ function singleKey(call: Call, context: KeyContext): KeyExpression {
 function parseMulti(call: Call, context: KeyContext, maxKeys: number): { threshold: number; keys: KeyExpression[] } {
   const [thresholdText = '', ...keyTexts] = call.args;
   if (!/^(0|[1-9][0-9]{0,2})$/.test(thresholdText)) {
-    throw new DescriptorError('invalid_threshold', `Multisig threshold must be a number, got "${thresholdText.slice(0, 20)}"`);
+    throw new DescriptorError('invalid_threshold', `Multisig threshold must be a number, got ${quoteInput(thresholdText, 20)}`);
   }
   const threshold = Number(thresholdText);
   if (keyTexts.length === 0) throw new DescriptorError('invalid_descriptor', `${call.name}() needs at least one key`);
@@ -178,7 +180,7 @@ function interpret(body: string, network: Network): Omit<Descriptor, 'network'> 
 }
 
 function unknown(name: string): DescriptorError {
-  return new DescriptorError('invalid_descriptor', `Unknown script expression ${name.slice(0, 40)}()`);
+  return new DescriptorError('invalid_descriptor', `Unknown script expression ${hidePrivateKeys(name).slice(0, 40)}()`);
 }
 
 /**

@@ -2,8 +2,7 @@
  * BIP380 key expressions (with BIP389 multipath): `[fingerprint/origin/path]KEY/steps/*`, where
  * KEY is a hex public key or an extended public key in any SLIP-132 form of the network.
  */
-import { createBase58check, hex } from '@scure/base';
-import { sha256 } from '@noble/hashes/sha2.js';
+import { hex } from '@scure/base';
 import { secp256k1 } from '@noble/curves/secp256k1.js';
 import { toHex } from '../bytes.js';
 import type { Network } from '../network.js';
@@ -12,8 +11,8 @@ import { HARDENED } from '../keys/derive.js';
 import { formatPathStep, parsePathStep } from '../keys/path.js';
 import { CoreError } from '../errors.js';
 import { DescriptorError } from './errors.js';
-
-const base58check = createBase58check(sha256);
+import { isWifKey } from '../keys/private-key.js';
+import { quoteInput } from '../text.js';
 
 export interface KeyOrigin {
   /** Master key fingerprint, 8 lower-case hex digits. */
@@ -55,7 +54,7 @@ function parseOrigin(text: string): { origin?: KeyOrigin; rest: string } {
   if (rest.includes('[') || rest.includes(']')) throw new DescriptorError('invalid_key', 'Only one key origin is allowed');
   const [fingerprint = '', ...steps] = inner.split('/');
   if (fingerprint.length !== 8 || !HEX.test(fingerprint)) {
-    throw new DescriptorError('invalid_key', `Key origin fingerprint must be 8 hex digits, got "${fingerprint}"`);
+    throw new DescriptorError('invalid_key', `Key origin fingerprint must be 8 hex digits, got ${quoteInput(fingerprint, 20)}`);
   }
   return { origin: { fingerprint: fingerprint.toLowerCase(), path: steps.map(parseStep) }, rest };
 }
@@ -68,22 +67,11 @@ function parseStep(text: string): number {
   }
 }
 
-function looksLikeWif(text: string): boolean {
-  // WIF is 51 (uncompressed) or 52 (compressed) characters; base58 decoding cost grows with the square of the length.
-  if (text.length < 51 || text.length > 52) return false;
-  try {
-    const payload = base58check.decode(text);
-    return (payload.length === 33 || payload.length === 34) && (payload[0] === 0x80 || payload[0] === 0xef);
-  } catch {
-    return false;
-  }
-}
-
 function parseHexKey(text: string, allowXOnly: boolean): Uint8Array {
   const bytes = hex.decode(text.toLowerCase());
   if (bytes.length === 32) {
     if (!allowXOnly) throw new DescriptorError('invalid_key', 'x-only public keys are only allowed in tr()');
-    if (!isValidCompressedPoint(Uint8Array.of(2, ...bytes))) throw new DescriptorError('invalid_key', `Invalid x-only public key ${text}`);
+    if (!isValidCompressedPoint(Uint8Array.of(2, ...bytes))) throw new DescriptorError('invalid_key', 'Invalid x-only public key: not a point on the curve');
     return bytes;
   }
   if (bytes.length === 33) {
@@ -114,11 +102,11 @@ function parseSteps(parts: string[]): { steps: DerivationStep[]; wildcard: boole
       throw new DescriptorError('hardened_derivation', 'Hardened wildcard derivation needs private keys, which the service does not hold');
     }
     if (part.startsWith('<') || part.endsWith('>')) {
-      if (!part.startsWith('<') || !part.endsWith('>')) throw new DescriptorError('invalid_key', `Malformed multipath step "${part}"`);
+      if (!part.startsWith('<') || !part.endsWith('>')) throw new DescriptorError('invalid_key', `Malformed multipath step ${quoteInput(part, 40)}`);
       if (steps.some((s) => typeof s !== 'number')) throw new DescriptorError('multipath', 'Only one multipath <a;b> step is allowed per key');
       const values = part.slice(1, -1).split(';').map(parseStep);
-      if (values.length < 2) throw new DescriptorError('multipath', `Multipath step "${part}" needs at least two values`);
-      if (new Set(values).size !== values.length) throw new DescriptorError('multipath', `Multipath step "${part}" repeats a value`);
+      if (values.length < 2) throw new DescriptorError('multipath', `Multipath step ${quoteInput(part, 40)} needs at least two values`);
+      if (new Set(values).size !== values.length) throw new DescriptorError('multipath', `Multipath step ${quoteInput(part, 40)} repeats a value`);
       if (values.some((v) => v >= HARDENED)) {
         throw new DescriptorError('hardened_derivation', 'Hardened derivation after an extended public key is impossible');
       }
@@ -147,7 +135,7 @@ export function parseKeyExpression(text: string, context: KeyContext): KeyExpres
   const { origin, rest } = parseOrigin(text);
   const [keyText = '', ...stepParts] = rest.split('/');
   if (keyText.length === 0) throw new DescriptorError('invalid_key', 'Missing key after the key origin');
-  if (looksLikeWif(keyText)) {
+  if (isWifKey(keyText)) {
     throw new DescriptorError('private_key', 'Private keys are not accepted: the service holds public keys only');
   }
   if (HEX.test(keyText) && keyText.length <= 130) {

@@ -10,14 +10,9 @@ import { concatBytes, toHex } from '../bytes.js';
 import { KeyError } from '../errors.js';
 import { NETWORKS, type Network, type XpubKind } from '../network.js';
 import { hash160 } from '../script-type.js';
+import { PRIVATE_KEY_VERSIONS } from './private-key.js';
 
 const base58check = createBase58check(sha256);
-
-/** Version bytes of extended private keys (BIP32 and SLIP-132), to refuse them with a clear message. */
-const PRIVATE_VERSIONS = new Set([
-  0x0488ade4, 0x049d7878, 0x04b2430c, 0x0295b005, 0x02aa7a99, // xprv yprv zprv Yprv Zprv
-  0x04358394, 0x044a4e28, 0x045f18bc, 0x024285b5, 0x02575048, // tprv uprv vprv Uprv Vprv
-]);
 
 export interface ExtendedPublicKey {
   /** SLIP-132 name of the version it was written with (`xpub`, `zpub`, `tpub`, ...). */
@@ -65,7 +60,7 @@ export function parseExtendedPublicKey(text: string, network: Network): Extended
   }
   if (raw.length !== 78) throw new KeyError('invalid_key', 'Invalid extended public key: wrong payload length');
   const version = u32be(raw, 0);
-  if (PRIVATE_VERSIONS.has(version)) {
+  if (PRIVATE_KEY_VERSIONS.has(version)) {
     throw new KeyError('private_key', 'Extended private keys are not accepted: give the extended public key');
   }
   const kind = kindOfVersion(version, network);

@@ -7,6 +7,8 @@ import { formatDescriptor, stripChecksum } from '../descriptor/index.js';
 import type { Network } from '../network.js';
 import { descriptorsFromTexts, firstAddress, multipathOf, withApostrophes } from './setup.js';
 import { fileError, WalletFileError, type WalletFile, type WalletForExport, type WalletSetup } from './types.js';
+import { hidePrivateKeys } from '../keys/private-key.js';
+import { quoteInput } from '../text.js';
 
 const VERSION = 'BSMS 1.0';
 const NO_RESTRICTIONS = 'No path restrictions';
@@ -19,7 +21,7 @@ export function readBsms(text: string, network: Network): WalletSetup {
   const [, descriptorText, restrictions, address] = lines as [string, string, string, string];
   const restrictionList = restrictions.replace(/\s+/g, '');
   if (restrictions !== NO_RESTRICTIONS && restrictionList !== WALLET_RESTRICTIONS) {
-    throw fileError(`Path restrictions "${restrictions.slice(0, 60)}" are not supported; expected ${WALLET_RESTRICTIONS} or "${NO_RESTRICTIONS}"`);
+    throw fileError(`Path restrictions ${quoteInput(restrictions, 60)} are not supported; expected ${WALLET_RESTRICTIONS} or "${NO_RESTRICTIONS}"`);
   }
   const template = descriptorText.includes('/**');
   if (template && restrictions === NO_RESTRICTIONS) throw fileError('A descriptor template (/**) needs the path restrictions /0/*,/1/*');
@@ -27,7 +29,7 @@ export function readBsms(text: string, network: Network): WalletSetup {
   const descriptors = descriptorsFromTexts([expanded], network);
   const derived = firstAddress(descriptors.receive, network);
   if (derived !== address) {
-    throw new WalletFileError('address_mismatch', `The record's first address ${address.slice(0, 100)} is not the descriptor's first address ${derived}`);
+    throw new WalletFileError('address_mismatch', `The record's first address ${hidePrivateKeys(address).slice(0, 100)} is not the descriptor's first address ${derived}`);
   }
   return { format: 'bsms', descriptors, keyLabels: [] };
 }

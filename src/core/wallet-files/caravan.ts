@@ -7,7 +7,8 @@ import { formatPathStep, parsePath } from '../keys/path.js';
 import { encodeExtendedPublicKey } from '../keys/extended-key.js';
 import type { Network, NetworkName } from '../network.js';
 import { accountLayout, descriptorsFromTexts, pathWithApostrophes } from './setup.js';
-import { fileError, WalletFileError, type WalletFile, type WalletForExport, type WalletSetup } from './types.js';
+import { fileError, fileText, WalletFileError, type WalletFile, type WalletForExport, type WalletSetup } from './types.js';
+import { quoteInput } from '../text.js';
 
 const ADDRESS_TYPES: Readonly<Record<string, string>> = { P2SH: 'sh', 'P2SH-P2WSH': 'sh-wsh', P2WSH: 'wsh' };
 const TYPE_NAMES: Readonly<Record<string, string>> = { 'sh-sortedmulti': 'P2SH', 'sh-wsh-sortedmulti': 'P2SH-P2WSH', 'wsh-sortedmulti': 'P2WSH' };
@@ -33,15 +34,16 @@ function keyOf(entry: unknown, i: number): { key: string; label?: string } {
   try {
     path = parsePath(bip32Path).map((s) => `/${formatPathStep(s)}`).join('');
   } catch {
-    throw fileError(`${where}: invalid bip32Path "${bip32Path.slice(0, 40)}"`);
+    throw fileError(`${where}: invalid bip32Path ${quoteInput(bip32Path, 40)}`);
   }
   if (bip32Path === 'm') path = '';
-  return { key: `[${xfp.toLowerCase()}${path}]${xpub}/<0;1>/*`, ...(typeof name === 'string' && name !== '' ? { label: name } : {}) };
+  return { key: `[${xfp.toLowerCase()}${path}]${xpub}/<0;1>/*`, ...(typeof name === 'string' && name !== '' ? { label: fileText(name, `${where}.name`) } : {}) };
 }
 
 export function readCaravan(json: Record<string, unknown>, network: Network): WalletSetup {
   const { name, addressType, network: fileNetwork, quorum, extendedPublicKeys, startingAddressIndex } = json;
   const format = typeof addressType === 'string' ? ADDRESS_TYPES[addressType.toUpperCase()] : undefined;
+  if (typeof name === 'string') fileText(name, '"name"');
   if (!format) throw fileError('"addressType" must be P2SH, P2SH-P2WSH or P2WSH');
   if (typeof fileNetwork !== 'string' || !NETWORKS_OF[fileNetwork]) throw fileError('"network" must be mainnet, testnet, regtest or signet');
   if (!NETWORKS_OF[fileNetwork]!.includes(network.name)) {

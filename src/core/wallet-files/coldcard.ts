@@ -7,7 +7,8 @@ import { encodeExtendedPublicKey } from '../keys/extended-key.js';
 import { parsePath, formatPathStep } from '../keys/path.js';
 import type { Network } from '../network.js';
 import { accountLayout, descriptorsFromTexts, pathWithApostrophes } from './setup.js';
-import { fileError, WalletFileError, type WalletFile, type WalletForExport, type WalletSetup } from './types.js';
+import { fileError, fileText, WalletFileError, type WalletFile, type WalletForExport, type WalletSetup } from './types.js';
+import { quoteInput } from '../text.js';
 
 const FORMATS: Readonly<Record<string, string>> = { p2sh: 'sh', p2wsh: 'wsh', 'p2sh-p2wsh': 'sh-wsh', 'p2wsh-p2sh': 'sh-wsh' };
 const FORMAT_NAMES: Readonly<Record<string, string>> = { 'sh-sortedmulti': 'P2SH', 'wsh-sortedmulti': 'P2WSH', 'sh-wsh-sortedmulti': 'P2SH-P2WSH' };
@@ -34,25 +35,25 @@ export function readColdcard(text: string, network: Network): WalletSetup {
     if (colon < 0) throw fileError(`Line ${i + 1}: expected "label: value"`);
     const label = line.slice(0, colon).trim().toLowerCase();
     const value = line.slice(colon + 1).trim();
-    if (label === 'name') name = value;
+    if (label === 'name') name = fileText(value, `Line ${i + 1}: the name`);
     else if (label === 'policy') {
       const match = /(\d+)\D+(\d+)/.exec(value);
       if (!match) throw fileError(`Line ${i + 1}: a policy reads "M of N"`);
       policy = { m: Number(match[1]), n: Number(match[2]) };
     } else if (label === 'format') {
       const found = FORMATS[value.toLowerCase()];
-      if (!found) throw fileError(`Line ${i + 1}: unknown format "${value.slice(0, 20)}"; expected P2SH, P2WSH or P2SH-P2WSH`);
+      if (!found) throw fileError(`Line ${i + 1}: unknown format ${quoteInput(value, 20)}; expected P2SH, P2WSH or P2SH-P2WSH`);
       format = found;
     } else if (label === 'derivation') {
       try {
         derivation = parsePath(value).map(formatPathStep).map((s) => `/${s}`).join('');
       } catch {
-        throw fileError(`Line ${i + 1}: invalid derivation "${value.slice(0, 40)}"`);
+        throw fileError(`Line ${i + 1}: invalid derivation ${quoteInput(value, 40)}`);
       }
     } else if (/^[0-9a-f]{8}$/.test(label)) {
       if (derivation === undefined) throw fileError(`Line ${i + 1}: a "Derivation:" line must come before the keys`);
       keys.push(`[${label}${derivation}]${value}/<0;1>/*`);
-    } else throw fileError(`Line ${i + 1}: unknown field "${label.slice(0, 20)}"`);
+    } else throw fileError(`Line ${i + 1}: unknown field ${quoteInput(label, 20)}`);
   }
   if (keys.length === 0) throw fileError('No "XFP: xpub" key lines');
   const { m, n } = policy ?? { m: keys.length, n: keys.length };

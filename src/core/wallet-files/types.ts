@@ -5,6 +5,7 @@
 import type { WalletDescriptors } from '../descriptor/index.js';
 import { CoreError } from '../errors.js';
 import type { Network } from '../network.js';
+import { textProblem } from '../text.js';
 
 export const WALLET_FILE_FORMATS = ['descriptor', 'bsms', 'coldcard', 'specter', 'caravan'] as const;
 export type WalletFileFormat = (typeof WALLET_FILE_FORMATS)[number];
@@ -21,6 +22,13 @@ export const isWalletFileFormat = (text: unknown): text is WalletFileFormat =>
 export class WalletFileError extends CoreError {}
 
 export const fileError = (message: string, code = 'invalid_wallet_file'): WalletFileError => new WalletFileError(code, message);
+
+/** A name or label the file gives; refused, naming `field`, when it holds what no name may (core/text.ts). */
+export function fileText(text: string, field: string): string {
+  const problem = textProblem(text);
+  if (problem) throw fileError(`${field} ${problem}`);
+  return text;
+}
 
 /** What a wallet file says: the wallet's descriptors and, where the file has them, its name, key labels and birthday. */
 export interface WalletSetup {
