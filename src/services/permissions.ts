@@ -23,9 +23,12 @@ export function permissionMissing(permission: Permission): ServiceError {
   return new ServiceError('forbidden', 'permission_missing', `This token lacks the permission ${permission}`, { permission });
 }
 
+/** Whether the caller may do what `permission` allows (a token without a list may do all its user may). */
+export const hasPermission = (principal: Principal, permission: Permission): boolean => !principal.permissions || principal.permissions.includes(permission);
+
 /** 403 `permission_missing` when the caller's token does not carry `permission`. */
 export function requirePermission(principal: Principal, permission: Permission): void {
-  if (principal.permissions && !principal.permissions.includes(permission)) throw permissionMissing(permission);
+  if (!hasPermission(principal, permission)) throw permissionMissing(permission);
 }
 
 /** Whether the caller's token may reach this wallet (a wallet outside its list answers as not found). */

@@ -6,6 +6,7 @@ import { StoreConflictError, type Store, type TokenRecord } from '../store/repos
 import { ServiceError, invalidField } from './errors.js';
 import { PERMISSIONS, isPermission, type Permission } from './permissions.js';
 import type { Principal } from './principal.js';
+import { checkText } from './wallet-input.js';
 import type { WalletAccess } from './wallets/access.js';
 
 export const DESCRIPTION_MAX_CHARS = 256;
@@ -62,6 +63,7 @@ export class TokenService {
     if (descriptionLength < 1 || descriptionLength > DESCRIPTION_MAX_CHARS) {
       throw invalidField('/jwt_token_description', `must be 1 to ${DESCRIPTION_MAX_CHARS} characters (after trimming)`);
     }
+    checkText(description, '/jwt_token_description');
     // A number is a count of seconds: the same as its text without a unit (a whole number).
     const life = parseDuration(typeof input.life === 'number' ? String(input.life) : input.life, this.deps.maxLifeSeconds);
     if (!life.ok) throw invalidField('/jwt_token_life', life.reason);

@@ -2,6 +2,7 @@
 import { resolveWalletDescriptors, type WalletDescriptors, type WalletKeysInput } from '../core/descriptor/index.js';
 import { CoreError } from '../core/errors.js';
 import { NETWORKS, type NetworkName } from '../core/network.js';
+import { textProblem, type TextOptions } from '../core/text.js';
 import { DEFAULT_GAP_LIMIT } from '../engine/index.js';
 import { ServiceError, invalidField } from './errors.js';
 
@@ -38,18 +39,35 @@ export interface WalletUpdateInput {
 
 export type Birthday = { kind: 'tip' } | { kind: 'height'; height: number } | { kind: 'date'; epochSeconds: number };
 
+/**
+ * `text` when it may be a name, label or description (core/text.ts: no control or bidirectional
+ * characters, no private key); otherwise 400 naming `path`. Names and labels are single-line: TAB is
+ * refused there too, as it would forge columns wherever they are listed.
+ */
+export function checkText(text: string, path: string, options: TextOptions = {}): string {
+  const problem = textProblem(text, options);
+  if (problem) throw invalidField(path, problem);
+  return text;
+}
+
 export function checkName(value: unknown, path = '/name'): string {
   if (typeof value !== 'string' || value.trim() === '') throw invalidField(path, 'is required (non-empty text)');
   const name = value.trim();
   if (name.length > MAX_NAME_CHARS) throw invalidField(path, `must be at most ${MAX_NAME_CHARS} characters`);
-  return name;
+  return checkText(name, path);
 }
 
 export function checkDescription(value: unknown): string {
   if (value === undefined || value === null) return '';
   if (typeof value !== 'string') throw invalidField('/description', 'must be text');
   if (value.length > MAX_DESCRIPTION_CHARS) throw invalidField('/description', `must be at most ${MAX_DESCRIPTION_CHARS} characters`);
-  return value;
+  return checkText(value, '/description', { multiline: true });
+}
+
+/** A label of a key, address, coin or recipient: text of at most MAX_LABEL_CHARS, single-line. */
+export function checkLabel(value: unknown, path: string): string {
+  if (typeof value !== 'string' || value.length > MAX_LABEL_CHARS) throw invalidField(path, `must be text of at most ${MAX_LABEL_CHARS} characters`);
+  return checkText(value, path);
 }
 
 /** An alias from a name: lower case, runs of other characters become `-`. */
@@ -127,10 +145,7 @@ export function checkKeyLabels(value: unknown, path: string): KeyLabel[] {
     if (typeof entry?.fingerprint !== 'string' || !/^[0-9a-fA-F]{8}$/.test(entry.fingerprint)) {
       throw invalidField(`${path}/${i}/fingerprint`, 'must be 8 hex digits');
     }
-    if (typeof entry.label !== 'string' || entry.label.length > MAX_LABEL_CHARS) {
-      throw invalidField(`${path}/${i}/label`, `must be text of at most ${MAX_LABEL_CHARS} characters`);
-    }
-    return { fingerprint: entry.fingerprint.toLowerCase(), label: entry.label };
+    return { fingerprint: entry.fingerprint.toLowerCase(), label: checkLabel(entry.label, `${path}/${i}/label`) };
   });
 }
 

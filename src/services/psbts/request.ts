@@ -9,7 +9,7 @@ import { AddressError } from '../../core/errors.js';
 import type { Network } from '../../core/network.js';
 import { dustThreshold } from '../../core/size.js';
 import { ServiceError, invalidField } from '../errors.js';
-import { MAX_LABEL_CHARS } from '../wallet-input.js';
+import { checkLabel } from '../wallet-input.js';
 
 export const MAX_RECIPIENTS = 1000;
 export const SEQUENCE_RBF = 0xfffffffd;
@@ -126,9 +126,7 @@ export function parseCreateRequest(body: unknown, network: Network): ParsedCreat
     } catch (error) {
       throw amountError(error, `${path}/amount`);
     }
-    if (entry.label !== undefined && entry.label !== null && (typeof entry.label !== 'string' || entry.label.length > MAX_LABEL_CHARS)) {
-      throw invalidField(`${path}/label`, `must be text of at most ${MAX_LABEL_CHARS} characters`);
-    }
+    if (entry.label !== undefined && entry.label !== null) checkLabel(entry.label, `${path}/label`);
     if (typeof entry.address !== 'string' || entry.address.trim() === '') throw invalidField(`${path}/address`, 'must be an address text', 'invalid_address');
     const label = typeof entry.label === 'string' && entry.label.trim() !== '' ? entry.label : undefined;
     return { path, rawAddress: entry.address, value, label };

@@ -17,6 +17,7 @@ import {
   checkDescription,
   checkGapLimit,
   checkKeyLabels,
+  checkLabel,
   checkName,
   checkShares,
   resolveKeys,
@@ -68,9 +69,7 @@ export class WalletAdmin {
     const { descriptors, policyLabels } = imported ? { descriptors: imported.descriptors, policyLabels: [] } : resolveKeys(input, this.deps.network);
     const keyLabels = checkKeyLabels(input.key_labels, '/key_labels');
     const fileLabels = imported?.keyLabels.map((l) => (l === undefined ? undefined : l.slice(0, MAX_LABEL_CHARS))) ?? [];
-    for (const [i, label] of policyLabels.entries()) {
-      if (label !== undefined && label.length > MAX_LABEL_CHARS) throw invalidField(`/policy/keys/${i}/label`, `must be at most ${MAX_LABEL_CHARS} characters`);
-    }
+    for (const [i, label] of policyLabels.entries()) if (label !== undefined) checkLabel(label, `/policy/keys/${i}/label`);
     await this.checkShareUsers(principal, shares);
     const startHeight = await this.birthdayHeight(birthday);
 

@@ -9,7 +9,7 @@ import { entryAtTip, scriptOwner, type WalletUtxo } from '../../engine/index.js'
 import type { Repositories, Store, UtxoFlagRow } from '../../store/repositories.js';
 import { ServiceError, invalidField } from '../errors.js';
 import type { Principal } from '../principal.js';
-import { MAX_LABEL_CHARS } from '../wallet-input.js';
+import { MAX_LABEL_CHARS, checkText } from '../wallet-input.js';
 import { scriptAddress } from '../wallet-format.js';
 import { transactionHex, walletLists, type WalletScriptsCache, type WalletStateCache, type WalletView } from '../wallet-state.js';
 import type { SpendableUtxo, WalletForSpending } from './spending.js';
@@ -33,6 +33,7 @@ export class WalletCoins {
     const known = walletLists(view).unspent.some((u) => u.txid === outpoint.txid && u.vout === outpoint.vout);
     if (!known) throw new ServiceError('not_found', 'utxo_not_found', 'The wallet has no such unspent output');
     if (change.label !== undefined && change.label.length > MAX_LABEL_CHARS) throw invalidField('/label', `must be at most ${MAX_LABEL_CHARS} characters`);
+    if (change.label !== undefined) checkText(change.label, '/label');
     const current = (await this.deps.store.wallets.utxoFlags(wallet.id)).find((f) => f.txid === outpoint.txid && f.vout === outpoint.vout);
     await this.deps.store.wallets.setUtxoFlag(wallet.id, {
       txid: outpoint.txid,
@@ -90,6 +91,7 @@ export class WalletCoins {
   async setAddressLabel(principal: Principal, alias: string, address: string, label: string): Promise<void> {
     const wallet = await this.deps.access.resolve(principal, alias, 'spend');
     if (label.length > MAX_LABEL_CHARS) throw invalidField('/label', `must be at most ${MAX_LABEL_CHARS} characters`);
+    checkText(label, '/label');
     let write;
     try {
       write = this.addressLabelsWrite(wallet.id, [{ address, label }]);
