@@ -2,6 +2,7 @@
  * Wiring: config -> store -> services -> HTTP server, built explicitly (no module singletons).
  * The CLI calls these; tests call them with their own config.
  */
+import { randomBytes } from 'node:crypto';
 import { chmodSync, writeFileSync } from 'node:fs';
 import { createServer as createNetServer } from 'node:net';
 import { homedir } from 'node:os';
@@ -10,7 +11,7 @@ import type { FastifyInstance } from 'fastify';
 import type { DestinationStream, Logger } from 'pino';
 import { createLogger } from './api/logging.js';
 import type { RouteModule } from './api/routes/index.js';
-import { loadSigningKey } from './auth/signing-key.js';
+import { findSigningKey, loadSigningKey } from './auth/signing-key.js';
 import { BitcoindChainSource } from './chain/bitcoind/index.js';
 import type { ChainSource } from './chain/types.js';
 import { ConfigError, type Config } from './config.js';
@@ -55,6 +56,11 @@ export interface RuntimeOptions {
   now?: () => number;
   /** Use this chain source instead of the configured Bitcoin Core (null: none). */
   chain?: ChainSource | null;
+  /**
+   * Create nothing in the data folder (the commands other than `serve`): they issue and check no token, so a
+   * JWT signing key not made yet stays unmade and an in-memory one stands in.
+   */
+  createNoFiles?: boolean;
 }
 
 /** Bitcoin Core from the configuration, or null when no node is configured. */
@@ -71,8 +77,12 @@ export function openChainSource(config: Config): ChainSource | null {
 
 /** Opens the store and builds every service; no HTTP. */
 export async function createRuntime(config: Config, options: RuntimeOptions = {}): Promise<Runtime> {
-  ensurePrivateFolder(config.dataFolder);
-  const signingKey = loadSigningKey(config.dataFolder, config.jwtKey);
+  let signingKey: Uint8Array;
+  if (options.createNoFiles) signingKey = findSigningKey(config.dataFolder, config.jwtKey) ?? new Uint8Array(randomBytes(32));
+  else {
+    ensurePrivateFolder(config.dataFolder);
+    signingKey = loadSigningKey(config.dataFolder, config.jwtKey);
+  }
   const store = options.store ?? (await openStore(config));
   try {
     await checkStoreNetwork(store, config.network);

@@ -16,7 +16,7 @@ export async function runLabelCommand(
   // The file is read before the store is opened: a mistyped name costs nothing.
   const text = action === 'import' ? readInputFile('FILE', file!) : undefined;
   await beforeOpen(config);
-  const runtime = await createRuntime(config);
+  const runtime = await createRuntime(config, { createNoFiles: true });
   try {
     const userName = options.get('--user') ?? 'admin';
     const user = await runtime.store.users.find(userName);

@@ -6,6 +6,7 @@ import { ServiceError } from '../services/errors.js';
 import { SigningKeyMismatchError } from '../services/signing-key-check.js';
 import { BackupUsageError, NoStoreError, PsbtUsageError, WalletUsageError } from './errors.js';
 import { USAGE_EXIT_CODE, USAGE_HINT, buildProgram } from './program.js';
+import { shown } from './terminal-text.js';
 
 async function main(argv: readonly string[]): Promise<void> {
   const program = buildProgram();
@@ -26,15 +27,15 @@ main(process.argv.slice(2)).catch(async (error: unknown) => {
     return;
   }
   if (error instanceof BackupUsageError || error instanceof PsbtUsageError || error instanceof WalletUsageError) {
-    process.stderr.write(`wcs: ${error.message}\n${USAGE_HINT}\n`);
+    process.stderr.write(`wcs: ${shown(error.message)}\n${USAGE_HINT}\n`);
     process.exit(USAGE_EXIT_CODE);
   }
   // Loaded only now: a refused backup or restore has loaded it already, and nothing else needs it.
   const { BackupError } = await import('../store/backup.js');
   if (error instanceof ConfigError || error instanceof ServiceError || error instanceof BackupError || error instanceof NoStoreError || error instanceof SigningKeyMismatchError) {
-    process.stderr.write(`wcs: ${error.message}\n`);
+    process.stderr.write(`wcs: ${shown(error.message)}\n`);
     process.exit(error instanceof ConfigError || error instanceof SigningKeyMismatchError ? 2 : 1);
   }
-  process.stderr.write(`wcs: ${redactCredentials(error instanceof Error ? error.message : String(error))}\n`);
+  process.stderr.write(`wcs: ${shown(redactCredentials(error instanceof Error ? error.message : String(error)))}\n`);
   process.exit(1);
 });

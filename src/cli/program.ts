@@ -12,14 +12,16 @@ import type { PsbtAction } from './psbt-commands.js';
 import { addSettingOptions, isSettingFlag, settingFlags } from './setting-options.js';
 import type { UserAction } from './user-commands.js';
 import type { WalletAction } from './wallet-commands.js';
+import { printable, shown } from './terminal-text.js';
 
 /** Exit code of a command-line mistake. */
 export const USAGE_EXIT_CODE = 2;
 
 export const USAGE_HINT = 'Run "npx wcs --help" (or "npx wcs <command> --help") for usage.';
 
+/** Every command's output: what it prints may quote stored, user-controlled text. */
 function out(text: string): void {
-  process.stdout.write(`${text}\n`);
+  process.stdout.write(`${printable(text)}\n`);
 }
 
 /**
@@ -28,7 +30,7 @@ function out(text: string): void {
  */
 function configOf(command: Command) {
   for (const { name, meant } of unknownSettingVariables(process.env)) {
-    process.stderr.write(`wcs: ${name} is not a setting and is ignored${meant ? ` (did you mean ${meant}?)` : ''}\n`);
+    process.stderr.write(`wcs: ${shown(name)} is not a setting and is ignored${meant ? ` (did you mean ${meant}?)` : ''}\n`);
   }
   const config = loadConfig({ flags: settingFlags(command), env: process.env });
   const exposed = exposedConfigFile(config.dataFolder);
@@ -236,7 +238,7 @@ export function buildProgram(): Command {
     .helpCommand(false)
     // Set before the subcommands are made: commander copies these settings to them.
     .exitOverride()
-    .configureOutput({ outputError: (text, write) => write(`wcs: ${text.replace(/^error: /, '')}`) })
+    .configureOutput({ outputError: (text, write) => write(`wcs: ${printable(text.replace(/^error: /, ''))}`) })
     .showHelpAfterError(USAGE_HINT)
     .configureHelp({ subcommandTerm: (command) => `${command.name()} ${command.usage()}`.trim() })
     .addHelpText('after', OVERVIEW);

@@ -117,7 +117,7 @@ export async function runPsbtCommand(
 
   const config = loadConfig({ flags: configFlags, env });
   await requireExistingStore(config);
-  const runtime = await createRuntime(config);
+  const runtime = await createRuntime(config, { createNoFiles: true });
   try {
     const user = await runtime.store.users.find(userName);
     // An unknown user sees no wallet at all, as over HTTP.

@@ -7,13 +7,14 @@ import { ServiceError } from '../services/errors.js';
 import { ADMIN_USER, OWNS_WALLETS_HINT, type DeleteUserWallets, type DeletedUser } from '../services/users.js';
 import { readNewPassword } from './password-input.js';
 import { requireExistingStore } from './store-check.js';
+import { shown } from './terminal-text.js';
 
 function deletedText(d: DeletedUser): string {
-  const parts = [`Deleted user ${d.name}`, `${d.tokens} token(s)`, `${d.sharesRemoved} share(s) of other users' wallets`];
+  const parts = [`Deleted user ${shown(d.name)}`, `${d.tokens} token(s)`, `${d.sharesRemoved} share(s) of other users' wallets`];
   if (d.webhooks > 0) parts.push(`${d.webhooks} webhook(s) with their delivery logs`);
-  if (d.walletsDeleted.length > 0) parts.push(`wallet(s) ${d.walletsDeleted.join(', ')} with ${d.psbtsDeleted} PSBT(s) and their signatures`);
+  if (d.walletsDeleted.length > 0) parts.push(`wallet(s) ${d.walletsDeleted.map(shown).join(', ')} with ${d.psbtsDeleted} PSBT(s) and their signatures`);
   let text = parts.join(', ');
-  if (d.walletsTransferred.length > 0) text += `; wallet(s) ${d.walletsTransferred.join(', ')} now owned by ${d.transferredTo ?? ''}`;
+  if (d.walletsTransferred.length > 0) text += `; wallet(s) ${d.walletsTransferred.map(shown).join(', ')} now owned by ${shown(d.transferredTo ?? '')}`;
   return text;
 }
 
@@ -44,7 +45,7 @@ export interface UserOptions {
 export async function runUserCommand(config: Config, action: UserAction, name: string | undefined, options: UserOptions, out: (line: string) => void): Promise<void> {
   const transferTo = options.transferWalletsTo;
   await requireExistingStore(config);
-  const runtime = await createRuntime(config);
+  const runtime = await createRuntime(config, { createNoFiles: true });
   try {
     const users = runtime.services.users;
     switch (action) {
@@ -75,7 +76,7 @@ export async function runUserCommand(config: Config, action: UserAction, name: s
       }
       case 'list':
         for (const u of await users.listUsers()) {
-          out(`${u.name}\t${u.isAdmin ? 'admin' : 'user'}\t${new Date(u.createdAt).toISOString()}`);
+          out(`${shown(u.name)}\t${u.isAdmin ? 'admin' : 'user'}\t${new Date(u.createdAt).toISOString()}`);
         }
         break;
     }

@@ -8,6 +8,7 @@ import { createRuntime } from '../main.js';
 import type { Principal } from '../services/principal.js';
 import { ServiceError } from '../services/errors.js';
 import { WalletUsageError } from './errors.js';
+import { shown } from './terminal-text.js';
 
 export type WalletAction = 'import' | 'export' | 'list' | 'show' | 'delete' | 'rescan';
 
@@ -51,7 +52,7 @@ export async function runWalletCommand(
   terminal: boolean = process.stderr.isTTY === true,
 ): Promise<string> {
   await beforeOpen(config);
-  const runtime = await createRuntime(config);
+  const runtime = await createRuntime(config, { createNoFiles: true });
   try {
     const userName = options.get('--user') ?? 'admin';
     const user = await runtime.store.users.find(userName);
@@ -74,7 +75,7 @@ export async function runWalletCommand(
           birthday: birthday !== undefined && /^\d+$/.test(birthday) ? Number(birthday) : birthday,
           gap_limit: integerOption(options, '--gap-limit'),
         });
-        return `Imported wallet ${details.alias} (${details.name}): ${details.address_type}, ${details.sigs_required} of ${details.sigs_total}\nFirst address: ${details.address}`;
+        return `Imported wallet ${shown(details.alias)} (${shown(details.name)}): ${details.address_type}, ${details.sigs_required} of ${details.sigs_total}\nFirst address: ${details.address}`;
       }
       case 'export': {
         const format = options.get('--format');
@@ -85,7 +86,7 @@ export async function runWalletCommand(
       case 'list': {
         const list = await reads.list(principal);
         if (list.length === 0) return 'No wallets';
-        return list.map((w) => `${w.alias}\t${w.name}\t${w.address_type}\t${w.sigs_required}-of-${w.sigs_total}\t${w.balance.total.toFixed(8)} BTC`).join('\n');
+        return list.map((w) => `${shown(w.alias)}\t${shown(w.name)}\t${w.address_type}\t${w.sigs_required}-of-${w.sigs_total}\t${w.balance.total.toFixed(8)} BTC`).join('\n');
       }
       case 'show':
         return JSON.stringify(await reads.details(principal, alias!), null, 2);
