@@ -4,6 +4,7 @@ import type { NetworkName } from '../core/network.js';
 import { PreparedQuery } from './prepared-query.js';
 import { StoreConflictError } from './repositories.js';
 import type {
+  ReceiveIndexes,
   RevealResult,
   StoredWallet,
   SyncBlockRow,
@@ -39,6 +40,7 @@ export interface WalletsTable {
   last_used_receive: number;
   last_used_change: number;
   last_revealed_receive: number;
+  shown_receive: number;
   chain_base_revision: number;
 }
 
@@ -70,6 +72,17 @@ const ROWS_PER_INSERT = 200;
 /** The receive index after the last one revealed or used, whichever is higher. */
 const nextReceive = (eb: ExpressionBuilder<WalletDatabase, 'wallets'>) =>
   eb.case().when('last_revealed_receive', '>', eb.ref('last_used_receive')).then(eb.ref('last_revealed_receive')).else(eb.ref('last_used_receive')).end();
+
+/**
+ * The receive index the wallet details show: the one fixed in `shown_receive` while nothing at or past it
+ * is used on chain, otherwise the first index past every used and revealed one (ADR 0003).
+ */
+const shownReceive = (eb: ExpressionBuilder<WalletDatabase, 'wallets'>) =>
+  eb.case().when('shown_receive', '>', eb.ref('last_used_receive')).then(eb.ref('shown_receive')).else(eb(nextReceive(eb), '+', 1)).end();
+
+/** The highest receive index used, revealed or shown: `addresses/next` hands out the one after it. */
+const highestReceiveOut = (eb: ExpressionBuilder<WalletDatabase, 'wallets'>) =>
+  eb.case().when(shownReceive(eb), '>', nextReceive(eb)).then(shownReceive(eb)).else(nextReceive(eb)).end();
 
 function chunks<T>(items: readonly T[], size = ROWS_PER_INSERT): T[][] {
   const out: T[][] = [];
@@ -167,6 +180,7 @@ export class KyselyWallets implements WalletRepository {
           last_used_receive: -1,
           last_used_change: -1,
           last_revealed_receive: -1,
+          shown_receive: -1,
           chain_base_revision: wallet.revision,
         })
         .execute();
@@ -356,19 +370,30 @@ export class KyselyWallets implements WalletRepository {
 
   async revealNextReceive(walletId: string): Promise<RevealResult> {
     // One statement: PostgreSQL re-reads a row another transaction updated before applying this one,
-    // and SQLite has one writer, so two callers never compute the same index. `revision` stays: the
-    // reveal changes no chain row, and moving it would make an in-flight sync pass conflict (and,
-    // under a steady stream of reveals, never commit) and every reader reload the wallet.
+    // and SQLite has one writer, so two callers never compute the same index. Both columns are set from
+    // the row as it was: the shown index is fixed where the details showed it, and the index handed out
+    // comes after it. `revision` stays: the reveal changes no chain row, and moving it would make an
+    // in-flight sync pass conflict (and, under a steady stream of reveals, never commit) and every reader
+    // reload the wallet.
     const row = await this.db
       .updateTable('wallets')
-      .set((eb) => ({ last_revealed_receive: eb(nextReceive(eb), '+', 1) }))
+      .set((eb) => ({ shown_receive: shownReceive(eb), last_revealed_receive: eb(highestReceiveOut(eb), '+', 1) }))
       .where('id', '=', walletId)
       // Past the gap limit a wallet restored from the same keys would not see the payment.
-      .where((eb) => eb(nextReceive(eb), '<', eb('last_used_receive', '+', eb.ref('gap_limit'))))
+      .where((eb) => eb(highestReceiveOut(eb), '<', eb('last_used_receive', '+', eb.ref('gap_limit'))))
       .returning('last_revealed_receive')
       .executeTakeFirst();
     if (row !== undefined) return { index: Number(row.last_revealed_receive) };
     return (await this.revision(walletId)) === undefined ? 'not_found' : 'gap_limit_reached';
+  }
+
+  async receiveIndexes(walletId: string): Promise<ReceiveIndexes | undefined> {
+    const row = await this.db
+      .selectFrom('wallets')
+      .select((eb) => [shownReceive(eb).as('shown'), 'last_revealed_receive', 'last_used_receive'])
+      .where('id', '=', walletId)
+      .executeTakeFirst();
+    return row && { shown: Number(row.shown), lastRevealed: Number(row.last_revealed_receive), lastUsed: Number(row.last_used_receive) };
   }
 
   async revealedReceiveIndexes(): Promise<Map<string, number>> {

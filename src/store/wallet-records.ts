@@ -117,6 +117,16 @@ export interface UtxoFlagRow {
 /** A revealed receive index; `gap_limit_reached` when it would pass the gap limit; `not_found` without the wallet. */
 export type RevealResult = { index: number } | 'gap_limit_reached' | 'not_found';
 
+/** Where a wallet's receive addresses stand in the store (ADR 0003). */
+export interface ReceiveIndexes {
+  /** The index the wallet details show as its address; `revealNextReceive` never hands it out. */
+  shown: number;
+  /** The highest index handed out by `revealNextReceive` (-1: none). */
+  lastRevealed: number;
+  /** The highest index used on chain as the sync last wrote it (-1: none). */
+  lastUsed: number;
+}
+
 export interface WalletRepository {
   /** Throws StoreConflictError when the alias is taken. */
   insert(wallet: StoredWallet, shares: readonly WalletShare[]): Promise<void>;
@@ -154,12 +164,14 @@ export interface WalletRepository {
    */
   holdRevision(walletId: string, revision: number): Promise<boolean>;
   /**
-   * Hands out the next receive index in one atomic statement: `max(last revealed, last used) + 1`,
-   * remembered as the last revealed, but never more than the gap limit past the last used index.
-   * Concurrent callers (of any instance) never get the same index. Leaves `revision` alone (see
-   * migration 0004).
+   * Hands out the next receive index in one atomic statement: one past the last revealed, the last used
+   * and the shown index (fixing the shown index where it stands), remembered as the last revealed, but
+   * never more than the gap limit past the last used index. Concurrent callers (of any instance) never
+   * get the same index, nor the shown one. Leaves `revision` alone (see migrations 0004 and 0013).
    */
   revealNextReceive(walletId: string): Promise<RevealResult>;
+  /** The shown, last revealed and last used receive indexes of a wallet; undefined when it is gone. */
+  receiveIndexes(walletId: string): Promise<ReceiveIndexes | undefined>;
   /** The last revealed receive index of every wallet (id -> index, -1 for none). */
   revealedReceiveIndexes(): Promise<Map<string, number>>;
   /**

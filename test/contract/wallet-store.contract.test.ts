@@ -226,14 +226,18 @@ describe.each(STORE_KINDS)('wallet store conformance: $kind', ({ open }) => {
   describe('revealing receive indexes', () => {
     const used = (lastUsedReceive: number) => change({ sync: { walletId: 'w-1', tip: null, lastUsedReceive, lastUsedChange: -1 } });
 
-    it('hands out consecutive indexes from 0 without moving the revision', async () => {
+    it('hands out consecutive indexes after the shown index 0 without moving the revision', async () => {
       await store.wallets.insert(wallet(), []);
       await store.wallets.insert(wallet({ id: 'w-2', alias: 'cold' }), []);
-      expect(await store.wallets.revealNextReceive('w-1')).toEqual({ index: 0 });
+      expect(await store.wallets.receiveIndexes('w-1')).toEqual({ shown: 0, lastRevealed: -1, lastUsed: -1 });
       expect(await store.wallets.revealNextReceive('w-1')).toEqual({ index: 1 });
       expect(await store.wallets.revealNextReceive('w-1')).toEqual({ index: 2 });
-      expect(await store.wallets.revealedReceiveIndexes()).toEqual(new Map([['w-1', 2], ['w-2', -1]]));
-      expect((await store.wallets.chainRows('w-1'))?.lastRevealedReceive).toBe(2);
+      expect(await store.wallets.revealNextReceive('w-1')).toEqual({ index: 3 });
+      // The shown index stays where it was while it is unused.
+      expect(await store.wallets.receiveIndexes('w-1')).toEqual({ shown: 0, lastRevealed: 3, lastUsed: -1 });
+      expect(await store.wallets.receiveIndexes('missing')).toBeUndefined();
+      expect(await store.wallets.revealedReceiveIndexes()).toEqual(new Map([['w-1', 3], ['w-2', -1]]));
+      expect((await store.wallets.chainRows('w-1'))?.lastRevealedReceive).toBe(3);
       expect(await store.wallets.revision('w-1')).toBe(0);
       // The sync's changeset still applies at the revision it read before the reveals.
       expect(await store.transaction((repos) => repos.wallets.applyChange(used(-1), 0))).toBe(1);
@@ -243,27 +247,31 @@ describe.each(STORE_KINDS)('wallet store conformance: $kind', ({ open }) => {
     it('continues after the last index used on chain, and a sync write never lowers what was revealed', async () => {
       await store.wallets.insert(wallet(), []);
       await store.transaction((repos) => repos.wallets.applyChange(used(30), 0));
-      expect(await store.wallets.revealNextReceive('w-1')).toEqual({ index: 31 });
-      // The chain shows a use below the revealed index: revealing goes on from 31.
-      await store.transaction((repos) => repos.wallets.applyChange(used(25), 1));
+      expect((await store.wallets.receiveIndexes('w-1'))?.shown).toBe(31);
       expect(await store.wallets.revealNextReceive('w-1')).toEqual({ index: 32 });
-      expect((await store.wallets.chainRows('w-1'))?.lastRevealedReceive).toBe(32);
-      // A rescan forgets the chain rows but not the addresses handed out; until the scan finds the
-      // used ones again, 33 is past the gap limit of 20 after "none used".
+      // The chain shows a use below the revealed index: revealing goes on from 32, 31 stays shown.
+      await store.transaction((repos) => repos.wallets.applyChange(used(25), 1));
+      expect(await store.wallets.revealNextReceive('w-1')).toEqual({ index: 33 });
+      expect(await store.wallets.receiveIndexes('w-1')).toEqual({ shown: 31, lastRevealed: 33, lastUsed: 25 });
+      // A rescan forgets the chain rows but not the addresses handed out nor the one shown; until the
+      // scan finds the used ones again, 34 is past the gap limit of 20 after "none used".
       await store.wallets.resetChain('w-1', 0);
       expect(await store.wallets.revealNextReceive('w-1')).toBe('gap_limit_reached');
-      expect((await store.wallets.chainRows('w-1'))?.lastRevealedReceive).toBe(32);
+      expect(await store.wallets.receiveIndexes('w-1')).toEqual({ shown: 31, lastRevealed: 33, lastUsed: -1 });
     });
 
     it('never reveals more than the gap limit past the last used index', async () => {
       await store.wallets.insert(wallet(), []);
       const revealed = [];
-      for (let i = 0; i < 21; i++) revealed.push(await store.wallets.revealNextReceive('w-1'));
-      expect(revealed.slice(0, 20)).toEqual(Array.from({ length: 20 }, (_, index) => ({ index })));
-      expect(revealed[20]).toBe('gap_limit_reached');
-      // A payment to index 4 moves the window: up to 24.
+      for (let i = 0; i < 20; i++) revealed.push(await store.wallets.revealNextReceive('w-1'));
+      // Index 0 is shown: 1..19 go out, twenty unused addresses in all.
+      expect(revealed.slice(0, 19)).toEqual(Array.from({ length: 19 }, (_, i) => ({ index: i + 1 })));
+      expect(revealed[19]).toBe('gap_limit_reached');
+      // A payment to index 4 moves the window up to 24, and the shown address past every one handed out.
       await store.transaction((repos) => repos.wallets.applyChange(used(4), 0));
-      expect(await store.wallets.revealNextReceive('w-1')).toEqual({ index: 20 });
+      expect((await store.wallets.receiveIndexes('w-1'))?.shown).toBe(20);
+      expect(await store.wallets.revealNextReceive('w-1')).toEqual({ index: 21 });
+      expect(await store.wallets.receiveIndexes('w-1')).toEqual({ shown: 20, lastRevealed: 21, lastUsed: 4 });
     });
 
     it('gives concurrent callers distinct indexes', async () => {
@@ -273,9 +281,10 @@ describe.each(STORE_KINDS)('wallet store conformance: $kind', ({ open }) => {
       const inTransaction = store.transaction((repos) => repos.wallets.revealNextReceive('w-1'));
       const answers = await Promise.all([inTransaction, ...Array.from({ length: 40 }, () => store.wallets.revealNextReceive('w-1'))]);
       const indexes = answers.flatMap((a) => (typeof a === 'object' ? [a.index] : []));
-      // Used up to 9 with a gap limit of 20: exactly 10..29 are handed out, each once; the rest are refused.
-      expect(indexes.sort((a, b) => a - b)).toEqual(Array.from({ length: 20 }, (_, i) => 10 + i));
-      expect(answers.filter((a) => a === 'gap_limit_reached')).toHaveLength(21);
+      // Used up to 9 with a gap limit of 20, 10 shown: exactly 11..29 are handed out, each once; the rest are refused.
+      expect(indexes.sort((a, b) => a - b)).toEqual(Array.from({ length: 19 }, (_, i) => 11 + i));
+      expect(answers.filter((a) => a === 'gap_limit_reached')).toHaveLength(22);
+      expect((await store.wallets.receiveIndexes('w-1'))?.shown).toBe(10);
       expect(await store.wallets.revision('w-1')).toBe(1);
     });
   });

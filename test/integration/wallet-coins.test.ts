@@ -30,8 +30,12 @@ describe('addresses', () => {
     // Receive indexes 0, 1, 3, 19 and 30 were used in the timeline; 2 was not.
     expect(response.body.addresses.filter((a: any) => a.used).map((a: any) => a.index)).toEqual(expect.arrayContaining([0, 1, 3, 19, 30]));
     expect(response.body.addresses[2].used).toBe(false);
+    // The details show 31, the first unused; revealing hands out the one after it, and the details keep 31.
+    const shown = await walletDetails(world, 'w');
+    expect({ address: shown.address, index: shown.address_index }).toEqual({ address: response.body.addresses[31].address, index: 31 });
     const next = await request(`${world.server.api}/wallets/w/addresses/next`, { method: 'POST', headers: world.auth });
-    expect(next.body).toEqual({ address: (await walletDetails(world, 'w')).address, index: 31 });
+    expect(next.body).toEqual({ address: response.body.addresses[32].address, index: 32 });
+    expect((await walletDetails(world, 'w')).address).toBe(shown.address);
     const bad = await request(`${world.server.api}/wallets/w/addresses?count=5000`, { headers: world.auth });
     expect(bad.status).toBe(400);
   });

@@ -65,16 +65,40 @@ describe.each(['sqlite', 'postgres'] as const)('revealing receive addresses on %
     await world?.close();
   });
 
-  it('hands out consecutive, distinct addresses; the details keep the first address unused on chain', async () => {
-    const derived = await receiveAddresses('w', 0, 4);
+  it('hands out consecutive, distinct addresses after the one the details show, which stays', async () => {
+    const derived = await receiveAddresses('w', 0, 5);
     const first = await reveal(world.server, 'w');
     const second = await reveal(other, 'w');
     const third = await reveal(world.server, 'w');
-    expect([first, second, third]).toEqual([0, 1, 2].map((index) => ({ address: derived[index], index })));
+    expect([first, second, third]).toEqual([1, 2, 3].map((index) => ({ address: derived[index], index })));
     // Read access suffices to receive.
-    expect(await reveal(other, 'w', bob)).toEqual({ address: derived[3], index: 3 });
-    const details = await walletDetails(world, 'w');
-    expect({ address: details.address, index: details.address_index }).toEqual({ address: derived[0], index: 0 });
+    expect(await reveal(other, 'w', bob)).toEqual({ address: derived[4], index: 4 });
+    for (const server of [world.server, other]) {
+      const details = await walletDetails({ server, auth: world.auth }, 'w');
+      expect({ address: details.address, index: details.address_index }).toEqual({ address: derived[0], index: 0 });
+    }
+  });
+
+  it('never hands out the address the details show, to concurrent callers of two instances reading the details meanwhile', async () => {
+    await importWpkh('shop', { gap_limit: 10 });
+    const shown = new Set<string>();
+    const readDetails = async (server: TestServer) => {
+      const details = await walletDetails({ server, auth: world.auth }, 'shop');
+      shown.add(details.address);
+      return details.address_index as number;
+    };
+    const calls = Array.from({ length: 12 }, (_, i) => next(i % 2 === 0 ? world.server : other, 'shop'));
+    const reads = Array.from({ length: 8 }, (_, i) => readDetails(i % 2 === 0 ? other : world.server));
+    const [responses, shownIndexes] = await Promise.all([Promise.all(calls), Promise.all(reads)]);
+    shownIndexes.push(await readDetails(world.server), await readDetails(other));
+    // Whoever read the details, before, during or after the calls, was shown index 0, which no caller got.
+    expect(new Set(shownIndexes)).toEqual(new Set([0]));
+    expect(shown.size).toBe(1);
+    const answers = responses.filter((r) => r.status === 200).map((r) => r.body as { address: string; index: number });
+    expect(answers.map((a) => a.index).sort((a, b) => a - b)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    for (const answer of answers) expect(shown.has(answer.address)).toBe(false);
+    expect(new Set(answers.map((a) => a.address)).size).toBe(9);
+    expect(responses.filter((r) => r.status === 409)).toHaveLength(3);
   });
 
   it('refuses callers without access exactly like a missing wallet, and unauthenticated ones', async () => {
@@ -86,20 +110,20 @@ describe.each(['sqlite', 'postgres'] as const)('revealing receive addresses on %
     const anonymous = await request(`${world.server.api}/wallets/w/addresses/next`, { method: 'POST' });
     expect(anonymous.status).toBe(401);
     // Neither consumed an index.
-    expect((await reveal(world.server, 'w')).index).toBe(4);
+    expect((await reveal(world.server, 'w')).index).toBe(5);
   });
 
   it('gives concurrent callers on two instances distinct consecutive indexes, up to the gap limit and no further', async () => {
     const calls = Array.from({ length: 24 }, (_, i) => next(i % 2 === 0 ? world.server : other, 'w'));
     const responses = await Promise.all(calls);
-    // 0..4 are out already and nothing is used: with a gap limit of 20, 5..19 go out once each.
+    // 0 is shown, 1..5 are out already and nothing is used: with a gap limit of 20, 6..19 go out once each.
     const answers = responses.filter((r) => r.status === 200).map((r) => r.body as { address: string; index: number });
-    expect(answers.map((a) => a.index).sort((a, b) => a - b)).toEqual(Array.from({ length: 15 }, (_, i) => 5 + i));
-    expect(new Set(answers.map((a) => a.address)).size).toBe(15);
-    const derived = await receiveAddresses('w', 5, 15);
-    for (const answer of answers) expect(answer.address).toBe(derived[answer.index - 5]);
+    expect(answers.map((a) => a.index).sort((a, b) => a - b)).toEqual(Array.from({ length: 14 }, (_, i) => 6 + i));
+    expect(new Set(answers.map((a) => a.address)).size).toBe(14);
+    const derived = await receiveAddresses('w', 6, 14);
+    for (const answer of answers) expect(answer.address).toBe(derived[answer.index - 6]);
     const refused = responses.filter((r) => r.status !== 200);
-    expect(refused).toHaveLength(9);
+    expect(refused).toHaveLength(10);
     for (const r of refused) {
       expect(r.status).toBe(409);
       expect(r.body).toEqual({
@@ -111,8 +135,8 @@ describe.each(['sqlite', 'postgres'] as const)('revealing receive addresses on %
   });
 
   it('reveals up to the gap limit, further once the owner raises it; the sync watches the gap limit past the last revealed', async () => {
-    // Gap limit 5: indexes 0-4 go out, then the wallet refuses, on either instance.
-    for (let i = 0; i < 5; i++) expect((await reveal(other, 'narrow')).index).toBe(i);
+    // Gap limit 5: index 0 is shown, 1-4 go out, then the wallet refuses, on either instance.
+    for (let i = 1; i < 5; i++) expect((await reveal(other, 'narrow')).index).toBe(i);
     expect((await next(world.server, 'narrow')).body.code).toBe('gap_limit_reached');
     // Only the owner raises the gap limit; a read user is refused like a stranger.
     await request(`${world.server.api}/wallets/narrow`, { method: 'PATCH', headers: world.auth, json: { shared_with: [{ user: 'bob', access: 'read' }] } });
@@ -139,29 +163,34 @@ describe.each(['sqlite', 'postgres'] as const)('revealing receive addresses on %
   });
 
   it('continues after the last index the chain shows used', async () => {
-    // The fixture chain now shows receive index 30 used: wallets that revealed less continue at 31.
+    // The fixture chain now shows receive index 30 used: the details of wallets that revealed less show 31,
+    // and revealing continues at 32.
     expect((await walletDetails(world, 'control')).address_index).toBe(4);
-    expect(await reveal(world.server, 'narrow')).toMatchObject({ index: 31 });
+    expect((await walletDetails(world, 'narrow')).address_index).toBe(31);
+    expect(await reveal(world.server, 'narrow')).toMatchObject({ index: 32 });
     const w = await walletDetails(world, 'w');
     expect(w.address_index).toBe(31);
-    expect((await reveal(other, 'w')).index).toBe(31);
-    expect((await reveal(world.server, 'w')).index).toBe(32);
+    expect((await reveal(other, 'w')).index).toBe(32);
+    expect((await reveal(world.server, 'w')).index).toBe(33);
+    expect((await walletDetails({ server: other, auth: world.auth }, 'w')).address).toBe(w.address);
   });
 
   it('a reveal that commits while the sync reads the node tip is watched for the blocks up to that tip', async () => {
     await importWpkh('late', { gap_limit: 12 });
     const runtime = world.server.running.runtime;
     const follower = runtime.services.chain.source!.follower;
-    // The node's tip answers only after 0..11 were revealed on the other instance: any block up to that tip
-    // may pay the addresses up to 11 + 12, so the pass must watch them although it loaded the wallet before
-    // (without the reveals it would watch 0..11, find 3 and stop at 15, missing 19 and 30).
+    // The node's tip answers only after 1..11 were revealed on the other instance (0 is shown): any block up
+    // to that tip may pay the addresses up to 11 + 12, so the pass must watch them although it loaded the
+    // wallet before (without the reveals it would watch 0..11, find 3 and stop at 15, missing 19 and 30).
+    let revealed = false;
     const chain = new Proxy(follower, {
       get(target, property) {
         if (property === 'tip') {
           return async () => {
             const tip = await target.tip();
-            if ((await walletDetails({ server: other, auth: world.auth }, 'late')).address_index === 0) {
-              for (let i = 0; i < 12; i++) await reveal(other, 'late');
+            if (!revealed) {
+              revealed = true;
+              for (let i = 1; i < 12; i++) expect((await reveal(other, 'late')).index).toBe(i);
             }
             return tip;
           };

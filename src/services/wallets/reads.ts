@@ -36,7 +36,7 @@ import {
   type WalletStateCache,
   type WalletView,
 } from '../wallet-state.js';
-import type { WalletAccess } from './access.js';
+import { walletNotFound, type WalletAccess } from './access.js';
 
 /** Where the wallet part reaches the chain; null when no node is configured. */
 export interface ChainAccess {
@@ -108,7 +108,9 @@ export class WalletReads implements WalletDirectory {
     const labels = await this.deps.store.wallets.addressLabels(wallet.id);
     const utxo = options.utxos === false ? [] : await this.utxoViews(view, labels, options.utxoPage);
     const scripts = this.deps.scripts.get(wallet);
-    const receiveIndex = summary.lastUsedReceive + 1;
+    // The address `addresses/next` never hands out (ADR 0003): whoever reads it here may give it to a payer.
+    const receiveIndex = (await this.deps.store.wallets.receiveIndexes(wallet.id))?.shown;
+    if (receiveIndex === undefined) throw walletNotFound(); // deleted meanwhile
     const changeIndex = summary.lastUsedChange + 1;
     const address = (branch: 0 | 1, index: number) => scriptAddress(toHex(scripts.derive(branch, index, 1)[0]!), wallet.network);
     return {
@@ -241,6 +243,19 @@ export class WalletReads implements WalletDirectory {
       const address = scriptAddress(hex, wallet.network);
       return { index: from + i, address, label: labels.get(address) ?? '', used: used.has(hex) };
     });
+  }
+
+  /**
+   * A receive address to show again, by index, when it is one that `addresses/next` will never hand out to
+   * anyone else (at or below the last revealed, used or shown index) and the sync watches; undefined for an
+   * index past those.
+   */
+  async shownAgainReceive(principal: Principal, alias: string, index: number): Promise<AddressEntry | undefined> {
+    if (!Number.isSafeInteger(index) || index < 0 || index >= HARDENED) return undefined;
+    const wallet = await this.deps.access.resolve(principal, alias, 'read');
+    const indexes = await this.deps.store.wallets.receiveIndexes(wallet.id);
+    if (!indexes || index > Math.max(indexes.shown, indexes.lastRevealed, indexes.lastUsed)) return undefined;
+    return (await this.addresses(principal, alias, 0, index, 1))[0];
   }
 
   /**
