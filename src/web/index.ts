@@ -15,7 +15,7 @@ import { loadAssets, type WebAssets } from './assets.js';
 import type { WebDeps } from './context.js';
 import { html } from './html.js';
 import { page } from './layout.js';
-import { SESSION_COOKIE, checkFormToken, checkSameOrigin } from './session.js';
+import { checkFormToken, checkSameOrigin, clearSessionCookies, sessionCookieOf } from './session.js';
 import { registerAuthPages } from './pages/auth.js';
 import { registerWalletListPages } from './pages/wallets.js';
 import { registerWalletPages } from './pages/wallet.js';
@@ -73,7 +73,9 @@ export async function registerWebInterface(app: FastifyInstance, options: { serv
       if (request.url.startsWith('/assets/')) return;
       const path = request.url.split('?')[0]!;
       if (request.method === 'POST') checkSameOrigin(request);
-      request.webSession = await deps.services.webSessions.resolve(request.cookies[SESSION_COOKIE]);
+      const sessionId = sessionCookieOf(request);
+      if (sessionId === 'ambiguous') clearSessionCookies(request, reply);
+      request.webSession = sessionId === 'ambiguous' ? undefined : await deps.services.webSessions.resolve(sessionId);
       if (!request.webSession) {
         if (PUBLIC_PATHS.has(path)) return;
         if (path.endsWith('/live')) throw new ServiceError('unauthenticated', 'unauthenticated', 'Sign in again');

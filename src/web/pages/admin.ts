@@ -11,6 +11,20 @@ import { csrfField } from '../layout.js';
 
 type UserRequest = FastifyRequest<{ Params: { name: string } }>;
 
+/**
+ * What the administration page may confirm after an action, by key: a link cannot make the page say
+ * anything else (an unknown key shows nothing).
+ */
+const NOTICES = {
+  user_added: 'The user was added.',
+  password_set: 'The new password was set; every session of that user has ended.',
+  user_deleted: 'The user was deleted.',
+} as const;
+type NoticeKey = keyof typeof NOTICES;
+
+const noticeOf = (key: unknown): string | undefined => (typeof key === 'string' && Object.hasOwn(NOTICES, key) ? NOTICES[key as NoticeKey] : undefined);
+const adminWithNotice = (key: NoticeKey) => `/admin?done=${key}`;
+
 export function registerAdminPages(app: FastifyInstance, deps: WebDeps): void {
   const { services } = deps;
 
@@ -31,8 +45,9 @@ export function registerAdminPages(app: FastifyInstance, deps: WebDeps): void {
   <select id="wallets-${u.name}" name="wallets"><option value="refuse">Refuse if they own wallets</option><option value="delete">Delete their wallets too</option></select>
   <button type="submit" class="small danger">Delete</button></form></td></tr>`,
     );
+    const notice = noticeOf(request.query.done);
     const body = html`<h1>Administration</h1>
-${request.query.done ? html`<p class="flash notice" role="status">${request.query.done}</p>` : ''}
+${notice ? html`<p class="flash notice" role="status">${notice}</p>` : ''}
 <section><h2>Service</h2><dl class="facts">
   <div><dt>Version</dt><dd>${details.version}</dd></div>
   <div><dt>Network</dt><dd>${details.network}</dd></div>
@@ -55,8 +70,8 @@ ${request.query.done ? html`<p class="flash notice" role="status">${request.quer
   app.post('/admin/users', async (request, reply) => {
     const session = sessionOf(request);
     requireAdmin(session.principal);
-    const added = await services.users.addUser(field(request.body, 'name'), field(request.body, 'password'), { admin: field(request.body, 'admin') === 'on' });
-    return reply.redirect(`/admin?done=${encodeURIComponent(`Added ${added.name}`)}`, 303);
+    await services.users.addUser(field(request.body, 'name'), field(request.body, 'password'), { admin: field(request.body, 'admin') === 'on' });
+    return reply.redirect(adminWithNotice('user_added'), 303);
   });
 
   app.post('/admin/users/:name/password', async (request: UserRequest, reply) => {
@@ -64,7 +79,7 @@ ${request.query.done ? html`<p class="flash notice" role="status">${request.quer
     requireAdmin(session.principal);
     await services.users.changePassword(request.params.name, field(request.body, 'password'));
     // A new password ends every session of the user, this one too when it is the admin's own.
-    return reply.redirect(`/admin?done=${encodeURIComponent(`New password set for ${request.params.name}`)}`, 303);
+    return reply.redirect(adminWithNotice('password_set'), 303);
   });
 
   app.post('/admin/users/:name/admin', async (request: UserRequest, reply) => {
@@ -79,8 +94,8 @@ ${request.query.done ? html`<p class="flash notice" role="status">${request.quer
     requireAdmin(session.principal);
     const choice = field(request.body, 'wallets');
     const wallets: DeleteUserWallets = choice === 'delete' ? { action: 'delete' } : { action: 'refuse' };
-    const deleted = await services.users.deleteUser(request.params.name, { wallets });
-    return reply.redirect(`/admin?done=${encodeURIComponent(`Deleted ${deleted.name}`)}`, 303);
+    await services.users.deleteUser(request.params.name, { wallets });
+    return reply.redirect(adminWithNotice('user_deleted'), 303);
   });
 
   app.get('/account', async (request, reply) => {

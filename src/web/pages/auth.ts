@@ -3,11 +3,13 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ServiceError } from '../../services/errors.js';
 import { field, respond, sessionOf, type WebDeps } from '../context.js';
 import { html } from '../html.js';
+import { localPath } from '../local-path.js';
 import { SESSION_COOKIE, clearSessionCookie, setSessionCookie } from '../session.js';
 
-/** Only a path of this service may follow a sign-in (no open redirect). */
+/** Only a path of this service may follow a sign-in (no open redirect); anything else goes to the wallets. */
 function nextPath(value: unknown): string {
-  return typeof value === 'string' && /^\/(?![/\\])/.test(value) && !value.startsWith('/sign-') ? value : '/';
+  const path = localPath(value);
+  return path !== undefined && !path.startsWith('/sign-') ? path : '/';
 }
 
 function signInForm(next: string, userName: string) {

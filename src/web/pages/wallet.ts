@@ -4,6 +4,7 @@ import { ServiceError } from '../../services/errors.js';
 import { field, respond, sessionOf, walletUrl, type WebDeps } from '../context.js';
 import { html, type Html } from '../html.js';
 import { csrfField } from '../layout.js';
+import { localPath } from '../local-path.js';
 import { addressesTable, balances, canSpend, coinsTable, pager, pendingPsbts, receiveBox, transactionsTable } from './wallet-views.js';
 
 type WalletRequest = FastifyRequest<{ Params: { alias: string }; Querystring: { view?: string; page?: string; receive?: string; branch?: string; broadcast?: string } }>;
@@ -13,13 +14,20 @@ const COIN_PAGE = 100;
 const ADDRESS_PAGE = 50;
 const VIEWS = ['overview', 'transactions', 'coins', 'addresses'] as const;
 
+/** Why the page shows the wallet's receive address rather than the one a link asked for. */
+const RECEIVE_NOTICES = {
+  notHandedOut: 'That address was not handed out by this wallet, so a payment to it might not be seen: showing the wallet\'s receive address instead.',
+  used: 'That address has already received a payment: showing the wallet\'s receive address instead.',
+} as const;
+
 function pageNumber(text: string | undefined): number {
   return text !== undefined && /^[1-9]\d{0,5}$/.test(text) ? Number(text) : 1;
 }
 
 /** Only a path of this wallet's pages may be gone back to after a small action. */
 function backTo(alias: string, value: string): string {
-  return value.startsWith(walletUrl(alias)) && !value.startsWith('//') ? value : walletUrl(alias);
+  const path = localPath(value);
+  return path !== undefined && path.startsWith(walletUrl(alias)) ? path : walletUrl(alias);
 }
 
 export function registerWalletPages(app: FastifyInstance, deps: WebDeps): void {
@@ -37,13 +45,16 @@ export function registerWalletPages(app: FastifyInstance, deps: WebDeps): void {
     const details = await services.wallets.reads.details(principal, alias, { limit, offset: view === 'transactions' ? (n - 1) * TX_PAGE : 0 }, { utxos: false });
     const here = walletUrl(alias, view === 'overview' ? '' : `?view=${view}${n > 1 ? `&page=${n}` : ''}`);
     let content: Html;
+    let receiveNotice: string | undefined;
     if (view === 'overview') {
       let address = details.address;
       let index = details.address_index;
       const asked = request.query.receive;
-      if (asked !== undefined && /^\d{1,9}$/.test(asked)) {
-        const [entry] = await services.wallets.reads.addresses(principal, alias, 0, Number(asked), 1);
-        if (entry) ({ address, index } = entry);
+      if (asked !== undefined) {
+        // Only an address no one else is handed out and the sync watches is shown as one to pay.
+        const entry = /^\d{1,10}$/.test(asked) ? await services.wallets.reads.shownAgainReceive(principal, alias, Number(asked)) : undefined;
+        if (entry && !entry.used) ({ address, index } = entry);
+        else receiveNotice = entry ? RECEIVE_NOTICES.used : RECEIVE_NOTICES.notHandedOut;
       }
       const psbts = await services.psbts.list(principal, alias);
       content = html`${await receiveBox(details, address, index, session)}
@@ -77,7 +88,9 @@ ${balances(details)}
 <nav class="tabs" aria-label="Wallet views">${tabs}</nav>
 ${content}`;
     const sent = request.query.broadcast;
-    const flash = sent !== undefined && /^[0-9a-f]{64}$/.test(sent) ? { kind: 'notice' as const, text: `Broadcast transaction ${sent}` } : undefined;
+    const flash = receiveNotice !== undefined
+      ? { kind: 'error' as const, text: receiveNotice }
+      : sent !== undefined && /^[0-9a-f]{64}$/.test(sent) ? { kind: 'notice' as const, text: `Broadcast transaction ${sent}` } : undefined;
     return respond(reply, deps, request, { title: details.name, body, live: { url: walletUrl(alias, '/live'), fingerprint }, flash });
   });
 
