@@ -9,17 +9,25 @@ export interface NewEvent {
   /** Epoch milliseconds. */
   occurredAt: number;
   data: Record<string, unknown>;
+  /**
+   * What the event announces about one transaction (kind, txid, depth and block when confirmed), when it
+   * does: such an event is recorded once per wallet, so a rescan finding the same transactions is silent.
+   */
+  announcement?: string;
 }
 
 export interface StoredEvent extends NewEvent {
   /** Position in the one order of all events: grows in commit order, without gaps. */
   seq: number;
+  /** `data` as recorded (JSON text): bodies carry it as is, so every delivery of an event has the same bytes. */
+  dataText: string;
 }
 
 export interface EventRepository {
   /**
-   * Appends the events in order. Call it last in the transaction of the change: it takes the sequence row,
-   * which other writers of events then wait for until this transaction ends.
+   * Appends the events in order, leaving out those whose announcement is already recorded for their wallet
+   * (or earlier in the list); the ones recorded are returned. Call it last in the transaction of the change:
+   * it takes the sequence row, which other writers of events then wait for until this transaction ends.
    */
   append(events: readonly NewEvent[]): Promise<StoredEvent[]>;
   /** Events after `afterSeq` and up to `upTo`, oldest first, of these wallets (undefined: of all). */

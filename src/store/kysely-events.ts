@@ -11,6 +11,7 @@ const toEvent = (row: Selectable<EventsTable>): StoredEvent => ({
   walletAlias: row.wallet_alias,
   occurredAt: Number(row.occurred_at),
   data: JSON.parse(row.data) as Record<string, unknown>,
+  dataText: row.data,
 });
 
 const toWebhook = (row: Selectable<WebhooksTable>): WebhookRecord => ({
@@ -40,10 +41,14 @@ const toDelivery = (row: Selectable<WebhookDeliveriesTable>): DeliveryRecord => 
   updatedAt: Number(row.updated_at),
 });
 
+/** Announcements looked up per query (bound parameters stay far below both databases' limits). */
+const ANNOUNCEMENTS_PER_QUERY = 500;
+
 export class KyselyEvents implements EventRepository {
   constructor(private readonly db: Kysely<Database>) {}
 
-  async append(events: readonly NewEvent[]): Promise<StoredEvent[]> {
+  async append(all: readonly NewEvent[]): Promise<StoredEvent[]> {
+    const events = await this.withoutRecordedAnnouncements(all);
     if (events.length === 0) return [];
     // The row lock taken here is held until commit: seqs are handed out in commit order.
     const row = await this.db
@@ -53,12 +58,36 @@ export class KyselyEvents implements EventRepository {
       .returning('last_seq')
       .executeTakeFirstOrThrow();
     const first = Number(row.last_seq) - events.length + 1;
-    const stored = events.map((e, i) => ({ ...e, seq: first + i }));
+    const stored = events.map((e, i) => ({ ...e, seq: first + i, dataText: JSON.stringify(e.data) }));
     await this.db
       .insertInto('events')
-      .values(stored.map((e) => ({ seq: e.seq, id: e.id, type: e.type, wallet_id: e.walletId, wallet_alias: e.walletAlias, occurred_at: e.occurredAt, data: JSON.stringify(e.data) })))
+      .values(stored.map((e) => ({ seq: e.seq, id: e.id, type: e.type, wallet_id: e.walletId, wallet_alias: e.walletAlias, occurred_at: e.occurredAt, data: e.dataText, announcement: e.announcement ?? null })))
       .execute();
     return stored;
+  }
+
+  private async withoutRecordedAnnouncements(events: readonly NewEvent[]): Promise<readonly NewEvent[]> {
+    const announcing = events.filter((e) => e.announcement !== undefined);
+    if (announcing.length === 0) return events;
+    const key = (walletId: string, announcement: string) => `${walletId}\n${announcement}`;
+    const recorded = new Set<string>();
+    for (let i = 0; i < announcing.length; i += ANNOUNCEMENTS_PER_QUERY) {
+      const batch = announcing.slice(i, i + ANNOUNCEMENTS_PER_QUERY);
+      const rows = await this.db
+        .selectFrom('events')
+        .select(['wallet_id', 'announcement'])
+        .where('wallet_id', 'in', [...new Set(batch.map((e) => e.walletId))])
+        .where('announcement', 'in', [...new Set(batch.map((e) => e.announcement!))])
+        .execute();
+      for (const row of rows) recorded.add(key(row.wallet_id, row.announcement!));
+    }
+    return events.filter((e) => {
+      if (e.announcement === undefined) return true;
+      const k = key(e.walletId, e.announcement);
+      if (recorded.has(k)) return false;
+      recorded.add(k);
+      return true;
+    });
   }
 
   async listAfter(afterSeq: number, walletIds: readonly string[] | undefined, limit: number, upTo?: number): Promise<StoredEvent[]> {

@@ -77,6 +77,8 @@ export interface EventsTable {
   occurred_at: number;
   /** JSON object. */
   data: string;
+  /** What the event announces about a transaction, recorded once per wallet (migration 15); null for others. */
+  announcement: string | null;
 }
 
 export interface WebhooksTable {

@@ -103,4 +103,32 @@ describe('events of the sync', () => {
     expect(pass.ran).toBe(true);
     expect(pass.tip?.height).toBe(131);
   }, 60_000);
+  for (const database of ['sqlite', 'postgres'] as const) {
+    it(`announce each transaction once per wallet: a rescan records only its scan's end (${database})`, async () => {
+      world = await startWalletWorld({ snapshot: 7 }, { database, env: { SERVICE_CONFIRMATIONS_NOTIFY: '2' } });
+      const imported = await request(`${world.server.api}/wallets`, {
+        method: 'POST',
+        headers: world.auth,
+        json: { name: 'Hot', alias: 'w_wpkh', recv_descriptor: wallets.w_wpkh!.recv_descriptor, change_descriptor: wallets.w_wpkh!.change_descriptor, birthday: 0 },
+      });
+      expect(imported.status, imported.text).toBe(201);
+      const { store, services } = world.server.running.runtime;
+      expect((await services.sync.runOnce()).ran).toBe(true);
+      const first = await store.events.listAfter(0, undefined, 10_000);
+      expect(first.filter((e) => e.type.startsWith('transaction.')).length).toBeGreaterThan(10);
+      for (let i = 0; i < 2; i++) {
+        const rescan = await request(`${world.server.api}/wallets/w_wpkh/rescan`, { method: 'POST', headers: world.auth, json: { from: 0 } });
+        expect(rescan.status, rescan.text).toBeLessThan(300);
+        expect((await services.sync.runOnce()).ran).toBe(true);
+      }
+      const after = await store.events.listAfter(first.at(-1)!.seq, undefined, 10_000);
+      expect(after.map((e) => e.type)).toEqual(['wallet.synced', 'wallet.synced']);
+
+      // The chain moving on is still announced: the mempool spend, its first confirmation, depth 2 a block later.
+      world.node.setSnapshot(8);
+      expect((await services.sync.runOnce()).ran).toBe(true);
+      const moved = await store.events.listAfter(after.at(-1)!.seq, undefined, 10_000);
+      expect(moved.map((e) => [e.type, e.data.txid])).toContainEqual(['transaction.sent', lowFee]);
+    }, 60_000);
+  }
 });

@@ -184,7 +184,9 @@ describe('webhooks', () => {
     const clock = new TestClock();
     world = await setUp(clock, {});
     receiver = await startReceiver();
-    for (const url of ['http://169.254.169.254/latest/meta-data', 'http://[fe80::1]/', 'http://0.0.0.0/', 'http://224.0.0.1/', `http://127.0.0.1:${receiver.port}/`, 'http://[::ffff:127.0.0.1]/', 'http://10.1.2.3/']) {
+    for (const url of ['http://169.254.169.254/latest/meta-data', 'http://[fe80::1]/', 'http://0.0.0.0/', 'http://224.0.0.1/', `http://127.0.0.1:${receiver.port}/`, 'http://[::ffff:127.0.0.1]/', 'http://10.1.2.3/',
+      // IPv6 addresses carrying a loopback or metadata IPv4 address, and deprecated private ranges
+      `http://[::7f00:1]:${receiver.port}/`, `http://[64:ff9b::7f00:1]:${receiver.port}/`, 'http://[2002:7f00:1::]/', 'http://[fec0::1]/', 'http://[64:ff9b::a9fe:a9fe]/', 'http://[2002:a9fe:a9fe::]/', 'http://[::ffff:0:7f00:1]/']) {
       const refused = await request(`${world.server.api}/webhooks`, { method: 'POST', headers: world.auth, json: { url, events: ['psbt.created'], wallets: ['w_wpkh'] } });
       expect(refused.status, url).toBe(422);
       expect(refused.body.code).toBe('webhook_address_refused');
@@ -241,4 +243,37 @@ describe('webhooks', () => {
     expect((await request(`${api}/${hook.id}`, { method: 'DELETE', headers: world.auth })).status).toBe(200);
     expect((await request(`${api}/${hook.id}`, { headers: world.auth })).status).toBe(404);
   }, 60_000);
+});
+
+describe('webhook bodies', () => {
+  for (const database of ['sqlite', 'postgres'] as const) {
+    it(`are the same bytes on every attempt and redelivery, amounts as recorded (${database})`, async () => {
+      const clock = new TestClock();
+      world = await startWalletWorld({ snapshot: 7 }, { now: clock.now, database, env: { SERVICE_WEBHOOK_ALLOW_PRIVATE: 'True' } });
+      const imported = await request(`${world.server.api}/wallets`, {
+        method: 'POST',
+        headers: world.auth,
+        json: { name: 'Hot', alias: 'w_wpkh', recv_descriptor: wallets.w_wpkh!.recv_descriptor, change_descriptor: wallets.w_wpkh!.change_descriptor, birthday: 0 },
+      });
+      expect(imported.status, imported.text).toBe(201);
+      expect((await services().sync.runOnce()).ran).toBe(true);
+      receiver = await startReceiver();
+      receiver.answer = (n) => (n === 0 ? 500 : 200);
+      const hook = await register({ url: receiver.url, events: ['psbt.created'], wallets: ['w_wpkh'] });
+      const txid = await createPsbt((await walletDetails(world, 'w_wpkh')).utxo[0]);
+      const record = (await request(`${world.server.api}/wallets/w_wpkh/psbt/${txid}`, { headers: world.auth })).body.result;
+      await deliverRound();
+      clock.advance(10_000);
+      await deliverRound();
+      const [delivered] = await deliveriesOf(hook.id);
+      expect((await request(`${world.server.api}/webhooks/${hook.id}/deliveries/${delivered.id}/redeliver`, { method: 'POST', headers: world.auth })).status).toBe(202);
+      await deliverRound();
+      expect(receiver.deliveries).toHaveLength(3);
+      const [first, retried, redelivered] = receiver.deliveries.map((d) => d.raw);
+      expect(retried).toBe(first);
+      expect(redelivered).toBe(first);
+      expect(receiver.deliveries[0]!.body.data.fee).toBe(record.fee);
+      expect(first).toContain(`"fee":${JSON.stringify(record.fee)}`);
+    }, 60_000);
+  }
 });

@@ -4,7 +4,7 @@
  */
 import { Type } from '@sinclair/typebox';
 import { ServiceError } from '../../services/errors.js';
-import { eventBody } from '../../services/events/types.js';
+import { eventBodyText } from '../../services/events/types.js';
 import { principalOf } from '../auth.js';
 import { errorResponses } from '../schemas.js';
 import type { RouteModule } from './types.js';
@@ -66,7 +66,7 @@ export const eventRoutes: RouteModule = {
           try {
             const page = await services.events.next(principal, cursor);
             for (const event of page.events) {
-              raw.write(`id: ${event.seq}\nevent: ${event.type}\ndata: ${JSON.stringify(eventBody(event))}\n\n`);
+              raw.write(`id: ${event.seq}\nevent: ${event.type}\ndata: ${eventBodyText(event)}\n\n`);
               lastWrite = Date.now();
             }
             cursor = page.cursor;

@@ -2,6 +2,8 @@
  * The events a sync write causes for one wallet, computed from the engine state after the change: a
  * transaction first seen (received or sent), confirmed at depth 1 and at the configured depth, replaced
  * (left the mempool unconfirmed), the PSBTs the change settled, and the wallet's scan reaching the tip.
+ * Transaction events carry what they announce, and the outbox records each announcement once per wallet:
+ * a rescan, which finds the wallet's transactions again, announces none of them a second time.
  */
 import { selectTransactions, type EngineState, type WalletChangeset, type WalletTxEntry } from '../../engine/index.js';
 import type { NewEvent } from '../../store/repositories.js';
@@ -77,5 +79,19 @@ export function walletEvents(input: WalletEventInput): NewEvent[] {
     }
   }
   if (input.reachedTip && change?.sync.tip) events.push(newEvent('wallet.synced', wallet, at, { tip_height: change.sync.tip.height, tip_hash: change.sync.tip.hash }));
-  return events;
+  return events.map(withAnnouncement);
+}
+
+const ANNOUNCING = new Set(['transaction.received', 'transaction.sent', 'transaction.replaced', 'transaction.confirmed']);
+
+/**
+ * A transaction event's announcement: its kind and txid, and for a confirmation the depth and the block
+ * (a transaction confirmed again in another block after a reorg is announced again). Migration 15 gives
+ * events recorded before it the same form.
+ */
+function withAnnouncement(event: NewEvent): NewEvent {
+  if (!ANNOUNCING.has(event.type) || typeof event.data.txid !== 'string') return event;
+  const { txid, confirmations, block_hash: blockHash } = event.data;
+  const announcement = event.type === 'transaction.confirmed' ? `${event.type}:${txid}:${String(confirmations)}:${String(blockHash)}` : `${event.type}:${txid}`;
+  return { ...event, announcement };
 }

@@ -14,7 +14,7 @@ import type { DeliveryRecord, Store, StoredEvent, WebhookRecord } from '../../st
 import { refusedAddress } from './address-policy.js';
 import { readFeed } from './feed.js';
 import { DELIVERY_ID_HEADER, EVENT_ID_HEADER, EVENT_TYPE_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER, signPayload } from './signature.js';
-import { eventBody } from './types.js';
+import { eventBodyText } from './types.js';
 
 /** Delay before each retry: 10 s, 1 min, 5 min, 30 min, 2 h, 6 h, 12 h, 12 h (about 32.6 h in all). */
 export const RETRY_DELAYS_MS = [10_000, 60_000, 300_000, 1_800_000, 7_200_000, 21_600_000, 43_200_000, 43_200_000] as const;
@@ -156,7 +156,7 @@ export class WebhookDeliverer {
     }
     const target = addresses[0];
     if (!target) return { responseCode: null, error: `${host} does not resolve` };
-    const body = JSON.stringify(eventBody(event));
+    const body = eventBodyText(event);
     const timestamp = Math.floor(this.deps.now() / 1000);
     const headers = {
       'content-type': 'application/json',

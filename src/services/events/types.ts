@@ -40,3 +40,13 @@ export interface EventBody {
 export function eventBody(event: StoredEvent): EventBody {
   return { id: event.id, seq: event.seq, type: event.type, created_at: new Date(event.occurredAt).toISOString(), wallet: event.walletAlias, data: event.data };
 }
+
+/**
+ * The envelope as JSON text, with `data` exactly as recorded rather than parsed and written again: a
+ * retry or a redelivery carries the same bytes as the first delivery (and the same signature input),
+ * amounts in the form they were recorded in.
+ */
+export function eventBodyText(event: StoredEvent): string {
+  const { data: _data, ...envelope } = eventBody(event);
+  return `${JSON.stringify(envelope).slice(0, -1)},"data":${event.dataText}}`;
+}

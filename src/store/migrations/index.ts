@@ -11,6 +11,7 @@ import { tokenPermissions } from './0009-token-permissions.js';
 import { labelTimes } from './0010-label-times.js';
 import { chainRowRevisions } from './0011-chain-row-revisions.js';
 import { webhooksOfDeletedUsers } from './0012-webhooks-of-deleted-users.js';
+import { eventAnnouncements } from './0015-event-announcements.js';
 import { shownReceive } from './0013-shown-receive.js';
 import type { Migration } from './types.js';
 

@@ -26,3 +26,50 @@ describe('refusedAddress', () => {
     expect(refusedAddress('example.org', true)).toBe('not an IP address');
   });
 });
+
+describe('refusedAddress on IPv6 addresses that carry an IPv4 address', () => {
+  const judged: Array<[string, 'never' | 'private' | 'public']> = [
+    ['::ffff:7f00:1', 'private'], // mapped, hex form
+    ['::ffff:0:7f00:1', 'private'], // IPv4-translated (SIIT)
+    ['::ffff:0:808:808', 'public'],
+    ['64:ff9b::7f00:1', 'private'], // NAT64, well-known prefix
+    ['64:ff9b::127.0.0.1', 'private'],
+    ['64:ff9b::a9fe:a9fe', 'never'], // NAT64 to 169.254.169.254
+    ['64:ff9b::808:808', 'public'],
+    ['2002:7f00:1::', 'private'], // 6to4
+    ['2002:a9fe:a9fe::1', 'never'],
+    ['2002:0a00:0001:1::5', 'private'],
+    ['2002:808:808::1', 'public'],
+    ['2001:0:808:808::80ff:fefe', 'private'], // Teredo whose client is 127.0.1.1 (inverted bits)
+    ['2001:0:7f00:1::f7f7:f7f7', 'private'], // Teredo whose server is loopback
+    ['2001:0:808:808::f7f7:f7f7', 'public'],
+  ];
+
+  it('judges them by the IPv4 address they carry, in any spelling', () => {
+    for (const [address, verdict] of judged) {
+      for (const spelled of [address, `[${address}]`, address.toUpperCase()]) {
+        const strict = refusedAddress(spelled, false);
+        const lenient = refusedAddress(spelled, true);
+        if (verdict === 'never') expect([strict, lenient], spelled).toEqual([expect.stringMatching(/link-local|metadata/), expect.stringMatching(/link-local|metadata/)]);
+        if (verdict === 'private') expect([strict, lenient], spelled).toEqual([expect.stringMatching(/webhook_allow_private/), undefined]);
+        if (verdict === 'public') expect([strict, lenient], spelled).toEqual([undefined, undefined]);
+      }
+    }
+  });
+
+  it('refuses the deprecated IPv4-compatible form whatever it carries', () => {
+    for (const address of ['::7f00:1', '::127.0.0.1', '::808:808', '::8.8.8.8', '0:0:0:0:0:0:a00:1']) {
+      expect(refusedAddress(address, false), address).toMatch(/IPv4-compatible/);
+      expect(refusedAddress(address, true), address).toMatch(/IPv4-compatible/);
+    }
+  });
+
+  it('treats site-local and local-use NAT64 as private, documentation and discard ranges as never', () => {
+    for (const address of ['fec0::1', 'feff::1', '64:ff9b:1::808:808']) {
+      expect(refusedAddress(address, false), address).toMatch(/webhook_allow_private/);
+      expect(refusedAddress(address, true), address).toBeUndefined();
+    }
+    for (const address of ['2001:db8::1', '3fff::1', '100::1', '192.0.2.1', '198.51.100.7', '203.0.113.9', '192.88.99.1']) expect(refusedAddress(address, true), address).toMatch(/documentation or reserved/);
+    expect(refusedAddress('fe80::1%eth0', true)).toMatch(/link-local/);
+  });
+});
