@@ -17,4 +17,4 @@ import type { Migration } from './types.js';
 
 export type { Migration } from './types.js';
 
-export const MIGRATIONS: readonly Migration[] = [usersAndTokens, psbts, wallets, revealedReceive, psbtVersion, serviceSettings, webSessions, eventsAndWebhooks, tokenPermissions, labelTimes, chainRowRevisions, webhooksOfDeletedUsers, shownReceive];
+export const MIGRATIONS: readonly Migration[] = [usersAndTokens, psbts, wallets, revealedReceive, psbtVersion, serviceSettings, webSessions, eventsAndWebhooks, tokenPermissions, labelTimes, chainRowRevisions, webhooksOfDeletedUsers, shownReceive, eventAnnouncements];
