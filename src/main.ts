@@ -17,7 +17,7 @@ import type { ChainSource } from './chain/types.js';
 import { ConfigError, type Config } from './config.js';
 import { readVersion } from './version.js';
 import { prepareFixedBaseTable } from './core/keys/index.js';
-import { createServices, type Services } from './services/index.js';
+import { createServices, type ServiceLog, type Services } from './services/index.js';
 import { SigningKeyMismatchError, checkSigningKey, signingKeyFingerprint } from './services/signing-key-check.js';
 import { checkStoreNetwork } from './services/store-network.js';
 import type { BootstrapResult } from './services/users.js';
@@ -56,6 +56,8 @@ export interface RuntimeOptions {
   now?: () => number;
   /** Use this chain source instead of the configured Bitcoin Core (null: none). */
   chain?: ChainSource | null;
+  /** Where the chain source and the background work (sync, webhook delivery) report what an operator should know. */
+  log?: ServiceLog;
   /**
    * Create nothing in the data folder (the commands other than `serve`): they issue and check no token, so a
    * JWT signing key not made yet stays unmade and an in-memory one stands in.
@@ -64,13 +66,14 @@ export interface RuntimeOptions {
 }
 
 /** Bitcoin Core from the configuration, or null when no node is configured. */
-export function openChainSource(config: Config): ChainSource | null {
+export function openChainSource(config: Config, log?: ServiceLog): ChainSource | null {
   const { url, cookieFile, user, password, blocksFolder } = config.bitcoind;
   if (url === undefined) return null;
   return new BitcoindChainSource({
     url,
     network: config.network,
     blocksFolder,
+    log,
     ...(user !== undefined && password !== undefined ? { user, password } : cookieFile !== undefined ? { cookieFile } : {}),
   });
 }
@@ -91,7 +94,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     throw error;
   }
   const version = readVersion();
-  const chain = options.chain !== undefined ? options.chain : openChainSource(config);
+  const chain = options.chain !== undefined ? options.chain : openChainSource(config, options.log);
   const syncLeadership = config.database.kind === 'postgres' && options.store === undefined ? new PostgresSyncLeadership(config.database.url) : undefined;
   const services = createServices({
     config,
@@ -101,6 +104,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     chain,
     ...(syncLeadership ? { syncLeadership } : {}),
     ...(options.now ? { now: options.now } : {}),
+    ...(options.log ? { log: options.log } : {}),
   });
   return {
     config,
@@ -198,7 +202,8 @@ async function probeListen(config: Config): Promise<void> {
 export async function startService(config: Config, options: StartOptions = {}): Promise<RunningService> {
   const logger = options.logger ?? createLogger(config.logLevel, options.logDestination);
   await probeListen(config);
-  const runtime = await createRuntime(config, options);
+  const log: ServiceLog = (level, message, details) => logger[level](details ?? {}, message);
+  const runtime = await createRuntime(config, { ...options, log });
   // Key derivation's table of multiples of G, built before serving: the first wallet's scan would pay for it.
   prepareFixedBaseTable();
   let server: FastifyInstance | undefined;
@@ -216,7 +221,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
     } catch (error) {
       throw listenError(error, config);
     }
-    if (config.syncIntervalMs > 0) runtime.services.sync.start(config.syncIntervalMs, (level, message, details) => logger[level](details ?? {}, message));
+    if (config.syncIntervalMs > 0) runtime.services.sync.start(config.syncIntervalMs);
     runtime.services.webhookDeliverer.start(WEBHOOK_ROUND_MS, (level, message, details) => logger[level](details ?? {}, message));
     const address = server.server.address();
     const port = typeof address === 'object' && address ? address.port : config.port;

@@ -221,8 +221,6 @@ export interface ChainSource extends BlockSource, MempoolSource, Broadcaster, Fe
   verifyNetwork?(): Promise<void>;
   /** Releases connections; the source is unusable afterwards. */
   close(): Promise<void>;
-  /** Where the source reports how it reads the node (REST or JSON-RPC); set by the sync when it starts. */
-  log?: ChainLog | undefined;
 }
 
 export type ChainLog = (level: 'info' | 'warn', message: string, details?: Record<string, unknown>) => void;

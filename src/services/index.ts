@@ -16,7 +16,7 @@ import { UserService } from './users.js';
 import { PsbtService } from './psbts/service.js';
 import { CachedChainAccess } from './sync/chain-access.js';
 import { ALWAYS_LEADER, type SyncLeadership } from './sync/leadership.js';
-import { SyncService } from './sync/sync-service.js';
+import { SyncService, type SyncServiceDeps } from './sync/sync-service.js';
 import { PsbtChainReconciler } from './psbts/chain-reconciler.js';
 import { WalletScriptsCache, WalletStateCache } from './wallet-state.js';
 import { WalletAccess, WalletAdmin, WalletCoins, WalletFiles, WalletLabels, WalletReads } from './wallets/index.js';
@@ -73,7 +73,11 @@ export interface ServiceDeps {
   syncLeadership?: SyncLeadership;
   /** Blocks a wallet group advances before the next group's turn. */
   syncBatchBlocks?: number;
+  /** Where the background work (sync, webhook delivery) reports what an operator should know. */
+  log?: ServiceLog;
 }
+
+export type ServiceLog = NonNullable<SyncServiceDeps['log']>;
 
 export function createServices(deps: ServiceDeps): Services {
   const { config, store } = deps;
@@ -90,10 +94,11 @@ export function createServices(deps: ServiceDeps): Services {
     scripts,
     leadership: deps.syncLeadership ?? ALWAYS_LEADER,
     psbts: new PsbtChainReconciler(now),
-    onTip: (tip) => chain.noteTip(tip),
+    progress: chain,
     confirmationsNotify: config.confirmationsNotify,
     now,
     ...(deps.syncBatchBlocks !== undefined ? { batchBlocks: deps.syncBatchBlocks } : {}),
+    log: deps.log,
   });
   const access = new WalletAccess(store);
   const reads = new WalletReads({ store, access, chain, states, scripts });
@@ -116,7 +121,6 @@ export function createServices(deps: ServiceDeps): Services {
     files: new WalletFiles({ access }),
     labels: new WalletLabels({ store, access, states, now }),
   };
-  chain.syncState = () => sync.syncState;
   const health = new HealthService([{ name: 'store', check: () => store.ping() }, chain.readinessCheck()]);
   const serviceDetails = new ServiceDetailsService({ config, version: deps.version, now, wallets: reads, ...(chain.source ? { chain } : {}) });
   const psbts = new PsbtService({ store, access, coins: wallets.coins, chain: () => chain.source, maxFeeRate: config.maxFeeRate, maxPending: config.maxPendingPsbts, now });

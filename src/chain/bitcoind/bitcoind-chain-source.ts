@@ -42,6 +42,8 @@ export interface BitcoindChainSourceOptions extends RpcClientOptions {
    * a scan reads come from the node's block files (those not found there, from the node).
    */
   blocksFolder?: string | undefined;
+  /** Where notices about how blocks are read (block files, REST or JSON-RPC) go. */
+  log?: ChainLog | undefined;
 }
 
 /** How long summaries leave out filters after a read found none for any of its blocks, before asking again. */
@@ -68,11 +70,11 @@ export class BitcoindChainSource implements ChainSource {
     if (!isNetworkName(options.network)) throw new ChainError('bad_config', `Unknown network ${String(options.network)}`);
     this.network = options.network;
     this.rpc = new RpcClient(options);
-    this.rest = new RestBlockReader(this.rpc);
+    this.rest = new RestBlockReader(this.rpc, options.log);
     this.blockFiles =
       options.blocksFolder === undefined
         ? undefined
-        : new BlockFileReader({ folder: options.blocksFolder, network: this.network, heightsOf: (hashes) => this.blockHeights(hashes) });
+        : new BlockFileReader({ folder: options.blocksFolder, network: this.network, heightsOf: (hashes) => this.blockHeights(hashes), log: options.log });
     this.mempoolBatchSize = options.mempoolBatchSize ?? 100;
     this.now = options.now ?? Date.now;
     // One quick attempt per request: a health check reports the node as it is now.
@@ -83,15 +85,6 @@ export class BitcoindChainSource implements ChainSource {
   async close(): Promise<void> {
     this.rpc.close();
     await this.blockFiles?.close();
-  }
-
-  /** Where notices about how blocks are read (block files, REST or JSON-RPC) go. */
-  get log(): ChainLog | undefined {
-    return this.rest.log;
-  }
-  set log(log: ChainLog | undefined) {
-    this.rest.log = log;
-    if (this.blockFiles) this.blockFiles.log = log;
   }
 
   // -- HealthCheck ------------------------------------------------------------------------------

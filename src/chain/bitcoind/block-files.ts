@@ -83,7 +83,7 @@ export class BlockFileReader {
   private readonly maxPlaces: number;
   private readonly heightsOf: BlockFileReaderOptions['heightsOf'];
   private readonly outOfOrder: number;
-  log: ChainLog | undefined;
+  private readonly log: ChainLog | undefined;
   /** Key: the block hash's first six bytes (in the hash's own byte order). A clash only costs a read from the node. */
   private places = new Map<number, Place>();
   /** Whether places were dropped since the index last started from the first file. */

@@ -18,10 +18,10 @@ export class RestBlockReader {
   private checking: Promise<boolean> | undefined;
   /** What the log last said (a change is logged, not every look). */
   private reported: boolean | undefined;
-  log: ChainLog | undefined;
 
   constructor(
     private readonly rpc: Pick<RpcClient, 'getBinary'>,
+    private readonly log: ChainLog | undefined = undefined,
     private readonly now: () => number = Date.now,
   ) {}
 

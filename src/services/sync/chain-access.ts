@@ -3,9 +3,12 @@ import type { ChainSource, ChainTip, HealthReport } from '../../chain/types.js';
 import type { ReadinessCheck } from '../health.js';
 import type { ChainStatus, ChainStatusSource } from '../service-details.js';
 import type { ChainAccess } from '../wallets/index.js';
+import type { SyncProgress } from './sync-service.js';
 
-export class CachedChainAccess implements ChainAccess, ChainStatusSource {
+export class CachedChainAccess implements ChainAccess, ChainStatusSource, SyncProgress {
   private cached: { at: number; tip: ChainTip | null } | undefined;
+  /** What the sync said last: a pass is catching up (`syncing`), or none is (`synced`); undefined: no sync told. */
+  private syncing: boolean | undefined;
   private health: { at: number; report: Promise<HealthReport>; pending: boolean } | undefined;
 
   constructor(
@@ -32,6 +35,10 @@ export class CachedChainAccess implements ChainAccess, ChainStatusSource {
     this.cached = { at: this.now(), tip };
   }
 
+  noteSyncing(syncing: boolean): void {
+    this.syncing = syncing;
+  }
+
   /** Readiness check `chain`: fails when no node is configured, or it is down, warming up, in IBD or misconfigured. */
   readinessCheck(): ReadinessCheck {
     return {
@@ -54,11 +61,8 @@ export class CachedChainAccess implements ChainAccess, ChainStatusSource {
       const network = report.nodeNetwork ?? null;
       return { backend: this.source.backend, network, tip_height: null, tip_hash: null, sync_state: `unavailable: ${report.code}` };
     }
-    return { backend: this.source.backend, network: report.network, tip_height: report.tip.height, tip_hash: report.tip.hash, sync_state: this.syncState?.() ?? 'unknown' };
+    return { backend: this.source.backend, network: report.network, tip_height: report.tip.height, tip_hash: report.tip.hash, sync_state: this.syncing === undefined ? 'unknown' : this.syncing ? 'syncing' : 'synced' };
   }
-
-  /** Set by the sync service: `synced` or `syncing`. */
-  syncState: (() => string) | undefined;
 
   /**
    * A health report at most maxAgeMs old, one check at a time: a check costs the node three calls,

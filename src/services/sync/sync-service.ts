@@ -60,6 +60,12 @@ export interface SyncPassResult extends SyncStats {
   tip: ChainTip | null;
 }
 
+export interface SyncProgress {
+  noteTip(tip: ChainTip): void;
+  /** True while a pass brings wallets to the node's tip, false once they all reached it. */
+  noteSyncing(syncing: boolean): void;
+}
+
 export interface SyncServiceDeps {
   store: Store;
   /** Follows the chain source for groups of wallets (null: no chain source configured). */
@@ -70,7 +76,8 @@ export interface SyncServiceDeps {
   psbts: PsbtChainReconciler;
   /** Blocks a group advances before the next group gets its turn. */
   batchBlocks?: number;
-  onTip?: (tip: ChainTip) => void;
+  /** Told the node tips the sync reads and whether it is catching up (service details show both). */
+  progress?: SyncProgress;
   /** Depth (besides 1) at which transaction.confirmed is recorded. */
   confirmationsNotify?: number;
   now?: () => number;
@@ -100,7 +107,6 @@ export class SyncService {
   private passRequested = false;
   private passInProgress = false;
   private stopped = true;
-  private syncing = false;
   /** Applied and not yet written: the changes gathered per wallet, and the blocks. */
   private pendingChanges = new Map<string, PendingWalletChange>();
   private pendingBlocks: SyncBlockRow[] = [];
@@ -111,11 +117,8 @@ export class SyncService {
   private nodeTip: ChainTip | undefined;
   readonly totals: SyncStats = { blocksConnected: 0, blocksDisconnected: 0, blocksSkippedByFilter: 0, blocksFetched: 0 };
 
-  constructor(private readonly deps: SyncServiceDeps) {}
-
-  /** `synced` when the last pass reached the node tip, `syncing` while one is catching up. */
-  get syncState(): string {
-    return this.syncing ? 'syncing' : 'synced';
+  constructor(private readonly deps: SyncServiceDeps) {
+    deps.progress?.noteSyncing(false); // no pass catching up yet
   }
 
   /** One full pass: every wallet to the node tip, then the mempool. Passes never overlap. */
@@ -130,9 +133,8 @@ export class SyncService {
    * Runs a pass every `intervalMs` until stop(), and at once when a pass is requested; failures are logged
    * and retried next time.
    */
-  start(intervalMs: number, log?: SyncServiceDeps['log']): void {
+  start(intervalMs: number): void {
     if (!this.deps.follower || !this.stopped) return;
-    if (log) this.deps.log = log;
     this.stopped = false;
     const tick = async () => {
       this.timer = undefined;
@@ -197,7 +199,7 @@ export class SyncService {
         }
         const behind = this.groups().filter((g) => (g.hash === null ? g.height < tip.height : g.hash !== tip.hash));
         if (behind.length === 0) break;
-        this.syncing = true;
+        this.deps.progress?.noteSyncing(true);
         // Closest to the tip first: wallets following the chain are never held back by one catching up.
         behind.sort((a, b) => b.height - a.height);
         const before = stats.blocksConnected + stats.blocksDisconnected;
@@ -208,7 +210,7 @@ export class SyncService {
           tip = await this.readTip(chain);
         } else idleRounds = 0;
       }
-      this.syncing = false;
+      this.deps.progress?.noteSyncing(false);
       await this.applyMempool(chain, tip);
       return { ran: true, tip, ...stats };
     } finally {
@@ -258,7 +260,7 @@ export class SyncService {
   private async readTip(chain: ChainFollower): Promise<ChainTip> {
     const tip = await chain.tip();
     this.nodeTip = tip;
-    this.deps.onTip?.(tip);
+    this.deps.progress?.noteTip(tip);
     await this.watchRevealedAddresses();
     return tip;
   }

@@ -56,9 +56,8 @@ describeWithBitcoind('blocks read from the node\'s block files', () => {
   it('the node keeps no filters, so the blocks a scan reads come from its files, equal to the node\'s answers', async () => {
     const info = await node.rpc.call('getindexinfo');
     expect(info['basic block filter index']).toBeUndefined();
-    const source = new BitcoindChainSource({ url: node.url, cookieFile: node.cookieFile, network: 'regtest', blocksFolder });
     const notices: string[] = [];
-    source.log = (level, message) => notices.push(`${level}: ${message}`);
+    const source = new BitcoindChainSource({ url: node.url, cookieFile: node.cookieFile, network: 'regtest', log: (level, message) => notices.push(`${level}: ${message}`), blocksFolder });
     try {
       const tip: number = await node.rpc.call('getblockcount');
       const summaries = await source.getBlockSummaries(0, tip);

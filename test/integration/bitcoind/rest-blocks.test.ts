@@ -31,8 +31,7 @@ describeWithBitcoind('blocks over REST and over JSON-RPC', () => {
   });
 
   const source = (notices: string[]) => {
-    const s = new BitcoindChainSource({ url: node.url, cookieFile: node.cookieFile, network: 'regtest' });
-    s.log = (level, message) => notices.push(`${level}: ${message}`);
+    const s = new BitcoindChainSource({ url: node.url, cookieFile: node.cookieFile, network: 'regtest', log: (level, message) => notices.push(`${level}: ${message}`) });
     return s;
   };
 
@@ -53,8 +52,7 @@ describeWithBitcoind('blocks over REST and over JSON-RPC', () => {
   it('a node without -rest: read over JSON-RPC, said once', async () => {
     const plain = await startBitcoind();
     const notices: string[] = [];
-    const s = new BitcoindChainSource({ url: plain.url, cookieFile: plain.cookieFile, network: 'regtest' });
-    s.log = (level, message) => notices.push(`${level}: ${message}`);
+    const s = new BitcoindChainSource({ url: plain.url, cookieFile: plain.cookieFile, network: 'regtest', log: (level, message) => notices.push(`${level}: ${message}`) });
     try {
       const wanted: string[] = await plain.rpc.call('generatetoaddress', [3, 'bcrt1qw508d6qejxtdg4y5r3zarvary0c5xw7kygt080']);
       const blocks = await s.getBlocks(wanted);

@@ -21,9 +21,8 @@ afterEach(async () => {
 
 async function nodeAndSource(nodeOptions: RpcTestServerOptions) {
   const node = await startRpcTestServer({ snapshot: last, ...nodeOptions });
-  const source = new BitcoindChainSource({ url: node.url, ...node.credentials, network: 'regtest', retries: 0 });
   const notices: string[] = [];
-  source.log = (level, message) => notices.push(`${level}: ${message}`);
+  const source = new BitcoindChainSource({ url: node.url, ...node.credentials, network: 'regtest', log: (level, message) => notices.push(`${level}: ${message}`), retries: 0 });
   open.push(node, source);
   return { node, source, notices };
 }

@@ -303,9 +303,8 @@ describe('the chain source with the node\'s blocks folder', () => {
     const dir = folder();
     // The files hold all but the tip (a block the service asks for before the files have it, in effect).
     writeBlockFile(dir, 0, blockRecords(chain.slice(0, -1)));
-    const source = new BitcoindChainSource({ url: node.url, ...node.credentials, network: 'regtest', retries: 0, blocksFolder: dir });
     const notices: string[] = [];
-    source.log = (level, message) => notices.push(`${level}: ${message}`);
+    const source = new BitcoindChainSource({ url: node.url, ...node.credentials, network: 'regtest', log: (level, message) => notices.push(`${level}: ${message}`), retries: 0, blocksFolder: dir });
     readers.push(node, source);
     return { node, source, notices };
   }
