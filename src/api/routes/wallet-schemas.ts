@@ -61,7 +61,7 @@ export const WalletDetailsSchema = Type.Object({
   keys: Type.Array(KeySchema),
   recv_descriptor: Type.String(),
   change_descriptor: Type.String(),
-  address: Type.String({ description: 'Next unused receive address.' }),
+  address: Type.String({ description: 'Next unused receive address; `addresses/next` never hands this one out (it stays until the chain uses it or an address after it).' }),
   address_index: Type.Integer(),
   change_address: Type.String({ description: 'Next unused change address.' }),
   change_index: Type.Integer(),

@@ -134,11 +134,12 @@ export const walletRoutes: RouteModule = {
           summary: 'Reveal a new receive address: each call hands out the next one, never one handed out before',
           operationId: 'revealNextAddress',
           description:
-            'Like Bitcoin Core\'s getnewaddress: the address after the last one revealed or used on chain, whichever is higher. ' +
+            'Like Bitcoin Core\'s getnewaddress: the address after the last one revealed, used on chain or shown in the wallet details, whichever is higher. ' +
             'Concurrent calls, on any instance of the service, get distinct addresses. The address is watched from the next ' +
             'sync pass on. Never more than the wallet\'s gap limit past the last used address (409 `gap_limit_reached`: use one of the ' +
             'unused addresses handed out, or have the owner raise `gap_limit`). "read" access suffices: receiving risks no funds. ' +
-            'The wallet details\' `address` stays the first receive address not used on chain.',
+            'Never the address the wallet details show (`address`, `address_index`): that one stays for whoever reads it there, ' +
+            'and revealing hands out the addresses after it.',
           params: WalletParams,
           response: { 200: success('The receive address handed out and its index.', RevealedAddressSchema), ...errorResponses(401, 403, 404, 409, 500) },
         },

@@ -45,8 +45,8 @@ export class WalletCoins {
 
   /**
    * Hands out a receive address no one got before (Bitcoin Core's getnewaddress): the index after the
-   * last one revealed or used on chain, whichever is higher, taken atomically in the store so concurrent
-   * callers on any instance get distinct addresses. Never more than the gap limit past the last used
+   * last one revealed, used on chain or shown in the wallet details, whichever is higher, taken atomically
+   * in the store so concurrent callers on any instance get distinct addresses, never the shown one. Never more than the gap limit past the last used
    * address: a wallet restored from the same keys would not see a payment there. "read" access suffices:
    * receiving risks no funds.
    */
