@@ -1,5 +1,5 @@
 /**
- * Turns credentials into a Principal: BasicAuth (user name and password, rate limited per client
+ * Turns credentials into a Principal: BasicAuth (user name and password; failures limited per client
  * address and per client address and user name) and Bearer tokens (HS256 JWT, checked against the
  * store on every request so a deleted token is refused at once, on every instance).
  */
@@ -38,16 +38,25 @@ export class AuthenticationService {
       { key: `ip:${clientAddress}`, limit: rateLimit * ADDRESS_LIMIT_FACTOR },
       { key: `ip-user:${clientAddress}:${createHash('sha256').update(userName, 'utf8').digest('hex').slice(0, 32)}`, limit: rateLimit },
     ];
-    const admission = await limiter.admit(scopes, now());
+    const admission = await limiter.admit(scopes, now);
     if (!admission.admitted) {
-      throw new ServiceError('rate_limited', 'rate_limited', 'Too many failed login attempts; retry later', {
-        retryAfterSeconds: admission.retryAfterSeconds,
-      });
+      const message = admission.reason === 'busy' ? 'Too many login attempts at once; retry later' : 'Too many failed login attempts; retry later';
+      throw new ServiceError('rate_limited', 'rate_limited', message, { retryAfterSeconds: admission.retryAfterSeconds });
     }
-    const user = await store.users.find(userName);
-    // Unknown users go through a full verification too (timing), and count as failures.
-    const ok = await hasher.verify(user?.passwordHash, password);
-    if (!ok || !user) throw unauthenticated('Basic');
+    let user: Awaited<ReturnType<Store['users']['find']>>;
+    let ok: boolean;
+    try {
+      user = await store.users.find(userName);
+      // Unknown users go through a full verification too (timing), and count as failures.
+      ok = await hasher.verify(user?.passwordHash, password);
+    } catch (error) {
+      await admission.abandoned();
+      throw error;
+    }
+    if (!ok || !user) {
+      await admission.failed();
+      throw unauthenticated('Basic');
+    }
     await admission.succeeded();
     return { userName: user.name, isAdmin: user.isAdmin };
   }

@@ -1,8 +1,9 @@
 /** The repositories over Kysely: one implementation for every SQL dialect. */
-import { randomUUID } from 'node:crypto';
-import type { Kysely, Selectable } from 'kysely';
+import { sql, type Kysely, type Selectable } from 'kysely';
 import {
   StoreConflictError,
+  type AttemptStanding,
+  type AttemptTimes,
   type AuthFailureRepository,
   type Repositories,
   type ServiceSettingRepository,
@@ -168,30 +169,51 @@ class KyselyTokens implements TokenRepository {
 class KyselyAuthFailures implements AuthFailureRepository {
   constructor(private readonly db: Kysely<Database>) {}
 
-  async record(scopeKeys: readonly string[], at: number): Promise<string[]> {
+  async begin(scopeKeys: readonly string[], at: number): Promise<number[]> {
     if (scopeKeys.length === 0) return [];
-    const rows = scopeKeys.map((scope_key) => ({ id: randomUUID(), scope_key, failed_at: at }));
-    await this.db.insertInto('auth_failures').values(rows).execute();
-    return rows.map((r) => r.id);
+    const write = async (trx: Kysely<Database>) => {
+      // The row lock taken here is held until commit: numbers are handed out in commit order.
+      const row = await trx
+        .updateTable('login_attempt_sequence')
+        .set((eb) => ({ last_seq: eb('last_seq', '+', scopeKeys.length) }))
+        .where('name', '=', 'login_attempts')
+        .returning('last_seq')
+        .executeTakeFirstOrThrow();
+      const first = Number(row.last_seq) - scopeKeys.length + 1;
+      const rows = scopeKeys.map((scope_key, i) => ({ seq: first + i, scope_key, state: 'pending' as const, at }));
+      await trx.insertInto('login_attempts').values(rows).execute();
+      return rows.map((r) => r.seq);
+    };
+    return this.db.isTransaction ? write(this.db) : this.db.transaction().execute(write);
   }
 
-  async remove(ids: readonly string[]): Promise<void> {
-    if (ids.length === 0) return;
-    await this.db.deleteFrom('auth_failures').where('id', 'in', [...ids]).execute();
+  async fail(seqs: readonly number[], at: number): Promise<void> {
+    if (seqs.length === 0) return;
+    await this.db.updateTable('login_attempts').set({ state: 'failed', at }).where('seq', 'in', [...seqs]).execute();
   }
 
-  async countSince(scopeKey: string, since: number): Promise<{ count: number; oldest: number | undefined }> {
+  async remove(seqs: readonly number[]): Promise<void> {
+    if (seqs.length === 0) return;
+    await this.db.deleteFrom('login_attempts').where('seq', 'in', [...seqs]).execute();
+  }
+
+  async standing(scopeKey: string, seq: number, { since, staleBefore }: AttemptTimes): Promise<AttemptStanding> {
+    const failed = sql<boolean>`(state = 'failed' or at < ${staleBefore})`;
     const row = await this.db
-      .selectFrom('auth_failures')
-      .select((eb) => [eb.fn.countAll().as('n'), eb.fn.min('failed_at').as('oldest')])
+      .selectFrom('login_attempts')
+      .select([
+        sql<number>`sum(case when ${failed} then 1 else 0 end)`.as('failed'),
+        sql<number | null>`min(case when ${failed} then at end)`.as('oldest'),
+        sql<number>`sum(case when not ${failed} and seq < ${seq} then 1 else 0 end)`.as('pending_before'),
+      ])
       .where('scope_key', '=', scopeKey)
-      .where('failed_at', '>=', since)
+      .where('at', '>=', since)
       .executeTakeFirstOrThrow();
-    return { count: Number(row.n), oldest: row.oldest == null ? undefined : Number(row.oldest) };
+    return { failed: Number(row.failed ?? 0), oldestFailed: row.oldest == null ? undefined : Number(row.oldest), pendingBefore: Number(row.pending_before ?? 0) };
   }
 
   async pruneBefore(before: number): Promise<void> {
-    await this.db.deleteFrom('auth_failures').where('failed_at', '<', before).execute();
+    await this.db.deleteFrom('login_attempts').where('at', '<', before).execute();
   }
 }
 

@@ -62,16 +62,40 @@ export interface TokenRepository {
   deleteAllForUser(userName: string): Promise<number>;
 }
 
-/** Login attempts, counted per scope key (a client address, or an address and a user name). */
+/**
+ * Login attempts per scope key (a client address, or an address and a user name): `pending` while the
+ * password is checked, then `failed`, or removed when it was right.
+ */
 export interface AuthFailureRepository {
-  /** One row per key, written (and committed) in one statement; the ids of the rows, in key order. */
-  record(scopeKeys: readonly string[], at: number): Promise<string[]>;
-  /** Forgets the rows with these ids (an attempt that succeeded, or one refused before it was checked). */
-  remove(ids: readonly string[]): Promise<void>;
-  /** Failures of the key at or after `since`, with the time of the oldest of them. */
-  countSince(scopeKey: string, since: number): Promise<{ count: number; oldest: number | undefined }>;
-  /** Forgets failures older than `before`. */
+  /**
+   * One pending attempt per key, begun at `at`, written and committed together; returns their numbers in
+   * key order. Numbers grow in commit order: once this returns, every attempt numbered lower is visible.
+   */
+  begin(scopeKeys: readonly string[], at: number): Promise<number[]>;
+  /** The attempts failed at `at`. */
+  fail(seqs: readonly number[], at: number): Promise<void>;
+  /** Forgets the attempts (the password was right, or the attempt was refused before its check). */
+  remove(seqs: readonly number[]): Promise<void>;
+  /** Where the key stands for the attempt numbered `seq`. */
+  standing(scopeKey: string, seq: number, times: AttemptTimes): Promise<AttemptStanding>;
+  /** Forgets attempts, pending or failed, from before `before`. */
   pruneBefore(before: number): Promise<void>;
+}
+
+export interface AttemptTimes {
+  /** Failures from this time on count. */
+  since: number;
+  /** A pending attempt begun before this time was cut short (its instance died) and counts as failed. */
+  staleBefore: number;
+}
+
+export interface AttemptStanding {
+  /** Failures since `since`, stale pending attempts among them. */
+  failed: number;
+  /** Time of the oldest of them. */
+  oldestFailed: number | undefined;
+  /** Pending attempts, not stale, numbered below `seq`. */
+  pendingBefore: number;
 }
 
 /** Name/value facts the instances sharing the database agree on (e.g. the signing key's fingerprint). */

@@ -29,10 +29,16 @@ export interface TokensTable {
   wallet_ids: string | null;
 }
 
-export interface AuthFailuresTable {
-  id: string;
+export interface LoginAttemptsTable {
+  seq: number;
   scope_key: string;
-  failed_at: number;
+  state: 'pending' | 'failed';
+  at: number;
+}
+
+export interface LoginAttemptSequenceTable {
+  name: string;
+  last_seq: number;
 }
 
 export interface PsbtsTable {
@@ -112,7 +118,8 @@ export interface Database {
   schema_version: SchemaVersionTable;
   users: UsersTable;
   tokens: TokensTable;
-  auth_failures: AuthFailuresTable;
+  login_attempts: LoginAttemptsTable;
+  login_attempt_sequence: LoginAttemptSequenceTable;
   psbts: PsbtsTable;
   psbt_reservations: PsbtReservationsTable;
   service_settings: ServiceSettingsTable;

@@ -121,23 +121,39 @@ describe.each(STORE_KINDS)('store conformance: $kind', ({ kind, open }) => {
     expect(await store.users.delete('root')).toBe(false);
   });
 
-  it('counts auth failures per key inside a window and prunes old ones', async () => {
-    await store.authFailures.record(['ip:127.0.0.1', 'user:alice'], 1_000);
-    await store.authFailures.record(['ip:127.0.0.1'], 2_000);
-    await store.authFailures.record(['ip:127.0.0.1'], 3_000);
-    expect(await store.authFailures.countSince('ip:127.0.0.1', 0)).toEqual({ count: 3, oldest: 1_000 });
-    expect(await store.authFailures.countSince('ip:127.0.0.1', 1_500)).toEqual({ count: 2, oldest: 2_000 });
-    expect(await store.authFailures.countSince('user:alice', 0)).toEqual({ count: 1, oldest: 1_000 });
-    expect(await store.authFailures.countSince('user:bob', 0)).toEqual({ count: 0, oldest: undefined });
-    await store.authFailures.pruneBefore(2_500);
-    expect(await store.authFailures.countSince('ip:127.0.0.1', 0)).toEqual({ count: 1, oldest: 3_000 });
-    const ids = await store.authFailures.record(['ip:10.0.0.1', 'ip-user:10.0.0.1:x'], 4_000);
-    expect(ids).toHaveLength(2);
-    expect(await store.authFailures.countSince('ip:10.0.0.1', 0)).toEqual({ count: 1, oldest: 4_000 });
-    await store.authFailures.remove(ids);
-    expect(await store.authFailures.countSince('ip:10.0.0.1', 0)).toEqual({ count: 0, oldest: undefined });
-    expect(await store.authFailures.countSince('ip-user:10.0.0.1:x', 0)).toEqual({ count: 0, oldest: undefined });
-    expect(await store.authFailures.countSince('ip:127.0.0.1', 0)).toEqual({ count: 1, oldest: 3_000 });
+  it('keeps login attempts per key: pending until failed or removed, failures counted inside a window, old ones pruned', async () => {
+    const attempts = store.authFailures;
+    const times = (since: number, staleBefore = 0) => ({ since, staleBefore });
+    const [ip1, alice1] = await attempts.begin(['ip:127.0.0.1', 'user:alice'], 1_000);
+    const [ip2] = await attempts.begin(['ip:127.0.0.1'], 2_000);
+    const [ip3] = await attempts.begin(['ip:127.0.0.1'], 3_000);
+    expect(ip1! < alice1! && alice1! < ip2! && ip2! < ip3!).toBe(true);
+    // Pending ones stand before later attempts; none has failed yet.
+    expect(await attempts.standing('ip:127.0.0.1', ip3!, times(0))).toEqual({ failed: 0, oldestFailed: undefined, pendingBefore: 2 });
+    expect(await attempts.standing('ip:127.0.0.1', ip1!, times(0))).toEqual({ failed: 0, oldestFailed: undefined, pendingBefore: 0 });
+    await attempts.fail([ip1!, alice1!], 1_100);
+    await attempts.fail([ip2!], 2_100);
+    expect(await attempts.standing('ip:127.0.0.1', ip3!, times(0))).toEqual({ failed: 2, oldestFailed: 1_100, pendingBefore: 0 });
+    expect(await attempts.standing('ip:127.0.0.1', ip3!, times(1_500))).toEqual({ failed: 1, oldestFailed: 2_100, pendingBefore: 0 });
+    expect(await attempts.standing('user:alice', Number.MAX_SAFE_INTEGER, times(0))).toEqual({ failed: 1, oldestFailed: 1_100, pendingBefore: 0 });
+    expect(await attempts.standing('user:bob', Number.MAX_SAFE_INTEGER, times(0))).toEqual({ failed: 0, oldestFailed: undefined, pendingBefore: 0 });
+    // A pending attempt begun before staleBefore was cut short: it counts as failed.
+    expect(await attempts.standing('ip:127.0.0.1', Number.MAX_SAFE_INTEGER, times(0, 3_500))).toEqual({ failed: 3, oldestFailed: 1_100, pendingBefore: 0 });
+    await attempts.pruneBefore(2_500);
+    expect(await attempts.standing('ip:127.0.0.1', Number.MAX_SAFE_INTEGER, times(0))).toEqual({ failed: 0, oldestFailed: undefined, pendingBefore: 1 });
+    const seqs = await attempts.begin(['ip:10.0.0.1', 'ip-user:10.0.0.1:x'], 4_000);
+    expect(seqs).toHaveLength(2);
+    await attempts.remove(seqs);
+    expect(await attempts.standing('ip:10.0.0.1', Number.MAX_SAFE_INTEGER, times(0))).toEqual({ failed: 0, oldestFailed: undefined, pendingBefore: 0 });
+    expect(await attempts.standing('ip-user:10.0.0.1:x', Number.MAX_SAFE_INTEGER, times(0))).toEqual({ failed: 0, oldestFailed: undefined, pendingBefore: 0 });
+    expect(await attempts.standing('ip:127.0.0.1', Number.MAX_SAFE_INTEGER, times(0))).toEqual({ failed: 0, oldestFailed: undefined, pendingBefore: 1 });
+  });
+
+  it('numbers login attempts begun at the same moment without a gap or a repeat', async () => {
+    const all = await Promise.all(Array.from({ length: 16 }, () => store.authFailures.begin(['ip:127.0.0.1', 'ip-user:127.0.0.1:a'], 1_000)));
+    const numbers = all.flat().sort((a, b) => a - b);
+    expect(numbers).toEqual(Array.from({ length: 32 }, (_, i) => numbers[0]! + i));
+    for (const pair of all) expect(pair[1]).toBe(pair[0]! + 1);
   });
 
   it('commits a transaction as a whole', async () => {

@@ -1,4 +1,4 @@
-/** Every kind of bad credential is a 401 with WWW-Authenticate and the same body; rate limits give 429. */
+/** Every kind of bad credential is a 401 with WWW-Authenticate and the same body; past the failed-login limit, 429. */
 import { createHmac, randomBytes } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -215,6 +215,37 @@ describe('rate limit of failed BasicAuth attempts', () => {
       let more = 0;
       while ((await request(`${limited.api}/token`, wrong)).status === 401) more++;
       expect(checked + more).toBe(10);
+    } finally {
+      await limited.dispose();
+    }
+  });
+
+  it.each(['sqlite', 'postgres'] as const)('%s: lets 20 right-password token creations sent at the same moment all succeed (rate_limit 3): they wait their turn', async (database) => {
+    const limited = await startTestServer({ env: { SERVICE_RATE_LIMIT: '3' }, database });
+    try {
+      const answers = await Promise.all(
+        Array.from({ length: 20 }, (_, i) =>
+          request(`${limited.api}/token`, { method: 'POST', headers: { authorization: basicAuth('admin', TEST_ADMIN_PASSWORD) }, json: { jwt_token_description: `parallel ${i}`, jwt_token_life: '1 hours' } }),
+        ),
+      );
+      expect(answers.map((a) => a.status)).toEqual(Array(20).fill(201));
+      // None of them counted: the limit is whole for the wrong passwords that follow.
+      const wrong = { headers: { authorization: basicAuth('admin', 'wrong-password') } };
+      for (let i = 0; i < 3; i++) expect((await request(`${limited.api}/token`, wrong)).status).toBe(401);
+      expect((await request(`${limited.api}/token`, wrong)).status).toBe(429);
+    } finally {
+      await limited.dispose();
+    }
+  });
+
+  it('refuses right and wrong passwords alike while the failures are at the limit, and checks at most the limit of a mixed burst', async () => {
+    const limited = await startTestServer({ env: { SERVICE_RATE_LIMIT: '4' } });
+    try {
+      const right = { headers: { authorization: basicAuth('admin', TEST_ADMIN_PASSWORD) } };
+      const wrong = { headers: { authorization: basicAuth('admin', 'wrong-password') } };
+      const statuses = await Promise.all(Array.from({ length: 30 }, (_, i) => request(`${limited.api}/token`, i % 3 === 0 ? right : wrong).then((r) => r.status)));
+      expect(statuses.filter((s) => s === 401).length).toBeLessThanOrEqual(4);
+      expect(statuses.filter((s) => s !== 200 && s !== 401 && s !== 429)).toEqual([]);
     } finally {
       await limited.dispose();
     }

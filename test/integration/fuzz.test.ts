@@ -62,12 +62,12 @@ let pendingPsbt: string;
 let digestReader: BetterSqlite3.Database | undefined;
 let digestClient: pg.Client | undefined;
 
-/** Everything in the store except the failed-login counters, which refused logins exist to fill. */
+/** Everything in the store except the login attempts, which refused logins exist to fill. */
 async function storeDigest(): Promise<string> {
   const hash = createHash('sha256');
   if (digestReader) {
     const tables = digestReader
-      .prepare<[], { name: string }>("select name from sqlite_master where type = 'table' and name not like 'sqlite_%' and name <> 'auth_failures' order by name")
+      .prepare<[], { name: string }>("select name from sqlite_master where type = 'table' and name not like 'sqlite_%' and name not in ('login_attempts', 'login_attempt_sequence') order by name")
       .all();
     for (const { name } of tables) {
       hash.update(name);
@@ -75,7 +75,7 @@ async function storeDigest(): Promise<string> {
     }
   } else if (digestClient) {
     const tables = await digestClient.query<{ name: string }>(
-      "select table_name as name from information_schema.tables where table_schema = current_schema() and table_name <> 'auth_failures' order by 1",
+      "select table_name as name from information_schema.tables where table_schema = current_schema() and table_name not in ('login_attempts', 'login_attempt_sequence') order by 1",
     );
     for (const { name } of tables.rows) {
       const rows = await digestClient.query<{ rows: string | null }>(`select string_agg(t::text, '|' order by t::text) as rows from "${name}" t`);

@@ -114,6 +114,22 @@ describe('two instances on one PostgreSQL database', () => {
     // Another user from the same address is not locked out by them.
     expect((await request(`${b.api}/token`, { headers: { authorization: admin() } })).status).toBe(200);
   });
+
+  it('lets 20 right-password token creations sent at once over both instances all succeed (they wait their turn)', async () => {
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        request(`${(i % 2 === 0 ? a : b).api}/token`, { method: 'POST', headers: { authorization: admin() }, json: { jwt_token_description: `together ${i}`, jwt_token_life: '1 hours' } }),
+      ),
+    );
+    expect(answers.map((x) => x.status)).toEqual(Array(20).fill(201));
+  });
+
+  it('checks at most rate_limit of 40 wrong passwords sent at once over both instances', async () => {
+    const wrong = { headers: { authorization: basicAuth('guess-target', 'wrong-password') } };
+    const statuses = await Promise.all(Array.from({ length: 40 }, (_, i) => request(`${(i % 2 === 0 ? a : b).api}/token`, wrong).then((r) => r.status)));
+    expect(statuses.filter((s) => s !== 401 && s !== 429)).toEqual([]);
+    expect(statuses.filter((s) => s === 401).length).toBeLessThanOrEqual(RATE_LIMIT);
+  });
 });
 
 /** Polls `check` until it returns true or `timeoutMs` passes; returns the time it took. */

@@ -11,10 +11,11 @@ import { tokenPermissions } from './0009-token-permissions.js';
 import { labelTimes } from './0010-label-times.js';
 import { chainRowRevisions } from './0011-chain-row-revisions.js';
 import { webhooksOfDeletedUsers } from './0012-webhooks-of-deleted-users.js';
-import { eventAnnouncements } from './0015-event-announcements.js';
 import { shownReceive } from './0013-shown-receive.js';
+import { loginAttempts } from './0014-login-attempts.js';
+import { eventAnnouncements } from './0015-event-announcements.js';
 import type { Migration } from './types.js';
 
 export type { Migration } from './types.js';
 
-export const MIGRATIONS: readonly Migration[] = [usersAndTokens, psbts, wallets, revealedReceive, psbtVersion, serviceSettings, webSessions, eventsAndWebhooks, tokenPermissions, labelTimes, chainRowRevisions, webhooksOfDeletedUsers, shownReceive, eventAnnouncements];
+export const MIGRATIONS: readonly Migration[] = [usersAndTokens, psbts, wallets, revealedReceive, psbtVersion, serviceSettings, webSessions, eventsAndWebhooks, tokenPermissions, labelTimes, chainRowRevisions, webhooksOfDeletedUsers, shownReceive, loginAttempts, eventAnnouncements];
