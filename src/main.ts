@@ -222,7 +222,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
       throw listenError(error, config);
     }
     if (config.syncIntervalMs > 0) runtime.services.sync.start(config.syncIntervalMs);
-    runtime.services.webhookDeliverer.start(WEBHOOK_ROUND_MS, (level, message, details) => logger[level](details ?? {}, message));
+    runtime.services.webhookDeliverer.start(WEBHOOK_ROUND_MS);
     const address = server.server.address();
     const port = typeof address === 'object' && address ? address.port : config.port;
     const host = config.host.includes(':') ? `[${config.host}]` : config.host;

@@ -137,7 +137,7 @@ export function createServices(deps: ServiceDeps): Services {
     psbts,
     webSessions: new WebSessionService({ store, authentication, now }),
     webhooks: new WebhookService({ store, access, allowPrivate: config.webhookAllowPrivate, now }),
-    webhookDeliverer: new WebhookDeliverer({ store, allowPrivate: config.webhookAllowPrivate, now }),
+    webhookDeliverer: new WebhookDeliverer({ store, allowPrivate: config.webhookAllowPrivate, now, log: deps.log }),
     events: new EventStreamService({ store, access, now }),
   };
 }

@@ -60,9 +60,8 @@ export class WebhookDeliverer {
     return round;
   }
 
-  start(intervalMs: number, log?: WebhookDelivererDeps['log']): void {
+  start(intervalMs: number): void {
     if (!this.stopped) return;
-    if (log) this.deps.log = log;
     this.stopped = false;
     const tick = async () => {
       try {
