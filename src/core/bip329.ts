@@ -8,7 +8,6 @@ import { decodeAddress } from './address.js';
 import { CoreError } from './errors.js';
 import { parseExtendedPublicKey } from './keys/extended-key.js';
 import type { Network } from './network.js';
-import { textProblem } from './text.js';
 
 export const BIP329_TYPES = ['tx', 'addr', 'pubkey', 'input', 'output', 'xpub', 'spscan'] as const;
 export type Bip329Type = (typeof BIP329_TYPES)[number];
@@ -91,8 +90,6 @@ function readLine(text: string, line: number, options: Bip329ReadOptions, checke
   if (typeof ref !== 'string' || ref === '') return 'ref must be text';
   if (label !== undefined && typeof label !== 'string') return 'label must be text';
   if (typeof label === 'string' && label.length > options.maxLabelChars) return `label has more than ${options.maxLabelChars} characters`;
-  const labelProblem = typeof label === 'string' ? textProblem(label) : undefined;
-  if (labelProblem) return `label ${labelProblem}`;
   if (origin !== undefined && typeof origin !== 'string') return 'origin must be text';
   if (spendable !== undefined && typeof spendable !== 'boolean') return 'spendable must be true or false';
   if (spendable !== undefined && type !== 'output') return 'spendable is only for outputs';
@@ -116,50 +113,70 @@ function readLine(text: string, line: number, options: Bip329ReadOptions, checke
 
 type Bip329Read = { records: Bip329Record[]; errors: Bip329LineError[] };
 
-/** The lines of a file: a final newline ends the last line (as files are written), it does not start another. */
-function linesOf(text: string): string[] {
-  const lines = text.split('\n');
-  if (lines.length > 1 && lines[lines.length - 1] === '') lines.pop();
-  return lines;
+/**
+ * The lines of a file, `part` at a time, cut as they are reached (one cut of a 15 MB file holds the thread):
+ * a final newline ends the last line (as files are written), it does not start another.
+ */
+function* linesInParts(text: string, part: number): Generator<string[]> {
+  let start = 0;
+  while (start < text.length) {
+    const lines: string[] = [];
+    while (lines.length < part && start < text.length) {
+      const newline = text.indexOf('\n', start);
+      const end = newline < 0 ? text.length : newline;
+      lines.push(text.slice(start, end));
+      start = end + 1;
+    }
+    yield lines;
+  }
 }
 
 const tooManyLines = (options: Bip329ReadOptions): Bip329Read => ({ records: [], errors: [{ line: options.maxLines + 1, message: `a label file has at most ${options.maxLines} lines` }] });
 
 /** A longer line is no label record (a label, a reference and an origin descriptor fit many times over); it is refused unparsed. */
 const MAX_LINE_CHARS = 65_536;
+/** Lines read between two pauses: a few milliseconds' work. */
+const LINES_PER_PART = 500;
 
-function readLines(lines: readonly string[], from: number, to: number, options: Bip329ReadOptions, checked: RefChecks, read: Bip329Read): void {
-  for (let i = from; i < to; i++) {
-    const trimmed = lines[i]!.trim();
-    if (trimmed === '') continue;
+/** Reads `lines`, the first of which is line `first + 1` of the file. */
+function readLines(lines: readonly string[], first: number, options: Bip329ReadOptions, checked: RefChecks, read: Bip329Read): void {
+  lines.forEach((raw, i) => {
+    const line = first + i + 1;
+    const trimmed = raw.trim();
+    if (trimmed === '') return;
     if (trimmed.length > MAX_LINE_CHARS) {
-      read.errors.push({ line: i + 1, message: `a line has at most ${MAX_LINE_CHARS} characters` });
-      continue;
+      read.errors.push({ line, message: `a line has at most ${MAX_LINE_CHARS} characters` });
+      return;
     }
-    const result = readLine(trimmed, i + 1, options, checked);
-    if (typeof result === 'string') read.errors.push({ line: i + 1, message: result });
+    const result = readLine(trimmed, line, options, checked);
+    if (typeof result === 'string') read.errors.push({ line, message: result });
     else read.records.push(result);
-  }
+  });
 }
 
 /** Every record of a BIP329 file, or every faulty line (blank lines are allowed). */
 export function readBip329(text: string, options: Bip329ReadOptions): Bip329Read {
-  const lines = linesOf(text);
-  if (lines.length > options.maxLines) return tooManyLines(options);
   const read: Bip329Read = { records: [], errors: [] };
-  readLines(lines, 0, lines.length, options, new Map(), read);
+  const checked: RefChecks = new Map();
+  let first = 0;
+  for (const lines of linesInParts(text, LINES_PER_PART)) {
+    if (first + lines.length > options.maxLines) return tooManyLines(options);
+    readLines(lines, first, options, checked, read);
+    first += lines.length;
+  }
   return read;
 }
 
-/** `readBip329`, awaiting `pause()` after every `part` lines: a large file is read while other work goes on. */
-export async function readBip329InParts(text: string, options: Bip329ReadOptions, pause: () => Promise<void>, part = 2_000): Promise<Bip329Read> {
-  const lines = linesOf(text);
-  if (lines.length > options.maxLines) return tooManyLines(options);
+/** `readBip329`, awaiting `pause()` between parts of lines: a large file is read while other work goes on. */
+export async function readBip329InParts(text: string, options: Bip329ReadOptions, pause: () => Promise<void>): Promise<Bip329Read> {
   const read: Bip329Read = { records: [], errors: [] };
   const checked: RefChecks = new Map();
-  for (let from = 0; from < lines.length; from += part) {
-    if (from > 0) await pause();
-    readLines(lines, from, Math.min(from + part, lines.length), options, checked, read);
+  let first = 0;
+  for (const lines of linesInParts(text, LINES_PER_PART)) {
+    if (first > 0) await pause();
+    if (first + lines.length > options.maxLines) return tooManyLines(options);
+    readLines(lines, first, options, checked, read);
+    first += lines.length;
   }
   return read;
 }

@@ -110,7 +110,7 @@ export class WalletLabels {
     const wallet = await this.deps.access.resolve(principal, alias, 'spend');
     if (typeof text !== 'string') throw new ServiceError('invalid_input', 'invalid_labels', 'Send the BIP329 file as the body, Content-Type application/jsonl');
     const options = { network: NETWORKS[wallet.network], maxLabelChars: MAX_LABEL_CHARS, maxLines: MAX_LABEL_LINES };
-    const { records, errors } = await readBip329InParts(text, options, nextTurn, RECORDS_PER_TURN);
+    const { records, errors } = await readBip329InParts(text, options, nextTurn);
     if (errors.length > 0) {
       const shown = errors.slice(0, 100);
       throw new ServiceError('invalid_input', 'invalid_labels', `Invalid label file: ${errors.length} faulty line(s), first line ${errors[0]!.line}: ${errors[0]!.message}; nothing was imported`, {
