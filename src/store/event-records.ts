@@ -89,8 +89,11 @@ export interface WebhookRepository {
   /** Compare-and-set of the cursor; false when another instance moved it first. */
   advanceCursor(id: string, expected: number, next: number): Promise<boolean>;
   insertDeliveries(rows: readonly DeliveryRecord[]): Promise<void>;
-  /** The oldest pending deliveries of each webhook and wallet: only these may be sent (order per wallet). */
-  queueHeads(limit: number): Promise<DeliveryRecord[]>;
+  /**
+   * The oldest pending deliveries of each webhook and wallet: only these may be sent (order per wallet).
+   * With `dueBy`, only those due and not leased then; `skipWebhooks` leaves those webhooks' out.
+   */
+  queueHeads(limit: number, options?: { dueBy?: number; skipWebhooks?: readonly string[] }): Promise<DeliveryRecord[]>;
   /** Takes the delivery for sending until `leaseUntil` unless another instance holds it; true when taken. */
   claim(id: string, now: number, leaseUntil: number): Promise<boolean>;
   /** Writes the outcome of an attempt and lets the lease go. */

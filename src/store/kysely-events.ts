@@ -197,11 +197,14 @@ export class KyselyWebhooks implements WebhookRepository {
       .execute();
   }
 
-  async queueHeads(limit: number): Promise<DeliveryRecord[]> {
-    const rows = await this.db
-      .selectFrom('webhook_deliveries as d')
-      .selectAll('d')
-      .where('d.status', '=', 'pending')
+  async queueHeads(limit: number, options: { dueBy?: number; skipWebhooks?: readonly string[] } = {}): Promise<DeliveryRecord[]> {
+    let query = this.db.selectFrom('webhook_deliveries as d').selectAll('d').where('d.status', '=', 'pending');
+    const { dueBy, skipWebhooks } = options;
+    if (dueBy !== undefined) {
+      query = query.where('d.next_attempt_at', '<=', dueBy).where((eb) => eb.or([eb('d.lease_until', 'is', null), eb('d.lease_until', '<=', dueBy)]));
+    }
+    if (skipWebhooks && skipWebhooks.length > 0) query = query.where('d.webhook_id', 'not in', [...skipWebhooks]);
+    const rows = await query
       .where((eb) =>
         eb(
           'd.event_seq',
