@@ -3,6 +3,7 @@
 // one block at a time (so the sync service can be timed on a new block touching the wallet).
 import { sha256 } from '@noble/hashes/sha2.js';
 import { toHex } from '../../dist/core/bytes.js';
+import { BitcoindFollower } from '../../dist/chain/bitcoind/follower.js';
 import { DescriptorDeriver, parseDescriptor } from '../../dist/core/descriptor/index.js';
 import { NETWORKS } from '../../dist/core/network.js';
 import { serializeTransaction, txid as txidOf } from '../../dist/core/tx.js';
@@ -81,7 +82,7 @@ export function growingChain(tip) {
     for (const b of blocks.values()) if (b.hash === hash) return b;
     throw new Error(`unknown block ${hash}`);
   };
-  return {
+  const source = {
     backend: 'bench',
     network: 'regtest',
     /** The stored wallet's tip: blocks up to it exist (and are never fetched). */
@@ -116,6 +117,10 @@ export function growingChain(tip) {
     async estimateFee() { return null; },
     async getRelayFees() { return { minRelaySatPerVb: 1, incrementalSatPerVb: 1, mempoolMinSatPerVb: 1 }; },
     async checkHealth() { return { ok: true, network: 'regtest', tip: { height, hash: hashAt(height) }, filters: false, nodeVersion: 'bench' }; },
+    async verifyNetwork() {},
     async close() {},
   };
+  // The Bitcoin Core follower reads blocks, summaries and the mempool: it follows this chain as it follows a node.
+  source.follower = new BitcoindFollower(source);
+  return source;
 }

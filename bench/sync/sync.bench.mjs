@@ -11,6 +11,7 @@ import { NETWORKS } from '../../dist/core/network.js';
 import { parseBlock } from '../../dist/core/tx.js';
 import { loadConfig } from '../../dist/config.js';
 import { createRuntime } from '../../dist/main.js';
+import { BitcoindFollower } from '../../dist/chain/bitcoind/follower.js';
 import { accountKey, buildChain, seedScript, syntheticTransaction as transaction } from '../chain-support.mjs';
 
 const BLOCKS = Number(process.env.BLOCKS ?? 10_000);
@@ -61,7 +62,7 @@ function inProcessChain(blocks, { filters }) {
     if (!block) throw new Error(`unknown block ${hash}`);
     return block;
   };
-  return {
+  const source = {
     backend: 'bench',
     network: 'regtest',
     async getTip() { return { height: tip.height, hash: tip.hash }; },
@@ -83,8 +84,12 @@ function inProcessChain(blocks, { filters }) {
     async estimateFee() { return null; },
     async getRelayFees() { return { minRelaySatPerVb: 1, incrementalSatPerVb: 1, mempoolMinSatPerVb: 1 }; },
     async checkHealth() { return { ok: true, network: 'regtest', tip: { height: tip.height, hash: tip.hash }, filters, nodeVersion: 'bench' }; },
+    async verifyNetwork() {},
     async close() {},
   };
+  // The Bitcoin Core follower reads blocks, summaries and the mempool: it follows this chain as it follows a node.
+  source.follower = new BitcoindFollower(source);
+  return source;
 }
 
 async function runtimeWith(chain) {
