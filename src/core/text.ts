@@ -11,6 +11,8 @@ import { containsPrivateKey, hidePrivateKeys } from './keys/private-key.js';
 /** Every character refused in single-line text (TAB and line breaks included). */
 // eslint-disable-next-line no-control-regex -- finding control characters is the point
 export const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+/** The same, for the one quick test most text passes. */
+const ANY_CONTROL = new RegExp(CONTROL_CHARACTERS.source);
 const MULTI_LINE_ALLOWED = new Set(['\t', '\n', '\r']);
 
 export interface TextOptions {
@@ -23,6 +25,7 @@ export const codePointName = (character: string): string => `U+${character.codeP
 
 /** The first refused character of `text` and its 1-based position, or undefined. */
 export function firstControlCharacter(text: string, options: TextOptions = {}): { character: string; position: number } | undefined {
+  if (!ANY_CONTROL.test(text)) return undefined;
   for (const match of text.matchAll(CONTROL_CHARACTERS)) {
     if (options.multiline && MULTI_LINE_ALLOWED.has(match[0])) continue;
     return { character: match[0], position: match.index + 1 };
