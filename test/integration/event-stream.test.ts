@@ -1,8 +1,8 @@
 /** The live stream (`GET /events`, server-sent events) over real HTTP: order, resuming with Last-Event-ID, wallet limits. */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { DescriptorDeriver, parseDescriptor } from '../../src/core/descriptor/index.js';
 import { NETWORKS } from '../../src/core/network.js';
-import { basicAuth, bearer, request } from '../support/server.js';
+import { TEST_ADMIN_PASSWORD, basicAuth, bearer, createToken, request, startTestServer, type TestServer } from '../support/server.js';
 import { importFixtureWallets, startWalletWorld, walletDetails, wallets, type WalletWorld } from './wallet-helpers.js';
 import { readStream } from './webhook-helpers.js';
 
@@ -84,4 +84,66 @@ describe('the event stream', () => {
     expect(refused.status).toBe(403);
     expect(refused.body).toMatchObject({ code: 'permission_missing', permission: 'wallets:read' });
   }, 60_000);
+});
+
+/** Opens a stream; its status, and a function that closes it from the client's side. */
+async function openStream(server: TestServer, authorization: string): Promise<{ status: number; body: unknown; retryAfter: string | null; close(): void }> {
+  const controller = new AbortController();
+  const response = await fetch(`${server.api}/events`, { headers: { authorization }, signal: controller.signal });
+  const body = response.status === 200 ? undefined : await response.json();
+  return { status: response.status, body, retryAfter: response.headers.get('retry-after'), close: () => controller.abort() };
+}
+
+describe('event streams per user', () => {
+  let server: TestServer;
+  let admin: string;
+  let bob: string;
+  beforeAll(async () => {
+    server = await startTestServer({ env: { SERVICE_USER_EVENT_STREAMS: '2', SERVICE_USER_REQUESTS_IN_FLIGHT: '1' } });
+    await server.running.runtime.services.users.addUser('bob', 'bob-password-1', { admin: false });
+    admin = bearer((await createToken(server, 'admin', TEST_ADMIN_PASSWORD, 'streams')).jwt_token);
+    bob = bearer((await createToken(server, 'bob', 'bob-password-1', 'streams')).jwt_token);
+  });
+  afterAll(() => server.dispose());
+
+  it('refuses one stream more than user_event_streams with 429 too_many_requests, to that user only, until one closes', async () => {
+    const open = [await openStream(server, admin), await openStream(server, admin)];
+    expect(open.map((s) => s.status)).toEqual([200, 200]);
+    const third = await openStream(server, admin);
+    expect(third.status).toBe(429);
+    expect(third.body).toEqual({ message: 'A user may hold at most 2 event streams open at once; close one first', code: 'too_many_requests' });
+    expect(Number(third.retryAfter)).toBeGreaterThan(0);
+    // Streams hold no request slot: with one slot per user, ordinary requests still pass.
+    expect((await request(`${server.api}/wallets`, { headers: { authorization: admin } })).status).toBe(200);
+    const bobs = await openStream(server, bob);
+    expect(bobs.status).toBe(200);
+    // Closing one makes room (once the server has seen the client leave).
+    open[0]!.close();
+    let again = await openStream(server, admin);
+    for (let tries = 0; again.status === 429 && tries < 100; tries++) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      again = await openStream(server, admin);
+    }
+    expect(again.status).toBe(200);
+    for (const stream of [open[1]!, again, bobs]) stream.close();
+  });
+
+  it('does not read the store per stream: many open streams share one look for new events', async () => {
+    const many = await startTestServer({ env: { SERVICE_USER_EVENT_STREAMS: '20' } });
+    try {
+      const auth = bearer((await createToken(many, 'admin', TEST_ADMIN_PASSWORD, 'many')).jwt_token);
+      const streams = await Promise.all(Array.from({ length: 20 }, () => openStream(many, auth)));
+      expect(streams.map((s) => s.status)).toEqual(Array(20).fill(200));
+      const { events, tokens } = many.running.runtime.store;
+      const reads = [vi.spyOn(events, 'lastSeq'), vi.spyOn(events, 'listAfter'), vi.spyOn(tokens, 'findWithUser')];
+      await new Promise((resolve) => setTimeout(resolve, 2_000));
+      const count = reads.reduce((sum, spy) => sum + spy.mock.calls.length, 0);
+      for (const spy of reads) spy.mockRestore();
+      for (const stream of streams) stream.close();
+      // One look every half second for all of them (a stream's own checks come every few seconds): not 20 times that.
+      expect(count).toBeLessThan(20);
+    } finally {
+      await many.dispose();
+    }
+  });
 });
