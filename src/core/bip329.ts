@@ -8,7 +8,6 @@ import { decodeAddress } from './address.js';
 import { CoreError } from './errors.js';
 import { parseExtendedPublicKey } from './keys/extended-key.js';
 import type { Network } from './network.js';
-import { textProblem } from './text.js';
 
 export const BIP329_TYPES = ['tx', 'addr', 'pubkey', 'input', 'output', 'xpub', 'spscan'] as const;
 export type Bip329Type = (typeof BIP329_TYPES)[number];
@@ -91,8 +90,6 @@ function readLine(text: string, line: number, options: Bip329ReadOptions, checke
   if (typeof ref !== 'string' || ref === '') return 'ref must be text';
   if (label !== undefined && typeof label !== 'string') return 'label must be text';
   if (typeof label === 'string' && label.length > options.maxLabelChars) return `label has more than ${options.maxLabelChars} characters`;
-  const labelProblem = typeof label === 'string' ? textProblem(label) : undefined;
-  if (labelProblem) return `label ${labelProblem}`;
   if (origin !== undefined && typeof origin !== 'string') return 'origin must be text';
   if (spendable !== undefined && typeof spendable !== 'boolean') return 'spendable must be true or false';
   if (spendable !== undefined && type !== 'output') return 'spendable is only for outputs';
@@ -139,7 +136,7 @@ const tooManyLines = (options: Bip329ReadOptions): Bip329Read => ({ records: [],
 /** A longer line is no label record (a label, a reference and an origin descriptor fit many times over); it is refused unparsed. */
 const MAX_LINE_CHARS = 65_536;
 /** Lines read between two pauses: a few milliseconds' work. */
-const LINES_PER_PART = 500;
+const LINES_PER_PART = 200;
 
 /** Reads `lines`, the first of which is line `first + 1` of the file. */
 function readLines(lines: readonly string[], first: number, options: Bip329ReadOptions, checked: RefChecks, read: Bip329Read): void {

@@ -124,15 +124,18 @@ export class WalletLabels {
       if (!(await repos.labels.lock(wallet.id))) throw walletNotFound(); // deleted meanwhile
       const current = await repos.wallets.findById(wallet.id);
       if (!current) throw walletNotFound();
-      return applyMatched(repos, current, matched);
+      return applyMatched(repos, current, matched, LABELS_PER_STATEMENT[this.deps.store.kind]);
     });
   }
 }
 
-/** Records matched per turn: the costliest (an address decoded twice) take about 50 µs each. */
-const RECORDS_PER_TURN = 500;
-/** Labels read or written per statement in the transaction, with a turn between. */
-const LABELS_PER_WRITE = 500;
+/** Records matched per turn: the costliest (an address decoded twice) take 20-30 µs each, a few ms a turn. */
+const RECORDS_PER_TURN = 100;
+/**
+ * Labels read or written per statement in the transaction, with a turn between. SQLite runs a statement on
+ * this thread (100 labels: a few ms); PostgreSQL runs it in its own process, and fewer round trips are faster.
+ */
+const LABELS_PER_STATEMENT: Record<Store['kind'], number> = { sqlite: 100, postgres: 250 };
 
 /** A record, matched against the wallet before the transaction: what it would change, or why it is skipped. */
 type MatchedRecord =
@@ -184,13 +187,13 @@ class RecordMatcher {
  * In the store transaction: the matched records merged in file order against the stored labels (the newer
  * wins), then what changed written, in parts with a turn between.
  */
-async function applyMatched(repos: Repositories, wallet: StoredWallet, matched: readonly MatchedRecord[]): Promise<LabelImportResult> {
+async function applyMatched(repos: Repositories, wallet: StoredWallet, matched: readonly MatchedRecord[], perStatement: number): Promise<LabelImportResult> {
   const result: LabelImportResult = { imported: 0, skipped: { unknown_reference: 0, unsupported_type: 0, older: 0, owner_only: 0 } };
   const refs = matched.flatMap((m) => (m.kind === 'label' ? [m.ref] : []));
   const stored = new Map<string, StoredLabel>();
-  for (let from = 0; from < refs.length; from += LABELS_PER_WRITE) {
+  for (let from = 0; from < refs.length; from += perStatement) {
     if (from > 0) await nextTurn();
-    for (const label of await repos.labels.find(wallet.id, refs.slice(from, from + LABELS_PER_WRITE))) stored.set(`${label.type} ${label.ref}`, label);
+    for (const label of await repos.labels.find(wallet.id, refs.slice(from, from + perStatement))) stored.set(`${label.type} ${label.ref}`, label);
   }
   await nextTurn();
 
@@ -230,9 +233,9 @@ async function applyMatched(repos: Repositories, wallet: StoredWallet, matched: 
   });
 
   const writes = [...changed.values()];
-  for (let from = 0; from < writes.length; from += LABELS_PER_WRITE) {
+  for (let from = 0; from < writes.length; from += perStatement) {
     await nextTurn();
-    await repos.labels.write(wallet.id, writes.slice(from, from + LABELS_PER_WRITE));
+    await repos.labels.write(wallet.id, writes.slice(from, from + perStatement));
   }
   if (keysChanged) await repos.wallets.updateDetails(wallet.id, { name: wallet.name, description: wallet.description, keys });
   return result;
