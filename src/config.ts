@@ -457,6 +457,37 @@ function editDistance(a: string, b: string): number {
   return previous[b.length]!;
 }
 
+/** A setting given on the command line or in the environment (not in config.json), as given. */
+export interface GivenSetting {
+  key: string;
+  text: string;
+  secret: boolean;
+}
+
+/** The settings `sources` give by flag or environment variable (a flag wins over its variable). */
+export function givenSettings(sources: ConfigSources = {}): GivenSetting[] {
+  const env = sources.env ?? {};
+  const flags = parseFlags(sources.flags ?? []);
+  const given: GivenSetting[] = [];
+  for (const setting of SETTINGS) {
+    const text = flags.get(setting.flag) ?? env[setting.env];
+    if (text !== undefined) given.push({ key: setting.key, text, secret: setting.secret === true });
+  }
+  return given;
+}
+
+/** The raw JSON object of `<dataFolder>/config.json` (empty when there is none); loadConfig has checked it. */
+export function configFileObject(dataFolder: string): Record<string, unknown> {
+  const path = join(dataFolder, CONFIG_FILE_NAME);
+  readConfigFile(dataFolder);
+  return existsSync(path) ? (JSON.parse(readFileSync(path, 'utf8')) as Record<string, unknown>) : {};
+}
+
+/** `http://user:password@host`: an address that carries its own credentials. */
+export function urlHasCredentials(url: string): boolean {
+  return /^[a-z][a-z0-9+.-]*:\/\/[^/\s]*@/i.test(url);
+}
+
 /** Builds the configuration; throws ConfigError naming the first bad setting. */
 export function loadConfig(sources: ConfigSources = {}): Config {
   const env = sources.env ?? {};
@@ -490,6 +521,9 @@ export function loadConfig(sources: ConfigSources = {}): Config {
   }
   if ((draft.bitcoind.user === undefined) !== (draft.bitcoind.password === undefined)) {
     throw new ConfigError('Invalid setting SERVICE_BITCOIND_USER / SERVICE_BITCOIND_PASSWORD: give both or neither');
+  }
+  if (draft.bitcoind.url !== undefined && draft.bitcoind.cookieFile === undefined && draft.bitcoind.user === undefined && !urlHasCredentials(draft.bitcoind.url)) {
+    throw new ConfigError('Invalid setting SERVICE_BITCOIND_URL (--bitcoind-url, "bitcoind_url" in config.json): give its credentials too, SERVICE_BITCOIND_COOKIE (bitcoind_cookie) or SERVICE_BITCOIND_USER and SERVICE_BITCOIND_PASSWORD (bitcoind_user, bitcoind_password)');
   }
   const { databaseUrl, blocksFolderOff, ...rest } = draft;
   if (!blocksFolderOff && rest.bitcoind.blocksFolder === undefined && rest.bitcoind.user === undefined && rest.bitcoind.cookieFile !== undefined) {

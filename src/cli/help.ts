@@ -91,4 +91,6 @@ ${COMMANDS.map((c) => `  ${c.synopsis}\n      ${c.summary}`).join('\n')}
 "wcs <command> --help" (or "wcs help <command> [subcommand]") shows the usage of one command, with its options.
 ${STORE_NOTE}
 The commands that use the store take every setting as an option (--data-folder DIR, --port N, ...),
-each also as a SERVICE_* environment variable or in <data_folder>/config.json: "wcs serve --help" lists them.`;
+each also as a SERVICE_* environment variable or in <data_folder>/config.json: a command's --help lists the
+ones it uses, "wcs serve --help" lists them all. "serve" records the settings it was started with (by option
+or environment variable, secrets excepted) in <data_folder>/config.json, so later commands use them too.`;

@@ -5,11 +5,11 @@
  * answer at once.
  */
 import { Command, Option } from 'commander';
-import { exposedConfigFile, loadConfig, unknownSettingVariables } from '../config.js';
+import { exposedConfigFile, givenSettings, loadConfig, unknownSettingVariables } from '../config.js';
 import { readVersion } from '../version.js';
 import { OVERVIEW, commandText, groupNote } from './help.js';
 import type { PsbtAction } from './psbt-commands.js';
-import { addSettingOptions, isSettingFlag, settingFlags } from './setting-options.js';
+import { COMMAND_SETTINGS, addSettingOptions, isSettingFlag, settingFlags } from './setting-options.js';
 import type { UserAction } from './user-commands.js';
 import type { WalletAction } from './wallet-commands.js';
 import { printable, shown } from './terminal-text.js';
@@ -62,15 +62,16 @@ function userCommands(program: Command): void {
     const { runUserCommand } = await import('./user-commands.js');
     await runUserCommand(configOf(command), name, typeof args[0] === 'string' ? args[0] : undefined, options, out);
   };
-  addSettingOptions(subcommand(user, 'add', 'user add').argument('<NAME>', 'name of the new user').option('--admin', 'make the user an admin').action(action('add')));
-  addSettingOptions(subcommand(user, 'passwd', 'user passwd').argument('<NAME>', 'the user').action(action('passwd')));
-  addSettingOptions(subcommand(user, 'list', 'user list').action(action('list')));
+  addSettingOptions(subcommand(user, 'add', 'user add').argument('<NAME>', 'name of the new user').option('--admin', 'make the user an admin').action(action('add')), COMMAND_SETTINGS.users);
+  addSettingOptions(subcommand(user, 'passwd', 'user passwd').argument('<NAME>', 'the user').action(action('passwd')), COMMAND_SETTINGS.users);
+  addSettingOptions(subcommand(user, 'list', 'user list').action(action('list')), COMMAND_SETTINGS.network);
   addSettingOptions(
     subcommand(user, 'delete', 'user delete')
       .argument('<NAME>', 'the user to delete')
       .option('--transfer-wallets-to <USER>', "USER becomes the owner of NAME's wallets (shares kept; a share USER had on one of them is dropped, USER owns it now)")
       .option('--delete-wallets', "delete NAME's wallets with their PSBTs and collected signatures")
       .action(action('delete')),
+    COMMAND_SETTINGS.network,
   );
 }
 
@@ -104,7 +105,8 @@ function walletCommands(program: Command): void {
     if (name !== 'import' && name !== 'list') command.argument('<ALIAS>', 'alias of the wallet');
     for (const [flags, description] of WALLET_OPTIONS[name]) command.option(flags, description);
     command.option('--user <NAME>', 'act as this user', 'admin');
-    addSettingOptions(command).action(async (...args: unknown[]) => {
+    const uses = name === 'import' ? [...COMMAND_SETTINGS.node, 'max_wallets_per_user', 'max_gap_limit'] : name === 'rescan' ? COMMAND_SETTINGS.node : COMMAND_SETTINGS.network;
+    addSettingOptions(command, uses).action(async (...args: unknown[]) => {
       const alias = typeof args[0] === 'string' ? args[0] : undefined;
       // wallet-commands reads the options by flag (`--gap-limit`), as its messages name them.
       const options = new Map<string, string>();
@@ -122,7 +124,7 @@ function labelCommands(program: Command): void {
     if (name === 'import') command.argument('<FILE>', 'the BIP329 file (JSON Lines)');
     else command.option('--out <FILE>', 'write to FILE instead of printing');
     command.option('--user <NAME>', 'act as this user', 'admin');
-    addSettingOptions(command).action(async (...args: unknown[]) => {
+    addSettingOptions(command, COMMAND_SETTINGS.network).action(async (...args: unknown[]) => {
       const options = new Map<string, string>();
       for (const [long, value] of commandOptions(command)) if (typeof value === 'string') options.set(long, value);
       const words = args.filter((a): a is string => typeof a === 'string');
@@ -183,7 +185,8 @@ function psbtCommands(program: Command): void {
     for (const [flags, description] of valueOptions) command.option(flags, description, collect);
     if (name === 'show') command.addOption(new Option('--format <FORMAT>', 'json, base64 or binary (binary needs --out)').choices(['json', 'base64', 'binary']));
     if (name === 'create') command.option('--no-rbf', 'do not signal replace-by-fee');
-    addSettingOptions(command).action(async (...args: unknown[]) => {
+    const uses = name === 'list' || name === 'show' ? COMMAND_SETTINGS.network : [...COMMAND_SETTINGS.node, 'max_fee_rate', 'max_pending_psbts'];
+    addSettingOptions(command, uses).action(async (...args: unknown[]) => {
       const values = new Map<string, string[]>();
       for (const [long, value] of commandOptions(command)) {
         if (typeof value === 'string') values.set(long, [value]);
@@ -202,7 +205,7 @@ function backupCommands(program: Command): void {
     const command = subcommand(program, name, name)
       .argument('<FILE>', name === 'backup' ? 'the snapshot to write' : 'the snapshot to restore')
       .option('--force', name === 'backup' ? 'replace FILE' : 'replace a store that holds data');
-    addSettingOptions(command).action(async (file: string, options: { force?: boolean }) => {
+    addSettingOptions(command, COMMAND_SETTINGS.store).action(async (file: string, options: { force?: boolean }) => {
       const { runBackupCommand } = await import('./backup-commands.js');
       out(await runBackupCommand(name, configOf(command), file, options.force === true));
     });
@@ -247,10 +250,10 @@ export function buildProgram(): Command {
     '--replace-jwt-key',
     'accept a JWT signing key other than the one the database knows (every token issued so far stops working); without it such a start is refused',
   );
-  addSettingOptions(serveCommand).action(async (options: { replaceJwtKey?: boolean }) => {
+  addSettingOptions(serveCommand, COMMAND_SETTINGS.all).action(async (options: { replaceJwtKey?: boolean }) => {
     const config = configOf(serveCommand);
     const { serve } = await import('./serve-command.js');
-    await serve(config, options.replaceJwtKey === true);
+    await serve(config, options.replaceJwtKey === true, givenSettings({ flags: settingFlags(serveCommand), env: process.env }));
   });
   userCommands(program);
   backupCommands(program);

@@ -1,13 +1,17 @@
 /** `wcs serve`: runs the service until SIGTERM or SIGINT, then closes it within a bounded time. */
-import type { Config } from '../config.js';
+import type { Config, GivenSetting } from '../config.js';
 import { startService, type RunningService } from '../main.js';
 import { flushLogger } from '../api/logging.js';
+import { recordGivenSettings, recordedLine } from './remembered-settings.js';
 
 const SHUTDOWN_GRACE_MS = 15_000;
 
-export async function serve(config: Config, replaceSigningKey: boolean): Promise<void> {
+export async function serve(config: Config, replaceSigningKey: boolean, given: readonly GivenSetting[]): Promise<void> {
   const running: RunningService = await startService(config, { replaceSigningKey });
   process.stderr.write(`${startLine(config, running.url)}\n`);
+  // Only once the start succeeded: a setting that stopped it is not kept for the next command.
+  const recorded = recordedLine(recordGivenSettings(config.dataFolder, given));
+  if (recorded !== undefined) process.stderr.write(`${recorded}\n`);
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;

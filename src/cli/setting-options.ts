@@ -21,8 +21,29 @@ export function isSettingFlag(flag: string): boolean {
   return ALL_SETTINGS.some((s) => s.flag === flag);
 }
 
-export function addSettingOptions(command: Command): Command {
-  for (const setting of ALL_SETTINGS) command.addOption(settingOption(setting));
+/** The settings that say where the store is: every command that uses one shows them. */
+const STORE_SETTINGS = ['data_folder', 'database_url'];
+
+/** The settings a command uses besides the store's; `serve` uses all of them. */
+export const COMMAND_SETTINGS = {
+  all: ALL_SETTINGS.map((s) => s.key),
+  store: [],
+  // The store's network is checked against this one before anything is read.
+  network: ['network'],
+  users: ['network', 'password_min_chars'],
+  node: ['network', 'bitcoind_url', 'bitcoind_cookie', 'bitcoind_user', 'bitcoind_password', 'bitcoind_blocks_folder'],
+} as const;
+
+/**
+ * Adds every setting option to `command`, so that any may be given, but its help lists only the store's and
+ * `uses`: the rest would bury the command's own options under settings it never reads.
+ */
+export function addSettingOptions(command: Command, uses: readonly string[]): Command {
+  for (const setting of ALL_SETTINGS) {
+    const option = settingOption(setting);
+    if (!STORE_SETTINGS.includes(setting.key) && !uses.includes(setting.key)) option.hideHelp();
+    command.addOption(option);
+  }
   return command;
 }
 

@@ -276,6 +276,52 @@ describe('wcs serve', () => {
   });
 });
 
+describe('settings remembered from serve', () => {
+  it('serve records the settings given by environment or flag in config.json (0600, no secrets), says so once, and later commands use them', async () => {
+    const first = await createStore({ SERVICE_ADMIN_PASSWORD: TEST_ADMIN_PASSWORD, SERVICE_NETWORK: 'regtest', SERVICE_API_ACTIVE: 'True', SERVICE_JWT_KEY: 'k'.repeat(40) });
+    const file = join(folder, 'config.json');
+    expect(first).toContain(`wcs: recorded the settings given to serve in ${file} (port, api_active, network, log_level), so that later commands use them; not recorded (secrets, or what needs one): admin_password, jwt_key\n`);
+    expect(mode(file)).toBe('600');
+    const recorded = readFileSync(file, 'utf8');
+    expect(JSON.parse(recorded)).toEqual({ port: '0', api_active: 'True', network: 'regtest', log_level: 'info' });
+    expect(recorded).not.toContain(TEST_ADMIN_PASSWORD);
+    // Without SERVICE_NETWORK: the recorded regtest, not mainnet.
+    expect(await runCli(['user', 'list'], { SERVICE_DATA_FOLDER: folder })).toMatchObject({ code: 0, stderr: '' });
+    // The same start again changes nothing and says nothing about it.
+    const again = await createStore({ SERVICE_NETWORK: 'regtest', SERVICE_API_ACTIVE: 'True', SERVICE_JWT_KEY: 'k'.repeat(40) });
+    expect(again).not.toContain('wcs: recorded');
+    expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual({ port: '0', api_active: 'True', network: 'regtest', log_level: 'info' });
+  });
+
+  it('keeps a node address out of config.json while its password is not there, so later commands are not stopped by it', async () => {
+    writeFileSync(join(folder, 'config.json'), JSON.stringify({ admin_password: TEST_ADMIN_PASSWORD }), { mode: 0o600 });
+    const output = await createStore({ SERVICE_BITCOIND_URL: 'http://127.0.0.1:9', SERVICE_BITCOIND_USER: 'rpc', SERVICE_BITCOIND_PASSWORD: 'rpc-secret-password', SERVICE_SYNC_INTERVAL: '0' });
+    expect(output).toContain('not recorded (secrets, or what needs one): bitcoind_password, bitcoind_user, bitcoind_url\n');
+    expect(JSON.parse(readFileSync(join(folder, 'config.json'), 'utf8'))).toEqual({ admin_password: TEST_ADMIN_PASSWORD, port: '0', log_level: 'info', sync_interval: '0' });
+    expect(await runCli(['user', 'list'], { SERVICE_DATA_FOLDER: folder })).toMatchObject({ code: 0, stderr: '' });
+  });
+
+  it('refuses a node address without credentials with exit 2, naming the settings to give', async () => {
+    const result = await runCli(['serve'], { ...env, SERVICE_PORT: '0', SERVICE_BITCOIND_URL: 'http://127.0.0.1:18443' });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('Invalid setting SERVICE_BITCOIND_URL');
+    expect(result.stderr).toContain('bitcoind_cookie');
+    expect(result.stderr).not.toContain('cookieFile');
+    expect(existsSync(join(folder, 'config.json'))).toBe(false);
+  });
+
+  it("shows in each command's --help only the settings it uses", async () => {
+    const userDelete = await runCli(['user', 'delete', '--help'], env);
+    expect(userDelete.stdout).toContain('--data-folder');
+    expect(userDelete.stdout).toContain('--transfer-wallets-to');
+    expect(userDelete.stdout).not.toContain('--port');
+    expect(userDelete.stdout).not.toContain('--bitcoind-url');
+    expect(userDelete.stdout.length).toBeLessThan(2500);
+    expect((await runCli(['wallet', 'rescan', '--help'], env)).stdout).toContain('--bitcoind-cookie');
+    expect((await runCli(['serve', '--help'], env)).stdout).toContain('--trust-proxy');
+  });
+});
+
 describe('wcs with SERVICE_DATABASE_URL=postgres://...', () => {
   it('manages users in PostgreSQL through the configured URL', async () => {
     const { TEST_DATABASE_URL, uniqueSchemaName, dropPostgresSchema } = await import('../support/stores.js');

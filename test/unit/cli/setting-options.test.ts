@@ -1,10 +1,10 @@
 import { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
 import { DATA_FOLDER_SETTING, SETTINGS, loadConfig } from '../../../src/config.js';
-import { addSettingOptions, settingFlags } from '../../../src/cli/setting-options.js';
+import { COMMAND_SETTINGS, addSettingOptions, settingFlags } from '../../../src/cli/setting-options.js';
 
-function parsed(args: string[]): Command {
-  const command = addSettingOptions(new Command('serve').exitOverride());
+function parsed(args: string[], uses: readonly string[] = COMMAND_SETTINGS.all): Command {
+  const command = addSettingOptions(new Command('serve').exitOverride(), uses);
   command.parse(args, { from: 'user' });
   return command;
 }
@@ -16,6 +16,17 @@ describe('setting options', () => {
       expect(help).toContain(setting.flag);
       expect(help.replace(/\s+/g, ' ')).toContain(`env: ${setting.env}`);
     }
+  });
+
+  it('lists in the help only the store settings and those the command uses, and still takes the others', () => {
+    const help = parsed([], COMMAND_SETTINGS.network).helpInformation();
+    expect(help).toContain('--data-folder');
+    expect(help).toContain('--database');
+    expect(help).toContain('--network');
+    expect(help).not.toContain('--port');
+    expect(help).not.toContain('--jwt-key');
+    expect(help.length).toBeLessThan(2000);
+    expect(settingFlags(parsed(['--port', '8080'], COMMAND_SETTINGS.network))).toEqual(['--port=8080']);
   });
 
   it('hands what was given to loadConfig as flags, and only that', () => {
