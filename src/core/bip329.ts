@@ -8,6 +8,7 @@ import { decodeAddress } from './address.js';
 import { CoreError } from './errors.js';
 import { parseExtendedPublicKey } from './keys/extended-key.js';
 import type { Network } from './network.js';
+import { textProblem } from './text.js';
 
 export const BIP329_TYPES = ['tx', 'addr', 'pubkey', 'input', 'output', 'xpub', 'spscan'] as const;
 export type Bip329Type = (typeof BIP329_TYPES)[number];
@@ -90,6 +91,8 @@ function readLine(text: string, line: number, options: Bip329ReadOptions, checke
   if (typeof ref !== 'string' || ref === '') return 'ref must be text';
   if (label !== undefined && typeof label !== 'string') return 'label must be text';
   if (typeof label === 'string' && label.length > options.maxLabelChars) return `label has more than ${options.maxLabelChars} characters`;
+  const labelProblem = typeof label === 'string' ? textProblem(label) : undefined;
+  if (labelProblem) return `label ${labelProblem}`;
   if (origin !== undefined && typeof origin !== 'string') return 'origin must be text';
   if (spendable !== undefined && typeof spendable !== 'boolean') return 'spendable must be true or false';
   if (spendable !== undefined && type !== 'output') return 'spendable is only for outputs';
