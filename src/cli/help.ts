@@ -49,7 +49,7 @@ const COMMANDS: ReadonlyArray<{ key: string; synopsis: string; summary: string }
     synopsis: 'psbt create WALLET --to ADDRESS=AMOUNT[btc|sat] [--to ...] [--fee-rate SAT_PER_VB] [--subtract-from INDEX] [--no-rbf] [--rbf-tx-id TXID] [--label TEXT] [--user NAME]',
     summary: 'Create a PSBT; prints its txid, fee and base64.',
   },
-  { key: 'psbt show', synopsis: 'psbt show WALLET TXID [--format json|base64|binary] [--psbt-version 0|2] [--out FILE] [--user NAME]', summary: 'Print one PSBT (binary needs --out: the file signers import).' },
+  { key: 'psbt show', synopsis: 'psbt show WALLET TXID [--format json|base64|binary] [--psbt-version 0|2] [--out FILE] [--user NAME]', summary: 'Print one PSBT (binary, the file signers import, goes to --out FILE or to stdout sent to a pipe or file).' },
   { key: 'psbt sign-import', synopsis: 'psbt sign-import WALLET TXID FILE [--user NAME]', summary: "Merge a cosigner's signed copy (binary or base64 file)." },
   { key: 'psbt broadcast', synopsis: 'psbt broadcast WALLET TXID [--user NAME]', summary: 'Finalize, verify every signature and broadcast; prints the txid.' },
   { key: 'help', synopsis: 'help [COMMAND [SUBCOMMAND]]', summary: 'Show this text, or the usage of one command.' },

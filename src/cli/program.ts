@@ -183,7 +183,7 @@ function psbtCommands(program: Command): void {
     const valueOptions = [...PSBT_VALUE_OPTIONS[name], ['--user <NAME>', 'act as this user (default: admin)'] as [string, string]];
     // Collected, so that psbt-commands can refuse a repeated option other than --to.
     for (const [flags, description] of valueOptions) command.option(flags, description, collect);
-    if (name === 'show') command.addOption(new Option('--format <FORMAT>', 'json, base64 or binary (binary needs --out)').choices(['json', 'base64', 'binary']));
+    if (name === 'show') command.addOption(new Option('--format <FORMAT>', 'json, base64 or binary (binary to --out or to a pipe or file, not to a terminal)').choices(['json', 'base64', 'binary']));
     if (name === 'create') command.option('--no-rbf', 'do not signal replace-by-fee');
     const uses = name === 'list' || name === 'show' ? COMMAND_SETTINGS.network : [...COMMAND_SETTINGS.node, 'max_fee_rate', 'max_pending_psbts'];
     addSettingOptions(command, uses).action(async (...args: unknown[]) => {
@@ -195,7 +195,9 @@ function psbtCommands(program: Command): void {
       const switches = new Set<string>(command.getOptionValue('rbf') === false ? ['--no-rbf'] : []);
       const words = args.slice(0, PSBT_ARGUMENTS[name].length) as string[];
       const { runPsbtCommand } = await import('./psbt-commands.js');
-      out(await runPsbtCommand(name, words, { values, switches }, settingFlags(command), process.env));
+      const result = await runPsbtCommand(name, words, { values, switches }, settingFlags(command), process.env);
+      if (typeof result === 'string') out(result);
+      else await new Promise<void>((resolve, reject) => process.stdout.write(result.bytes, (error) => (error ? reject(error) : resolve())));
     });
   }
 }

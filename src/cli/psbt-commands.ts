@@ -41,19 +41,21 @@ export async function runPsbtCommand(
   flags: PsbtFlags,
   configFlags: readonly string[],
   env: NodeJS.ProcessEnv,
-): Promise<string> {
+): Promise<string | { bytes: Uint8Array }> {
   // Acting as --user, by default admin, as wallet commands do.
   const userName = one(flags, '--user') ?? 'admin';
 
-  let run: (principal: Principal, services: Awaited<ReturnType<typeof createRuntime>>['services']) => Promise<string>;
+  // Text to print, or bytes to write to stdout as they are (a binary PSBT sent to a pipe or file).
+  let run: (principal: Principal, services: Awaited<ReturnType<typeof createRuntime>>['services']) => Promise<string | { bytes: Uint8Array }>;
   switch (action) {
     case 'list': {
       const [alias] = args;
       run = async (p, s) => {
         const pending = await s.psbts.list(p, alias!);
         if (pending.length === 0) return 'No pending PSBTs';
+        const required = (await s.wallets.reads.details(p, alias!)).sigs_required;
         return pending
-          .map(({ txid, record }) => `${txid}\t${record.address.map((a, i) => `${a}=${record.amount[i]}`).join(',')}\tfee_rate=${record.fee_rate}\tsigs=${record.sigs_count}`)
+          .map(({ txid, record }) => `${txid}\t${record.address.map((a, i) => `${a}=${record.amount[i]}`).join(',')}\tfee_rate=${record.fee_rate}\tsigs=${record.sigs_count} of ${required}`)
           .join('\n');
       };
       break;
@@ -83,7 +85,8 @@ export async function runPsbtCommand(
       const [alias, txid] = args;
       const format = one(flags, '--format') ?? 'json';
       const outFile = one(flags, '--out');
-      if (format === 'binary' && !outFile) throw new PsbtUsageError('--format binary needs --out FILE');
+      // Binary on a pipe or in a file is what signers import; on a terminal it would be garbage.
+      if (format === 'binary' && !outFile && process.stdout.isTTY === true) throw new PsbtUsageError('--format binary needs --out FILE, or stdout sent to a pipe or file');
       const version = one(flags, '--psbt-version') ?? '0';
       if (version !== '0' && version !== '2') throw new PsbtUsageError('--psbt-version must be 0 or 2');
       run = async (p, s) => {
@@ -93,6 +96,7 @@ export async function runPsbtCommand(
           writeFileSync(outFile, format === 'binary' ? found.psbt : `${text}\n`);
           return `Wrote ${outFile}`;
         }
+        if (format === 'binary') return { bytes: found.psbt };
         return text;
       };
       break;
@@ -103,8 +107,11 @@ export async function runPsbtCommand(
       // A binary PSBT starts with the magic "psbt\xff"; anything else is read as base64 text.
       const copy = bytes.subarray(0, 5).equals(Buffer.from([0x70, 0x73, 0x62, 0x74, 0xff])) ? new Uint8Array(bytes) : bytes.toString('utf8').trim();
       run = async (p, s) => {
+        const before = (await s.psbts.get(p, alias!, txid!)).record;
         const record = await s.psbts.update(p, alias!, txid!, copy);
-        return `Merged; ${record.sigs_count} signature(s) on every input`;
+        const required = (await s.wallets.reads.details(p, alias!)).sigs_required;
+        if (record.base64 === before.base64) return `Added no signature: the copy holds none the stored PSBT lacks; ${record.sigs_count} of ${required} signature(s) on every input`;
+        return `Merged; ${record.sigs_count} of ${required} signature(s) on every input`;
       };
       break;
     }

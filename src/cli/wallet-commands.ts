@@ -95,7 +95,9 @@ export async function runWalletCommand(
         return `Deleted wallet ${alias}`;
       default: {
         const { from } = await admin.rescan(principal, alias!, integerOption(options, '--from'));
-        if (!runtime.services.chain.source) return `Wallet ${alias} will be scanned again from height ${from} once a node is configured`;
+        if (!runtime.services.chain.source) {
+          return `Wallet ${alias} will be scanned again from height ${from} by the running service on its next sync pass; this command was given no node settings (bitcoind_url) to scan it itself`;
+        }
         const done = runtime.services.sync.runOnce();
         let finished = false;
         let last = '';

@@ -11,7 +11,7 @@ import { DescriptorDeriver, parseDescriptor } from '../../src/core/descriptor/in
 import { NETWORKS } from '../../src/core/network.js';
 import { parsePsbt, psbtToBase64, psbtTxid } from '../../src/core/psbt/index.js';
 import { signAsCosigner } from '../unit/services/psbt-fixture-wallets.js';
-import { runCli } from '../support/cli.js';
+import { runCli, runCliBytes } from '../support/cli.js';
 import { startRpcTestServer, type RpcTestServer } from '../support/rpc-server.js';
 import { bearer, createToken, request, startTestServer, type TestServer } from '../support/server.js';
 import { nodeEnv, timeline, wallets } from './wallet-helpers.js';
@@ -60,13 +60,17 @@ describe('wcs psbt', () => {
     const list = await runCli(['psbt', 'list', 'w_wsh2of2', '--user', 'admin'], env);
     expect(list).toMatchObject({ code: 0 });
     expect(list.stdout).toContain(`${txid}\t${external}=0.00125\t`);
-    expect(list.stdout).toContain('sigs=0');
+    expect(list.stdout).toContain('\tsigs=0 of 2\n');
 
     const file = join(folder, 'export.psbt');
     expect(await runCli(['psbt', 'show', 'w_wsh2of2', txid!, '--user', 'admin', '--format', 'binary', '--out', file], env)).toMatchObject({ code: 0, stdout: `Wrote ${file}\n` });
     const exported = readFileSync(file);
     expect(exported.subarray(0, 5)).toEqual(Buffer.from('psbt\xff', 'latin1'));
     expect(exported.toString('base64')).toBe(base64);
+    // To a pipe, binary goes to stdout as it is.
+    const piped = await runCliBytes(['psbt', 'show', 'w_wsh2of2', txid!, '--format', 'binary'], env);
+    expect(piped).toMatchObject({ code: 0, stderr: '' });
+    expect(piped.stdout.equals(exported)).toBe(true);
     // The same PSBT as version 2 (BIP370): another file, the same unsigned transaction.
     const v2File = `${file}.v2`;
     expect(await runCli(['psbt', 'show', 'w_wsh2of2', txid!, '--format', 'binary', '--psbt-version', '2', '--out', v2File], env)).toMatchObject({ code: 0 });
@@ -81,8 +85,12 @@ describe('wcs psbt', () => {
       const copy = join(folder, `signed-${k}.psbt`);
       writeFileSync(copy, form === 'binary' ? Buffer.from(signed, 'base64') : `${signed}\n`);
       const imported = await runCli(['psbt', 'sign-import', 'w_wsh2of2', txid!, copy, '--user', 'admin'], env);
-      expect(imported).toMatchObject({ code: 0, stdout: `Merged; ${k + 1} signature(s) on every input\n` });
+      expect(imported).toMatchObject({ code: 0, stdout: `Merged; ${k + 1} of 2 signature(s) on every input\n` });
+      // The same copy again adds nothing, and says so.
+      const again = await runCli(['psbt', 'sign-import', 'w_wsh2of2', txid!, copy], env);
+      expect(again).toMatchObject({ code: 0, stdout: `Added no signature: the copy holds none the stored PSBT lacks; ${k + 1} of 2 signature(s) on every input\n` });
     }
+    expect((await runCli(['psbt', 'list', 'w_wsh2of2'], env)).stdout).toContain('\tsigs=2 of 2\n');
 
     const sent = await runCli(['psbt', 'broadcast', 'w_wsh2of2', txid!, '--user', 'admin'], env);
     expect(sent.code).toBe(0);

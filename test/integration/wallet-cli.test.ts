@@ -86,4 +86,16 @@ describe('wcs wallet', () => {
     expect(usage.code).toBe(2);
     expect(usage.stderr).toContain("unknown command 'frobnicate'");
   });
+
+  it('rescan without node settings says the running service scans the wallet, and that the command had no node', async () => {
+    const w = wallets.w_wpkh!;
+    const imported = await runCli(['wallet', 'import', '--user', 'erin', '--name', 'No node here', '--recv-descriptor', w.recv_descriptor, '--change-descriptor', w.change_descriptor, '--birthday', '0'], env);
+    expect(imported.code, imported.stderr).toBe(0);
+    const rescan = await runCli(['wallet', 'rescan', 'no-node-here', '--user', 'erin'], { SERVICE_DATA_FOLDER: folder, SERVICE_NETWORK: 'regtest' });
+    expect(rescan).toMatchObject({
+      code: 0,
+      stdout: 'Wallet no-node-here will be scanned again from height 0 by the running service on its next sync pass; this command was given no node settings (bitcoind_url) to scan it itself\n',
+    });
+    expect((await runCli(['wallet', 'delete', 'no-node-here', '--user', 'erin'], env)).code).toBe(0);
+  });
 });

@@ -30,6 +30,20 @@ export function runCli(args: string[], env: Record<string, string>, stdin = ''):
   });
 }
 
+/** Runs `wcs ...args` as runCli does, keeping stdout as bytes (a binary PSBT sent to a pipe). */
+export function runCliBytes(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: Buffer; stderr: string }> {
+  assertBuilt();
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI_PATH, ...args], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const chunks: Buffer[] = [];
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => chunks.push(d));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout: Buffer.concat(chunks), stderr }));
+  });
+}
+
 /** Starts `wcs serve [...args]` and resolves once it logs "service started", with its URL. */
 export function startCliServer(env: Record<string, string>, args: string[] = []): Promise<{ child: ChildProcess; url: string; output: () => string; exited: Promise<number | null> }> {
   assertBuilt();
