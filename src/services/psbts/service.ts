@@ -10,6 +10,7 @@ import { CoreError } from '../../core/errors.js';
 import { getNetwork } from '../../core/network.js';
 import {
   PsbtError,
+  extractTransaction,
   extractVerifiedTransaction,
   finalizePsbt,
   mergeCosignerPsbt,
@@ -22,10 +23,10 @@ import {
   type Psbt,
   type PsbtRecord,
 } from '../../core/psbt/index.js';
-import { serializeTransaction } from '../../core/tx.js';
+import { serializeTransaction, txid as transactionId } from '../../core/tx.js';
 import { toHex } from '../../core/bytes.js';
 import { base64 } from '@scure/base';
-import type { Store, StoredPsbt, StoredWallet } from '../../store/repositories.js';
+import type { PsbtStatus, Store, StoredPsbt, StoredWallet } from '../../store/repositories.js';
 import { StoreConflictError } from '../../store/repositories.js';
 import { ServiceError } from '../errors.js';
 import type { Principal } from '../principal.js';
@@ -298,6 +299,21 @@ export class PsbtService {
     return { record, psbt: serializePsbt(psbt), base64: stored.psbt };
   }
 
+  /**
+   * A stored PSBT whatever became of it (pending, broadcast or invalid), for pages that follow a payment
+   * past its broadcast. `sentTxid`: the network txid of its transaction when it is finalized (or can be),
+   * else null. The REST reads keep answering for pending PSBTs only.
+   */
+  async outcome(principal: Principal, alias: string, txid: string): Promise<{ status: PsbtStatus; record: PsbtRecord; base64: string; sentTxid: string | null }> {
+    const wallet = await this.deps.access.resolve(principal, alias, 'read');
+    const id = txid.toLowerCase();
+    const stored = TXID.test(id) ? await this.deps.store.psbts.find(wallet.id, id) : undefined;
+    if (!stored) throw psbtNotFound(txid);
+    const finalized = finalizePsbt(parsePsbt(stored.psbt));
+    const sentTxid = finalized.complete ? transactionId(extractTransaction(finalized.psbt)) : null;
+    return { status: stored.status, record: this.recordOf(wallet, stored), base64: stored.psbt, sentTxid };
+  }
+
   /** Merges a cosigner's copy (base64 or binary) into the stored PSBT, again on the current version when another merge came first. */
   async update(principal: Principal, alias: string, txid: string, copy: string | Uint8Array): Promise<PsbtRecord> {
     const wallet = await this.deps.access.resolve(principal, alias, 'spend', 'psbt:sign');
@@ -354,28 +370,24 @@ export class PsbtService {
     return events;
   }
 
-  /** Finalizes, verifies every signature and broadcasts. The PSBT stays pending until the sync sees its transaction. */
+  /** Finalizes, verifies every signature and broadcasts. The PSBT stays pending, as signed, until the sync sees its transaction. */
   async broadcast(principal: Principal, alias: string, txid: string): Promise<BroadcastResult> {
     const wallet = await this.deps.access.resolve(principal, alias, 'spend', 'psbt:broadcast');
     const chain = this.requireChain();
-    let hex: string | undefined;
-    for (let attempt = 0; hex === undefined; attempt++) {
-      if (attempt >= MAX_CHANGE_ATTEMPTS) throw psbtBusy(txid);
-      const stored = await this.findPending(wallet, txid);
-      const finalized = finalizePsbt(parsePsbt(stored.psbt));
-      if (!finalized.complete) {
-        const reasons = finalized.pending.map((p) => `input ${p.input}: ${p.reason}`).join('; ');
-        throw new ServiceError('unprocessable', 'not_enough_signatures', `The PSBT cannot be finalized yet (${reasons})`);
-      }
-      let extracted: string;
-      try {
-        extracted = toHex(serializeTransaction(extractVerifiedTransaction(finalized.psbt)));
-      } catch (error) {
-        if (error instanceof CoreError) throw new ServiceError('unprocessable', 'invalid_signature', error.message);
-        throw error;
-      }
-      const base64 = psbtToBase64(finalized.psbt);
-      if (base64 === stored.psbt || (await this.deps.store.psbts.updatePsbt(wallet.id, stored.txid, base64, this.now(), stored.version)) !== undefined) hex = extracted;
+    // Finalized in memory only: the stored PSBT keeps the signatures as collected (who signed stays
+    // readable), and nothing changes under open pages while the node answers. The sync settles it.
+    const stored = await this.findPending(wallet, txid);
+    const finalized = finalizePsbt(parsePsbt(stored.psbt));
+    if (!finalized.complete) {
+      const reasons = finalized.pending.map((p) => `input ${p.input}: ${p.reason}`).join('; ');
+      throw new ServiceError('unprocessable', 'not_enough_signatures', `The PSBT cannot be finalized yet (${reasons})`);
+    }
+    let hex: string;
+    try {
+      hex = toHex(serializeTransaction(extractVerifiedTransaction(finalized.psbt)));
+    } catch (error) {
+      if (error instanceof CoreError) throw new ServiceError('unprocessable', 'invalid_signature', error.message);
+      throw error;
     }
     let broadcastTxid: string;
     try {

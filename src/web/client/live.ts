@@ -3,7 +3,8 @@
 /**
  * Live pages: polls the page's small fingerprint endpoint and reloads the page when the fingerprint
  * changes (a new transaction, a confirmation, a cosigner's signature), unless the person is typing
- * in a form, in which case a notice offers the reload.
+ * in a form, in which case a notice offers the reload. Once a form is sent the page stops following:
+ * a reload then would cancel the answer the person waits for (a broadcast the node takes seconds to accept).
  */
 const INTERVAL_MS = 3000;
 
@@ -30,9 +31,16 @@ function offerReload(): void {
 
 /** `shown`: the fingerprint the server read before building the page. */
 export function watchLiveChanges(url: string, shown: string): void {
+  let leaving = false;
+  // Listened to on the document, so a form's own handlers (a confirmation declined) have run first.
+  document.addEventListener('submit', (event) => {
+    if (!event.defaultPrevented) leaving = true;
+  });
   const check = async () => {
+    if (leaving) return;
     try {
       const response = await fetch(url, { headers: { accept: 'application/json' }, credentials: 'same-origin', cache: 'no-store' });
+      if (leaving) return;
       if (response.status === 401) {
         location.reload(); // the session ended: the page shows the sign-in form
         return;

@@ -4,7 +4,7 @@ import type { PsbtRecord } from '../../core/psbt/index.js';
 export interface CosignerStatus {
   fingerprint: string;
   label: string;
-  /** Inputs this key has signed (or that are already finalized). */
+  /** Inputs carrying this key's collected signature (a finalized input counts only for the keys whose signature it was built from). */
   signedInputs: number;
   inputs: number;
 }
@@ -12,7 +12,6 @@ export interface CosignerStatus {
 type Input = PsbtRecord['inputs'][number];
 
 function signedBy(input: Input, fingerprint: string): boolean {
-  if (input.final_scriptwitness || input.final_scriptSig) return true;
   const signatures = input.partial_signatures ?? {};
   if ((input.bip32_derivs ?? []).some((d) => d.master_fingerprint === fingerprint && signatures[d.pubkey] !== undefined)) return true;
   const tapDerivs = (input.taproot_bip32_derivs ?? []).filter((d) => d.master_fingerprint === fingerprint);

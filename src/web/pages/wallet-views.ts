@@ -46,7 +46,7 @@ export function transactionsTable(d: WalletDetails, txs: readonly TxListEntry[],
   if (txs.length === 0) return html`<p class="empty">No transactions yet: share the receive address to get paid.</p>`;
   const rows = txs.map((t) => {
     const bumpable = canSpend(access) && t.confirmations === 0 && t.category !== 'receive' && t['bip125-replaceable'] === 'yes';
-    return html`<tr data-txid="${t.txid}">
+    return html`<tr data-txid="${t.txid}" id="tx-${t.txid}">
   <td>${t.confirmations === 0 ? html`<span class="badge">unconfirmed</span>` : html`${t.confirmations} conf.`}<div class="muted">${dateText(t.time)}</div></td>
   <td>${t.category}<div class="muted mono" title="${t.txid}">${shortId(t.txid)}</div></td>
   <td class="label-cell">${labelForm(d, t.address, t.label, session, access, back)}<div class="muted mono">${t.address ?? ''}</div></td>

@@ -209,15 +209,17 @@ describeWithBitcoind('the web interface in a browser against a real Bitcoin Core
     await uploadSigned(page, [await signedFile(page, signers[1]!, 'carol.psbt')]);
     expect(await text(page, '[data-signatures-needed]')).toContain('Signed enough to broadcast');
     await clickAndWait(page, 'form[action$="/broadcast"] button');
-    const sent = new URL(page.url()).searchParams.get('broadcast')!;
+    const sent = new URL(page.url()).searchParams.get('sent')!;
     expect(await world.chain.inMempool(sent)).toBe(true);
+    expect(await text(page, '[data-psbt-state]')).toContain(`Sent in transaction ${sent}`);
+    await clickAndWait(page, `[data-sent-txid] a`);
     await page.waitForSelector(`tr[data-txid="${sent}"]`, { timeout: 30_000 });
     expect(await text(page, `tr[data-txid="${sent}"]`)).toContain('unconfirmed');
   });
 
   it('bumps the fee of the unconfirmed transaction from its row', async () => {
     const { page } = main;
-    const original = new URL(page.url()).searchParams.get('broadcast') ?? (await page.$eval('tr[data-txid]', (tr) => (tr as HTMLElement).dataset.txid!));
+    const original = await page.$eval('tr[data-txid]', (tr) => (tr as HTMLElement).dataset.txid!);
     await clickAndWait(page, `tr[data-txid="${original}"] a.button`);
     expect(await page.$eval('#amount-0', (e) => (e as HTMLInputElement).value)).not.toBe('');
     const rate = await page.$eval('#fee_rate', (e) => (e as HTMLInputElement).value);
@@ -225,7 +227,7 @@ describeWithBitcoind('the web interface in a browser against a real Bitcoin Core
     await clickAndWait(page, 'button[value=create]');
     await uploadSigned(page, [await signedFile(page, signers[0]!, 'bob-2.psbt'), await signedFile(page, signers[1]!, 'carol-2.psbt')]);
     await clickAndWait(page, 'form[action$="/broadcast"] button');
-    const replacement = new URL(page.url()).searchParams.get('broadcast')!;
+    const replacement = new URL(page.url()).searchParams.get('sent')!;
     expect(replacement).not.toBe(original);
     expect(await world.chain.inMempool(replacement)).toBe(true);
     expect(await world.chain.inMempool(original)).toBe(false);
