@@ -109,6 +109,25 @@ describe('export', () => {
     }
   });
 
+  it('a descriptor or BSMS file, which carries no name, imports back under its alias, or else its kind with a suffix when taken', async () => {
+    const fileOf = async (format: string) => (await request(`${world.server.api}/wallets/vault/export?format=${format}`, { headers: world.auth })).text;
+    const first = await post({ import: await fileOf('descriptor'), birthday: 0 });
+    expect(first.status, first.text).toBe(201);
+    expect(first.body).toMatchObject({ name: '2-of-3 wsh-sortedmulti', alias: '2-of-3-wsh-sortedmulti' });
+    const second = await post({ import: await fileOf('bsms'), birthday: 0 });
+    expect(second.status, second.text).toBe(201);
+    expect(second.body.name).toBe('2-of-3 wsh-sortedmulti (2)');
+    const aliased = await post({ import: await fileOf('bsms'), alias: 'vault-copy', birthday: 0 });
+    expect(aliased.status, aliased.text).toBe(201);
+    expect(aliased.body).toMatchObject({ name: 'vault-copy', alias: 'vault-copy' });
+    // A name given wins; an empty one is still refused.
+    expect((await post({ import: await fileOf('descriptor'), name: '', birthday: 0 })).status).toBe(400);
+    const w = wallets.w_wpkh!;
+    const single = await post({ import: `${w.recv_descriptor}\n${w.change_descriptor}\n`, birthday: 0 });
+    expect(single.status, single.text).toBe(201);
+    expect(single.body.name).toBe('single-key wpkh');
+  });
+
   it('refuses a format that cannot describe the wallet, an unknown format, and a wallet the caller cannot see', async () => {
     const w = wallets.w_wpkh!;
     expect((await post({ name: 'Single', alias: 'single', recv_descriptor: w.recv_descriptor, change_descriptor: w.change_descriptor, birthday: 0 })).status).toBe(201);

@@ -92,7 +92,7 @@ const ShareSchema = Type.Object({ user: Type.String(), access: Type.Union([Type.
 const KeyLabelSchema = Type.Object({ fingerprint: Type.String({ description: 'Master fingerprint, 8 hex digits.' }), label: Type.String() });
 
 export const CreateWalletBody = Type.Object({
-  name: Type.Optional(Type.String({ description: 'Display name; required unless `import` gives one.' })),
+  name: Type.Optional(Type.String({ description: 'Display name; required unless `import` is given. From a file without a name: the `alias`, else the wallet\'s kind (`2-of-3 wsh-sortedmulti`, with ` (2)`... when the owner has a wallet so named).' })),
   alias: Type.Optional(Type.String({ description: '`[a-z0-9_-]{1,64}`, unique; derived from the name when absent.' })),
   description: Type.Optional(Type.String()),
   descriptor: Type.Optional(Type.String({ description: 'One multipath descriptor (`<0;1>`).' })),

@@ -30,7 +30,7 @@ import {
 import type { WalletLimits } from '../wallet-limits.js';
 import type { WalletScriptsCache, WalletStateCache } from '../wallet-state.js';
 import type { WalletAccess } from './access.js';
-import { readImport } from './files.js';
+import { nameOfUnnamedFile, readImport } from './files.js';
 import type { WalletSetup } from '../../core/wallet-files/index.js';
 import type { ChainAccess, WalletReads } from './reads.js';
 
@@ -60,7 +60,7 @@ export class WalletAdmin {
     await this.deps.limits.checkCreate(principal, input);
     // A wallet setup file gives the keys and, where the request gives none, the name, key labels and birthday.
     const imported = input.import !== undefined && input.import !== null ? this.importOf(input) : undefined;
-    const name = checkName(input.name ?? imported?.name);
+    const name = checkName(input.name ?? imported?.name ?? (imported ? await this.nameOfUnnamed(principal, imported, input.alias) : undefined));
     const givenAlias = checkAlias(input.alias);
     const description = checkDescription(input.description);
     const gapLimit = checkGapLimit(input.gap_limit);
@@ -101,6 +101,11 @@ export class WalletAdmin {
     const stored = await this.insertWithAlias(base, givenAlias, name, shareRows);
     this.deps.scans.requestPass();
     return this.deps.reads.detailsOf(stored);
+  }
+
+  private async nameOfUnnamed(principal: Principal, setup: WalletSetup, alias: unknown): Promise<string> {
+    const owned = (await this.deps.store.wallets.listAccessible(principal.userName)).filter((w) => w.access === 'owner');
+    return nameOfUnnamedFile(setup, alias, owned.map((w) => w.wallet.name));
   }
 
   /** The wallet of the request's `import`; keys given beside it would be ambiguous. */

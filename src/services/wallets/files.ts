@@ -33,6 +33,23 @@ export function readImport(input: { import?: unknown; import_format?: unknown },
   }
 }
 
+/**
+ * The name of a wallet whose file names none (a descriptor or BSMS file carries no name): its alias when one is
+ * given, else its kind ("2-of-3 wsh-sortedmulti", "single-key wpkh"), with " (2)", " (3)"... when the owner
+ * already has a wallet of that name.
+ */
+export function nameOfUnnamedFile(setup: WalletSetup, alias: unknown, takenNames: readonly string[]): string {
+  if (typeof alias === 'string' && alias.trim() !== '') return alias.trim();
+  const { info, receive } = setup.descriptors;
+  // The descriptor's outer functions up to its keys: wsh(sortedmulti(... -> wsh-sortedmulti.
+  const functions = /^(?:[a-z_]+\()+/i.exec(receive)?.[0].split('(').filter((f) => f !== '') ?? [];
+  const script = functions.join('-') || info.addressType;
+  const kind = info.sigsTotal > 1 ? `${info.sigsRequired}-of-${info.sigsTotal} ${script}` : `single-key ${script}`;
+  const taken = new Set(takenNames);
+  if (!taken.has(kind)) return kind;
+  for (let n = 2; ; n++) if (!taken.has(`${kind} (${n})`)) return `${kind} (${n})`;
+}
+
 export interface ExportedWalletFile extends WalletFile {
   fileName: string;
 }
