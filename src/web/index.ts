@@ -12,6 +12,7 @@ import type { Services } from '../services/index.js';
 import { ServiceError } from '../services/errors.js';
 import { STATUS_OF_KIND } from '../api/errors.js';
 import { loadAssets, type WebAssets } from './assets.js';
+import { FAVICON_SVG } from './favicon.js';
 import type { WebDeps } from './context.js';
 import { html } from './html.js';
 import { page } from './layout.js';
@@ -70,7 +71,7 @@ export async function registerWebInterface(app: FastifyInstance, options: { serv
     });
 
     scope.addHook('preHandler', async (request, reply) => {
-      if (request.url.startsWith('/assets/')) return;
+      if (request.url.startsWith('/assets/') || request.url === '/favicon.ico') return;
       const path = request.url.split('?')[0]!;
       if (request.method === 'POST') checkSameOrigin(request);
       const sessionId = sessionCookieOf(request);
@@ -95,6 +96,7 @@ export async function registerWebInterface(app: FastifyInstance, options: { serv
       return renderError(reply, deps, request, status, error.message);
     });
 
+    scope.get('/favicon.ico', async (_request, reply) => reply.type('image/svg+xml').header('Cache-Control', 'public, max-age=86400').send(FAVICON_SVG));
     registerAuthPages(scope, deps);
     registerWalletListPages(scope, deps);
     registerWalletPages(scope, deps);

@@ -39,6 +39,7 @@ export function page(shell: PageShell): Html {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="color-scheme" content="light dark">
 <title>${shell.title} · Wallet coordination</title>
+<link rel="icon" href="/favicon.ico" type="image/svg+xml">
 <link rel="stylesheet" href="${shell.assets.urls['style.css']}">
 <script type="module" src="${shell.assets.urls['app.js']}"></script>
 </head>

@@ -72,12 +72,17 @@ interface NewWalletValues {
   shares: string;
 }
 
-function newWalletForm(session: WebSession, v: NewWalletValues, errors: Map<string, string>): Html {
+/** An example key of the service's network: xpub and coin type 0 on mainnet, tpub and coin type 1 on test networks. */
+function keyPlaceholder(network: string): string {
+  return network === 'mainnet' ? '[73c5da0a/48h/0h/0h/2h]xpub6E…' : '[73c5da0a/48h/1h/0h/2h]tpubDF…';
+}
+
+function newWalletForm(session: WebSession, v: NewWalletValues, errors: Map<string, string>, network: string): Html {
   const keyRows = (v.keys.length > 0 ? v.keys : [{ key: '', label: '' }, { key: '', label: '' }, { key: '', label: '' }]).map(
     (k, i) => html`<fieldset class="key-row" data-key-row>
   <legend>Key ${i + 1}</legend>
   <label for="key-${i}">Key as the hardware wallet exports it: [fingerprint/path]xpub</label>
-  <textarea id="key-${i}" name="key" rows="2" spellcheck="false" placeholder="[73c5da0a/48h/0h/0h/2h]xpub6E…">${k.key}</textarea>
+  <textarea id="key-${i}" name="key" rows="2" spellcheck="false" placeholder="${keyPlaceholder(network)}">${k.key}</textarea>
   ${fieldError(errors, `/policy/keys/${i}/key`, `key-${i}`)}
   <label for="key-label-${i}">Label (who holds it, which device)</label>
   <input id="key-label-${i}" name="key_label" value="${k.label}" maxlength="256">
@@ -191,7 +196,7 @@ export function registerWalletListPages(app: FastifyInstance, deps: WebDeps): vo
   app.get('/wallets/new', async (request, reply) => {
     const session = sessionOf(request);
     const empty: NewWalletValues = { mode: 'policy', importText: '', importFormat: '', name: '', description: '', descriptor: '', type: 'wsh-sortedmulti', threshold: '2', keys: [], birthday: '', shares: '' };
-    return respond(reply, deps, request, { title: 'Add a wallet', body: newWalletForm(session, empty, new Map()) });
+    return respond(reply, deps, request, { title: 'Add a wallet', body: newWalletForm(session, empty, new Map(), deps.config.network) });
   });
 
   app.post('/wallets/new', async (request, reply) => {
@@ -203,7 +208,7 @@ export function registerWalletListPages(app: FastifyInstance, deps: WebDeps): vo
     } catch (error) {
       if (!(error instanceof ServiceError) || error.kind === 'unavailable' || error.kind === 'rate_limited') throw error;
       const errors = fieldErrorMap(error.details.errors);
-      return respond(reply, deps, request, { title: 'Add a wallet', body: newWalletForm(session, values, errors), flash: { kind: 'error', text: error.message } }, 400);
+      return respond(reply, deps, request, { title: 'Add a wallet', body: newWalletForm(session, values, errors, deps.config.network), flash: { kind: 'error', text: error.message } }, 400);
     }
   });
 }

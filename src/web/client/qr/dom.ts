@@ -85,7 +85,7 @@ export function mountAnimatedQr(container: HTMLElement, psbt: Uint8Array): void 
         ? `${name}: one frame`
         : source.format === 'bbqr'
           ? `${name}: part ${inCycle} of ${source.cycleLength}`
-          : `${name}: frame ${shown}, ${source.cycleLength} to a full set`;
+          : `${name}: frame ${inCycle} of ${source.cycleLength}`;
   };
   const stop = () => {
     if (timer !== undefined) clearInterval(timer);
