@@ -85,7 +85,9 @@ export function mountAnimatedQr(container: HTMLElement, psbt: Uint8Array): void 
         ? `${name}: one frame`
         : source.format === 'bbqr'
           ? `${name}: part ${inCycle} of ${source.cycleLength}`
-          : `${name}: frame ${inCycle} of ${source.cycleLength}`;
+          : shown <= source.cycleLength
+            ? `${name}: frame ${shown} of ${source.cycleLength}`
+            : `${name}: extra frame ${shown - source.cycleLength} (fountain parts fill in missed frames)`;
   };
   const stop = () => {
     if (timer !== undefined) clearInterval(timer);
