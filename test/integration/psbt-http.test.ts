@@ -122,8 +122,13 @@ describe('PSBT endpoints over HTTP at the final snapshot', () => {
         const early = await request(api(s, `${name}/psbt/${txid}/broadcast`), as(s.alice, { method: 'POST' }));
         expect(early.status).toBe(422);
         expect(early.body.code).toBe('not_enough_signatures');
-        const put = await request(api(s, `${name}/psbt/${txid}`), as(s.alice, { method: 'PUT', json: { psbt: signAsCosigner(current.base64, name, k) } }));
-        expect(put.status).toBe(200);
+        const signed = signAsCosigner(current.base64, name, k);
+        // The second copy comes as the binary PSBT file, as signers write it.
+        const put =
+          k === 1
+            ? await request(api(s, `${name}/psbt/${txid}`), as(s.alice, { method: 'PUT', headers: { 'content-type': 'application/octet-stream' }, body: Uint8Array.from(Buffer.from(signed, 'base64')) }))
+            : await request(api(s, `${name}/psbt/${txid}`), as(s.alice, { method: 'PUT', json: { psbt: signed } }));
+        expect(put.status, put.text).toBe(200);
         expect(put.body.result.sigs_count).toBe(k + 1);
         current = put.body.result;
       }
@@ -210,6 +215,27 @@ describe('BIP125 replacement over HTTP (snapshot 8: a replaceable 1 sat/vB payme
   it('refuses a fee rate that does not beat the original by the incremental relay fee', async () => {
     const response = await request(api(s, 'w_wpkh/psbt'), as(s.alice, { method: 'POST', json: { recipients: [{ address: external[0], amount: '0.2' }], fee_rate: '1.05', rbf_tx_id: original.txid } }));
     expect({ status: response.status, code: response.body.code }).toEqual({ status: 422, code: 'fee_rate_too_low_for_replacement' });
+  });
+
+  it('takes a binary PSBT body on PUT, refuses a broken one with 400, and keeps other routes to JSON (415); OpenAPI says so', async () => {
+    const response = await request(api(s, 'w_wpkh/psbt'), as(s.alice, { method: 'POST', json: { recipients: [{ address: external[1], amount: '0.01' }], fee_rate: '5' } }));
+    expect(response.status, response.text).toBe(201);
+    const record = response.body.result;
+    const url = api(s, `w_wpkh/psbt/${record.tx.txid}`);
+    const binary = (body: Uint8Array<ArrayBuffer>) => as(s.alice, { method: 'PUT', headers: { 'content-type': 'application/octet-stream' }, body });
+    const broken = await request(url, binary(new Uint8Array([0x70, 0x73, 0x62, 0x74, 0xff, 0x01])));
+    expect({ status: broken.status, code: broken.body.code }).toEqual({ status: 400, code: 'invalid_psbt' });
+    const signed = await request(url, binary(Uint8Array.from(Buffer.from(signAsCosigner(record.base64, 'w_wpkh', 0), 'base64'))));
+    expect(signed.status, signed.text).toBe(200);
+    expect(signed.body.result.sigs_count).toBe(1);
+    const create = await request(api(s, 'w_wpkh/psbt'), as(s.alice, { method: 'POST', headers: { 'content-type': 'application/octet-stream' }, body: new Uint8Array([1, 2, 3]) }));
+    expect(create.status).toBe(415);
+    const deleted = await request(url, as(s.alice, { method: 'DELETE' }));
+    expect(deleted.status).toBe(200);
+    const spec = await request(`${s.server.url}/docs/openapi.json`);
+    const put = spec.body.paths['/api/v1alpha/wallets/{wallet_alias}/psbt/{txid}'].put;
+    expect(Object.keys(put.requestBody.content)).toEqual(['application/json', 'application/octet-stream']);
+    expect(put.requestBody.content['application/octet-stream'].schema).toMatchObject({ type: 'string', contentMediaType: 'application/octet-stream' });
   });
 
   it('builds, signs and broadcasts a replacement the node accepts', async () => {

@@ -104,6 +104,9 @@ export const UpdatePsbtBody = Type.Object({
   psbt: Type.String({ description: 'Base64 copy of the same unsigned transaction carrying cosigners’ signatures.' }),
 });
 
+/** The same copy as the binary PSBT file (`Content-Type: application/octet-stream`). */
+export const BinaryPsbtBody = Type.String({ contentMediaType: 'application/octet-stream', description: 'The binary PSBT file (starting with `psbt\\xff`) of the same unsigned transaction carrying cosigners’ signatures.' });
+
 export const WalletParams = Type.Object({ wallet_alias: Type.String({ maxLength: 200 }) });
 export const PsbtParams = Type.Object({ wallet_alias: Type.String({ maxLength: 200 }), txid: Type.String({ maxLength: 200 }) });
 export const PsbtQuery = Type.Object({

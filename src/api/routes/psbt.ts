@@ -7,6 +7,7 @@ import type { FastifyRequest } from 'fastify';
 import { principalOf } from '../auth.js';
 import { errorResponses, success } from '../schemas.js';
 import {
+  BinaryPsbtBody,
   BroadcastBody,
   CreatePsbtBody,
   DeletedPsbtBody,
@@ -103,26 +104,32 @@ export const psbtRoutes: RouteModule = {
       },
     );
 
-    app.put<PsbtRoute & { Body: Static<typeof UpdatePsbtBody> }>(
-      `${base}/:txid`,
-      {
-        config: { auth: 'bearer' },
-        schema: {
-          tags,
-          summary: "Add a cosigner's signatures",
-          operationId: 'updatePsbt',
-          description:
-            'A copy (PSBT version 0 or 2) of the same unsigned transaction carrying one or more signatures: they are checked and merged; only signatures and finalized inputs are kept from the copy. Cosigners may send their copies at once, to any instance: every signature is kept. Another transaction: 409 `different_transaction`; an invalid signature: 422; a PSBT deleted, broadcast or invalidated meanwhile: 404. Needs spend access.',
-          params: PsbtParams,
-          body: UpdatePsbtBody,
-          response: { 200: success('The PSBT record with the signatures merged.', PsbtResult), ...errorResponses(400, 401, 403, 404, 409, 413, 415, 422, 500, 503) },
+    // In a scope of its own: the binary body parser serves this route only, every other one keeps to JSON.
+    void app.register(async (scope) => {
+      // Handed on as base64 text, the form the JSON body carries, so both take the same path.
+      scope.addContentTypeParser('application/octet-stream', { parseAs: 'buffer' }, (_request, body, done) => done(null, body.toString('base64')));
+      scope.put<PsbtRoute & { Body: Static<typeof UpdatePsbtBody> | string }>(
+        `${base}/:txid`,
+        {
+          config: { auth: 'bearer' },
+          schema: {
+            tags,
+            summary: "Add a cosigner's signatures",
+            operationId: 'updatePsbt',
+            description:
+              'A copy (PSBT version 0 or 2) of the same unsigned transaction carrying one or more signatures, as JSON `{"psbt": base64}` or as the binary PSBT file (`Content-Type: application/octet-stream`): they are checked and merged; only signatures and finalized inputs are kept from the copy. Cosigners may send their copies at once, to any instance: every signature is kept. Another transaction: 409 `different_transaction`; an invalid signature: 422; a PSBT deleted, broadcast or invalidated meanwhile: 404. Needs spend access.',
+            params: PsbtParams,
+            body: { content: { 'application/json': { schema: UpdatePsbtBody }, 'application/octet-stream': { schema: BinaryPsbtBody } } },
+            response: { 200: success('The PSBT record with the signatures merged.', PsbtResult), ...errorResponses(400, 401, 403, 404, 409, 413, 415, 422, 500, 503) },
+          },
         },
-      },
-      async (request) => {
-        const record = await services.psbts.update(principalOf(request), request.params.wallet_alias, request.params.txid, request.body.psbt);
-        return { result: record };
-      },
-    );
+        async (request) => {
+          const copy = typeof request.body === 'string' ? request.body : request.body.psbt;
+          const record = await services.psbts.update(principalOf(request), request.params.wallet_alias, request.params.txid, copy);
+          return { result: record };
+        },
+      );
+    });
 
     app.delete<PsbtRoute>(
       `${base}/:txid`,
