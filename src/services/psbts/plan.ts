@@ -139,6 +139,13 @@ function replacedTransaction(context: PlanContext, txid: string, inputType: Inpu
 const selectable = (u: SpendableUtxo, tipHeight: number): boolean =>
   !u.frozen && u.safe && (!u.coinbase || (u.blockHeight !== null && tipHeight - u.blockHeight + 1 >= COINBASE_MATURITY));
 
+/** Sum of the coins coin selection may take now (selectable and not held by a pending PSBT), sats. */
+export function spendableTotal(spending: WalletForSpending, reserved: ReadonlySet<string>): bigint {
+  let total = 0n;
+  for (const u of spending.utxos) if (selectable(u, spending.tipHeight) && !reserved.has(key(u.txid, u.vout))) total += u.valueSat;
+  return total;
+}
+
 interface SharedPool {
   inputType: InputType;
   /** The tip the coinbase coins' maturity was judged at. */

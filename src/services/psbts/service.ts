@@ -34,7 +34,7 @@ import type { WalletAccess, WalletCoins, WalletForSpending } from '../wallets/in
 import { newEvent } from '../events/types.js';
 import { psbtFacts, signerFingerprints } from '../events/psbt-events.js';
 import { settle } from './chain-reconciler.js';
-import { planPsbt, walletKeys, type WalletKeys } from './plan.js';
+import { planPsbt, spendableTotal, walletKeys, type WalletKeys } from './plan.js';
 import { checkFeeRate, parseCreateRequest, type CreatePsbtInput } from './request.js';
 import { unsignedTxid } from './unsigned-txid.js';
 import { replacementDraft, type ReplacementDraft } from './replacement-draft.js';
@@ -215,6 +215,17 @@ export class PsbtService {
     const plan = planPsbt(request, { spending, keys: this.keysOf(wallet), network, reserved, feeRate, incrementalRate });
     const record = psbtRecord(plan.psbt, { network, changeOutputs: plan.changeOutputs, fullSizeVbytes: plan.fullSize, threshold: wallet.sigsRequired, time: this.now() / 1000 });
     return { record, changeOutputs: plan.changeOutputs };
+  }
+
+  /**
+   * What a new PSBT can spend now, sats: the coins coin selection may take (not frozen, safe, mature) that no
+   * pending PSBT holds. Sending exactly this with the fee taken from the recipient spends every one of them.
+   */
+  async spendable(principal: Principal, alias: string): Promise<bigint> {
+    const wallet = await this.deps.access.resolve(principal, alias, 'read');
+    const spending = await this.deps.coins.forSpending(wallet.id);
+    const { reserved } = await this.reservedCoins(wallet.id, spending, undefined);
+    return spendableTotal(spending, reserved);
   }
 
   /** The payments and fee of an unconfirmed transaction of the wallet, to prefill its replacement. */

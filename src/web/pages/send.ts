@@ -37,6 +37,11 @@ const FIELD_OF_CODE: Record<string, string> = {
   coins_reserved: '/inputs',
 };
 
+/** Refusals whose API wording names request fields, said for a person filling the form. */
+const WEB_WORDING: Record<string, string> = {
+  fee_estimate_unavailable: 'The node has no fee estimate yet: enter a fee rate.',
+};
+
 interface Recipient {
   address: string;
   amount: string;
@@ -51,6 +56,8 @@ interface SendValues {
   rbf: boolean;
   coins: string[];
   bump: string;
+  /** Everything spendable to the one recipient, the fee taken from it. */
+  sendMax: boolean;
 }
 
 function valuesOf(body: unknown): SendValues {
@@ -65,17 +72,21 @@ function valuesOf(body: unknown): SendValues {
     rbf: field(body, 'rbf') === 'on',
     coins: fieldList(body, 'coin'),
     bump: field(body, 'bump'),
+    sendMax: field(body, 'send_max') === 'on',
   };
 }
 
 /** The PSBT service's creation input from the form (amounts stay decimal text: parsed exactly there). */
-function creationInput(v: SendValues): Record<string, unknown> {
-  const subtract = /^\d{1,4}$/.test(v.paysFee);
+function creationInput(v: SendValues, spendable: bigint): Record<string, unknown> {
+  // Sending everything: the amount is every coin selection may take, the fee paid out of it (the API's
+  // `subtract`), so the PSBT spends them all and has no change.
+  const subtract = v.sendMax || /^\d{1,4}$/.test(v.paysFee);
+  const amountOf = (r: Recipient) => (v.sendMax ? { amount: String(spendable), unit: 'sat' } : { amount: r.amount.trim().replaceAll(',', '').replaceAll('_', ''), unit: r.unit });
   return {
-    recipients: v.recipients.map((r) => ({ address: r.address.trim(), amount: r.amount.trim().replaceAll(',', '').replaceAll('_', ''), unit: r.unit, ...(r.label.trim() ? { label: r.label.trim() } : {}) })),
+    recipients: v.recipients.map((r) => ({ address: r.address.trim(), ...amountOf(r), ...(r.label.trim() ? { label: r.label.trim() } : {}) })),
     ...(v.feeRate.trim() !== '' ? { fee_rate: v.feeRate.trim() } : {}),
     rbf: v.rbf,
-    ...(subtract ? { subtract: true, subtract_from: Number(v.paysFee) } : {}),
+    ...(subtract ? { subtract: true, subtract_from: v.sendMax ? 0 : Number(v.paysFee) } : {}),
     ...(v.coins.length > 0
       ? {
           inputs: v.coins.map((c) => {
@@ -116,7 +127,7 @@ function recipientRow(r: Recipient, i: number, v: SendValues, errors: Map<string
 </fieldset>`;
 }
 
-function previewBox({ record: preview, changeOutputs }: Preview): Html {
+function previewBox({ record: preview, changeOutputs }: Preview, v: SendValues): Html {
   const inputs = preview.tx.vin.map((vin, i) => {
     if (!('txid' in vin)) return html``;
     const input = preview.inputs[i];
@@ -124,13 +135,20 @@ function previewBox({ record: preview, changeOutputs }: Preview): Html {
     return html`<tr><td class="mono">${vin.txid}:${vin.vout}</td><td class="amount">${btc === undefined ? '' : html`${btcText(Math.round(btc * 1e8))} BTC`}</td></tr>`;
   });
   const change = new Set(changeOutputs);
+  const labelOf = (address: string) => v.recipients.find((r) => r.address.trim() === address)?.label.trim() ?? '';
+  const feeSats = Math.round(preview.fee * 1e8);
+  let leaving = feeSats;
   const outputs = preview.tx.vout.map((o, i) => {
     const address = o.scriptPubKey.addresses?.[0] ?? o.scriptPubKey.hex;
-    return html`<tr><td class="mono">${address}${change.has(i) ? html` <span class="badge">change</span>` : ''}</td><td class="amount">${btcText(Math.round(o.value * 1e8))} BTC</td></tr>`;
+    const sats = Math.round(o.value * 1e8);
+    if (!change.has(i)) leaving += sats;
+    const label = change.has(i) ? '' : labelOf(address);
+    return html`<tr><td>${label ? html`<div>${label}</div>` : ''}<span class="mono">${address}</span>${change.has(i) ? html` <span class="badge">change</span>` : ''}</td><td class="amount">${btcText(sats)} BTC</td></tr>`;
   });
   return html`<section class="preview" aria-labelledby="preview-title">
 <h2 id="preview-title">What will happen</h2>
 <dl class="facts">
+  <div><dt>Leaving the wallet</dt><dd class="amount" data-total-leaving>${btcText(leaving)} BTC (${satText(leaving)} sat, fee included)</dd></div>
   <div><dt>Fee</dt><dd class="amount">${btcText(Math.round(preview.fee * 1e8))} BTC (${satText(Math.round(preview.fee * 1e8))} sat)</dd></div>
   <div><dt>Fee rate</dt><dd>${preview.fee_rate} sat/vB</dd></div>
   <div><dt>Size once signed</dt><dd>${preview.tx_full_size} vB</dd></div>
@@ -140,7 +158,7 @@ function previewBox({ record: preview, changeOutputs }: Preview): Html {
 </section>`;
 }
 
-function sendForm(alias: string, session: WebSession, v: SendValues, errors: Map<string, string>, estimates: (bigint | null)[] | undefined, preview: Preview | undefined): Html {
+function sendForm(alias: string, session: WebSession, v: SendValues, errors: Map<string, string>, estimates: (bigint | null)[] | undefined, preview: Preview | undefined, spendable: bigint): Html {
   const rows = (v.recipients.length > 0 ? v.recipients : [{ address: '', amount: '', unit: 'btc', label: '' }]).map((r, i) => recipientRow(r, i, v, errors));
   const estimateButtons = estimates
     ? TARGETS.map(([name, blocks], i) => {
@@ -152,23 +170,26 @@ function sendForm(alias: string, session: WebSession, v: SendValues, errors: Map
     : html`<span class="muted">The node gives no estimates now.</span>`;
   return html`<form method="post" action="${walletUrl(alias, '/send')}" class="stack wide" data-send-form>
   ${csrfField(session)}
+  <p data-spendable>Available to spend: <span class="amount">${btcText(spendable)} BTC</span> <span class="muted">(${satText(spendable)} sat: coins that are confirmed or the wallet's own change, not frozen, not held by a pending PSBT)</span></p>
   ${v.bump ? html`<input type="hidden" name="bump" value="${v.bump}"><p class="notice">Replacing transaction <span class="mono">${v.bump}</span> with a higher fee.</p>${fieldError(errors, '/rbf_tx_id', 'bump')}` : ''}
   ${v.coins.map((c) => html`<input type="hidden" name="coin" value="${c}">`)}
   ${v.coins.length > 0 ? html`<p class="notice">Spending only the ${v.coins.length} selected coin(s).</p>${fieldError(errors, '/inputs', 'coins')}` : fieldError(errors, '/inputs', 'coins')}
   <div data-recipient-rows>${rows}</div>
   ${fieldError(errors, '/recipients', 'recipients')}${fieldError(errors, '/subtract_from', 'pays-fee')}
+  <label class="check"><input type="checkbox" name="send_max"${v.sendMax ? html` checked` : ''}> Send everything available to the one recipient, the fee taken from it (its amount is then ignored)</label>
+  ${fieldError(errors, '/send_max', 'send-max')}
   <button type="button" data-add-row>Add a recipient</button>
   <label for="fee_rate">Fee rate (sat/vB; empty: the node's estimate for 6 blocks)</label>
   <input id="fee_rate" name="fee_rate" value="${v.feeRate}" inputmode="decimal" class="amount-input">
   <div class="estimates">${estimateButtons}</div>
   ${fieldError(errors, '/fee_rate', 'fee_rate')}
   <label class="check"><input type="checkbox" name="rbf"${v.rbf ? html` checked` : ''}> Replaceable (the fee can be raised later)</label>
+  ${preview ? previewBox(preview, v) : ''}
   <div class="actions">
     <button type="submit" name="action" value="preview" class="secondary">Preview</button>
     <button type="submit" name="action" value="create">Create the PSBT</button>
   </div>
-</form>
-${preview ? previewBox(preview) : ''}`;
+</form>`;
 }
 
 type SendRequest = FastifyRequest<{ Params: { alias: string }; Querystring: { bump?: string; coin?: string | string[] } }>;
@@ -189,9 +210,12 @@ export function registerSendPages(app: FastifyInstance, deps: WebDeps): void {
     const session = sessionOf(request);
     const { alias } = request.params;
     const wallet = await services.wallets.reads.details(session.principal, alias, { limit: 0 }, { utxos: false });
+    const spendable = await services.psbts.spendable(session.principal, alias);
     const body = html`<p><a href="${walletUrl(alias)}">← ${wallet.name}</a></p><h1>Send</h1>
-${sendForm(alias, session, v, errors, await estimates(), preview)}`;
-    return respond(reply, deps, request, { title: `Send from ${wallet.name}`, body, ...(flash ? { flash: { kind: 'error' as const, text: flash } } : {}) }, status);
+${sendForm(alias, session, v, errors, await estimates(), preview, spendable)}`;
+    // A refusal already shown next to its field is not repeated at the top.
+    const shownAtField = flash !== undefined && [...errors.values()].includes(flash);
+    return respond(reply, deps, request, { title: `Send from ${wallet.name}`, body, ...(flash && !shownAtField ? { flash: { kind: 'error' as const, text: flash } } : {}) }, status);
   }
 
   app.get('/wallets/:alias/send', async (request: SendRequest, reply) => {
@@ -199,7 +223,7 @@ ${sendForm(alias, session, v, errors, await estimates(), preview)}`;
     const { alias } = request.params;
     await services.wallets.access.resolve(session.principal, alias, 'spend');
     const coins = request.query.coin === undefined ? [] : [request.query.coin].flat();
-    const v: SendValues = { recipients: [], paysFee: '', feeRate: '', rbf: true, coins, bump: '' };
+    const v: SendValues = { recipients: [], paysFee: '', feeRate: '', rbf: true, coins, bump: '', sendMax: false };
     if (request.query.bump) {
       const draft = await services.psbts.replacementDraft(session.principal, alias, request.query.bump);
       v.bump = draft.txid;
@@ -214,7 +238,11 @@ ${sendForm(alias, session, v, errors, await estimates(), preview)}`;
     const session = sessionOf(request);
     const { alias } = request.params;
     const v = valuesOf(request.body);
-    const input = creationInput(v);
+    if (v.sendMax && (v.recipients.length !== 1 || v.coins.length > 0 || v.bump)) {
+      const why = v.recipients.length !== 1 ? 'Sending everything goes to one recipient: remove the others' : 'Sending everything spends every available coin: give an amount to spend chosen coins or to replace a transaction';
+      return show(request, reply, v, new Map([['/send_max', why]]), undefined, undefined, 400);
+    }
+    const input = creationInput(v, v.sendMax ? await services.psbts.spendable(session.principal, alias) : 0n);
     try {
       if (field(request.body, 'action') === 'create') {
         const created = await services.psbts.create(session.principal, alias, input);
@@ -226,9 +254,10 @@ ${sendForm(alias, session, v, errors, await estimates(), preview)}`;
       if (!(error instanceof ServiceError) || error.kind === 'not_found' || error.kind === 'forbidden' || error.kind === 'unauthenticated') throw error;
       const errors = fieldErrorMap(error.details.errors);
       const path = FIELD_OF_CODE[error.code];
-      if (path !== undefined && !errors.has(path) && (error.details.errors ?? []).length === 0) errors.set(path, error.message);
+      const message = WEB_WORDING[error.code] ?? error.message;
+      if (path !== undefined && !errors.has(path) && (error.details.errors ?? []).length === 0) errors.set(path, message);
       const status = error.kind === 'invalid_input' ? 400 : error.kind === 'unprocessable' ? 422 : error.kind === 'conflict' ? 409 : 503;
-      return show(request, reply, v, errors, undefined, error.message, status);
+      return show(request, reply, v, errors, undefined, message, status);
     }
   });
 }

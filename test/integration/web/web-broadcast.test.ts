@@ -148,4 +148,36 @@ describeWithBitcoind('the moment of broadcast in a browser, with a node slow to 
       await cosigner.close();
     }
   }, 120_000);
+
+  it('send page: the available balance, everything sent with the fee taken from it, the preview above Create with label and total, a missing estimate said once', async () => {
+    const web = new WebClient(server.url);
+    await web.signIn('admin', TEST_ADMIN_PASSWORD);
+    const spendable = (await client.details('vault')).utxo.reduce((sum: number, u: { amount_sat: number }) => sum + u.amount_sat, 0);
+    const form = await web.get('/wallets/vault/send');
+    expect(form.text).toMatch(new RegExp(`Available to spend: <span class="amount">${(spendable / 1e8).toFixed(8)} BTC`));
+    const token = /name="_csrf" value="([^"]+)"/.exec(form.text)![1]!;
+    const address = await chain.minerAddressOf('bech32');
+    const fields = { _csrf: token, address, amount: '', unit: 'btc', rlabel: 'Everything to cold storage', fee_rate: '2', rbf: 'on', send_max: 'on', action: 'preview' };
+    const preview = await web.post('/wallets/vault/send', fields);
+    expect(preview.status, preview.text).toBe(200);
+    expect(preview.text).not.toContain('>change<'); // every coin spent: no change
+    expect(preview.text).toContain('Everything to cold storage');
+    expect(preview.text).toContain(`data-total-leaving>${(spendable / 1e8).toFixed(8)} BTC`);
+    expect(preview.text.indexOf('class="preview"')).toBeLessThan(preview.text.indexOf('value="create"'));
+    const created = await web.post('/wallets/vault/send', { ...fields, action: 'create' });
+    expect(created.status, created.text).toBe(303);
+    const record = (await client.psbts('vault'))[created.location!.split('/').pop()!];
+    expect(record.tx.vout).toHaveLength(1);
+    expect(Math.round(record.tx.vout[0].value * 1e8) + Math.round(record.fee * 1e8)).toBe(spendable);
+    // Two recipients cannot share "everything".
+    const two = await web.post('/wallets/vault/send', { ...fields, address: [address, address], amount: ['', '0.1'], unit: ['btc', 'btc'], rlabel: ['', ''] });
+    expect(two.status).toBe(400);
+    expect(two.text).toContain('id="send-max-error"');
+    // Regtest's node has no fee estimate: the refusal shows once, next to the fee field.
+    const noEstimate = await web.post('/wallets/vault/send', { _csrf: token, address, amount: '0.001', unit: 'btc', rlabel: '', fee_rate: '', action: 'preview' });
+    expect(noEstimate.status).toBe(503);
+    expect(noEstimate.text).toContain('id="fee_rate-error">The node has no fee estimate yet: enter a fee rate.<');
+    expect(noEstimate.text.split('no fee estimate').length - 1).toBe(1);
+    expect(noEstimate.text).not.toContain('give fee_rate');
+  }, 60_000);
 });
