@@ -26,6 +26,17 @@ export interface WalletCoinsDeps {
 export class WalletCoins {
   constructor(private readonly deps: WalletCoinsDeps) {}
 
+  /**
+   * Sats of the wallet's unconfirmed coins that Core counts as trusted (its own change, and outputs of
+   * its own unconfirmed transactions): inside the API's `confirmed` balance, shown apart by the web page.
+   */
+  async trustedUnconfirmed(principal: Principal, alias: string): Promise<number> {
+    const wallet = await this.deps.access.resolve(principal, alias, 'read');
+    let total = 0n;
+    for (const u of (await this.forSpending(wallet.id)).utxos) if (u.blockHeight === null && u.safe) total += u.valueSat;
+    return Number(total);
+  }
+
   /** Freezes/unfreezes or labels one of the wallet's coins (spend access). */
   async updateUtxo(principal: Principal, alias: string, outpoint: { txid: string; vout: number }, change: { frozen?: boolean; label?: string }): Promise<void> {
     const wallet = await this.deps.access.resolve(principal, alias, 'spend');

@@ -11,10 +11,12 @@ import { amountCell } from './wallets.js';
 export type Access = 'owner' | 'spend' | 'read';
 export const canSpend = (access: Access) => access !== 'read';
 
-export function balances(d: WalletDetails): Html {
+/** `trustedUnconfirmed`: the wallet's own unconfirmed change, which the API counts as confirmed (as Core does); shown as unconfirmed here. */
+export function balances(d: WalletDetails, trustedUnconfirmed: number): Html {
   const b = d.balance;
+  const change = Math.min(trustedUnconfirmed, b.confirmed_sat); // read a moment apart: never a negative confirmed balance
   const item = (name: string, sats: number) => html`<div><dt>${name}</dt><dd class="amount"><span class="btc">${btcText(sats)} BTC</span><span class="sat">${satText(sats)} sat</span></dd></div>`;
-  return html`<dl class="balances">${item('Total', b.total_sat)}${item('Confirmed', b.confirmed_sat)}${item('Unconfirmed', b.unconfirmed_sat)}${item('Immature', b.immature_sat)}</dl>`;
+  return html`<dl class="balances">${item('Total', b.total_sat)}${item('Confirmed', b.confirmed_sat - change)}${item('Unconfirmed', b.unconfirmed_sat + change)}${item('Immature', b.immature_sat)}</dl>`;
 }
 
 export async function receiveBox(d: WalletDetails, address: string, index: number, session: WebSession): Promise<Html> {

@@ -43,6 +43,7 @@ export function registerWalletPages(app: FastifyInstance, deps: WebDeps): void {
     const { access } = await services.wallets.access.resolveWithAccess(principal, alias);
     const limit = view === 'transactions' ? TX_PAGE + 1 : 10;
     const details = await services.wallets.reads.details(principal, alias, { limit, offset: view === 'transactions' ? (n - 1) * TX_PAGE : 0 }, { utxos: false });
+    const trustedUnconfirmed = await services.wallets.coins.trustedUnconfirmed(principal, alias);
     const here = walletUrl(alias, view === 'overview' ? '' : `?view=${view}${n > 1 ? `&page=${n}` : ''}`);
     let content: Html;
     let receiveNotice: string | undefined;
@@ -84,7 +85,7 @@ ${access === 'owner' ? html`<form method="post" action="${walletUrl(alias, '/res
     const body = html`<div class="title-row"><h1>${details.name}</h1><div class="actions">${actions}</div></div>
 <p class="muted">${details.description} ${details.sigs_required} of ${details.sigs_total} · ${details.address_type} · ${details.network} · your access: ${access}</p>
 ${scan}
-${balances(details)}
+${balances(details, trustedUnconfirmed)}
 <nav class="tabs" aria-label="Wallet views">${tabs}</nav>
 ${content}`;
     const sent = request.query.broadcast;

@@ -135,6 +135,13 @@ describeWithBitcoind('the moment of broadcast in a browser, with a node slow to 
       const after = await cosigner.page.$$eval('[data-cosigners] tbody tr', (trs) => trs.map((tr) => tr.textContent ?? ''));
       expect(after.filter((r) => r.includes('not signed'))).toHaveLength(1);
 
+      // The change of the unconfirmed payment is unconfirmed on the wallet page (the API counts it as Core does).
+      const change = 50_000_000 - 10_000_000 - Math.round(created.fee * 1e8);
+      expect((await client.details('vault')).balance.confirmed_sat).toBe(change);
+      const overview = (await web.get('/wallets/vault')).text;
+      expect(overview).toContain('<dt>Confirmed</dt><dd class="amount"><span class="btc">0.00000000 BTC');
+      expect(overview).toContain(`<dt>Unconfirmed</dt><dd class="amount"><span class="btc">${(change / 1e8).toFixed(8)} BTC`);
+
       await chain.mine(1);
       for (const { page } of [broadcaster, cosigner]) {
         await page.waitForFunction(() => document.querySelector('[data-sent-txid]')?.textContent?.includes('(1 confirmation)'), { timeout: 30_000 });
