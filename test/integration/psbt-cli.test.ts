@@ -11,12 +11,25 @@ import { DescriptorDeriver, parseDescriptor } from '../../src/core/descriptor/in
 import { NETWORKS } from '../../src/core/network.js';
 import { parsePsbt, psbtToBase64, psbtTxid } from '../../src/core/psbt/index.js';
 import { signAsCosigner } from '../unit/services/psbt-fixture-wallets.js';
-import { runCli, runCliBytes } from '../support/cli.js';
+import { spawn } from 'node:child_process';
+import { CLI_PATH, runCli, runCliBytes } from '../support/cli.js';
 import { startRpcTestServer, type RpcTestServer } from '../support/rpc-server.js';
 import { bearer, createToken, request, startTestServer, type TestServer } from '../support/server.js';
 import { nodeEnv, timeline, wallets } from './wallet-helpers.js';
 
 const external = new DescriptorDeriver(parseDescriptor(wallets.w_tr!.recv_descriptor, NETWORKS.regtest)).derive(75).address;
+
+/** Runs the CLI with a pseudo-terminal as stdin/stdout/stderr; resolves with its exit code and everything it wrote. */
+function runOnTerminal(args: string[], env: Record<string, string>): Promise<{ code: number | null; output: string }> {
+  const command = [process.execPath, CLI_PATH, ...args].map((a) => `'${a.replaceAll("'", "'\\''")}'`).join(' ');
+  return new Promise((resolve, reject) => {
+    const child = spawn('script', ['-qec', command, '/dev/null'], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (d: Buffer) => (output += d.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, output }));
+  });
+}
 
 describe('wcs psbt', () => {
   let node: RpcTestServer;
@@ -71,6 +84,10 @@ describe('wcs psbt', () => {
     const piped = await runCliBytes(['psbt', 'show', 'w_wsh2of2', txid!, '--format', 'binary'], env);
     expect(piped).toMatchObject({ code: 0, stderr: '' });
     expect(piped.stdout.equals(exported)).toBe(true);
+    // To a terminal, it is refused.
+    const terminal = await runOnTerminal(['psbt', 'show', 'w_wsh2of2', txid!, '--format', 'binary'], env);
+    expect(terminal.code).toBe(2);
+    expect(terminal.output).toContain('--format binary needs --out FILE, or stdout sent to a pipe or file');
     // The same PSBT as version 2 (BIP370): another file, the same unsigned transaction.
     const v2File = `${file}.v2`;
     expect(await runCli(['psbt', 'show', 'w_wsh2of2', txid!, '--format', 'binary', '--psbt-version', '2', '--out', v2File], env)).toMatchObject({ code: 0 });
