@@ -1,7 +1,8 @@
 /**
  * A PSBT collecting signatures: per cosigner whether their key signed every input, how many
  * signatures are still needed; the PSBT as a file, as base64 text and as an animated QR code; signed
- * copies back by file, pasted text or camera; then broadcast or delete.
+ * copies back by file, pasted text or camera; then broadcast or delete. Once sent (by this page or any
+ * other way the sync sees), the page says in which transaction, with its confirmations.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ServiceError } from '../../services/errors.js';
