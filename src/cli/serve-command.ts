@@ -10,8 +10,13 @@ export async function serve(config: Config, replaceSigningKey: boolean, given: r
   const running: RunningService = await startService(config, { replaceSigningKey });
   process.stderr.write(`${startLine(config, running.url)}\n`);
   // Only once the start succeeded: a setting that stopped it is not kept for the next command.
-  const recorded = recordedLine(recordGivenSettings(config.dataFolder, given));
-  if (recorded !== undefined) process.stderr.write(`${recorded}\n`);
+  try {
+    const recorded = recordedLine(recordGivenSettings(config.dataFolder, given));
+    if (recorded !== undefined) process.stderr.write(`${recorded}\n`);
+  } catch (error) {
+    // The service runs on; only later commands miss the settings, and the operator is told why.
+    process.stderr.write(`wcs: could not record the settings given to serve in the data folder's config.json (${(error as NodeJS.ErrnoException).code ?? 'error'}); give them to later commands too\n`);
+  }
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;
