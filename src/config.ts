@@ -476,6 +476,27 @@ export function givenSettings(sources: ConfigSources = {}): GivenSetting[] {
   return given;
 }
 
+/** Where each setting's value comes from, for `wcs config show`: secrets are named, never shown. */
+export function settingOrigins(sources: ConfigSources, dataFolder: string): Array<{ key: string; env: string; value: string; origin: 'flag' | 'environment' | 'config.json' | 'default' }> {
+  const env = sources.env ?? {};
+  const flags = parseFlags(sources.flags ?? []);
+  const file = readConfigFile(dataFolder);
+  return SETTINGS.map((setting) => {
+    const fromFlag = flags.get(setting.flag);
+    const fromEnv = env[setting.env];
+    const fromFile = file.get(setting.key);
+    const [text, origin] =
+      fromFlag !== undefined ? [fromFlag, 'flag' as const]
+      : fromEnv !== undefined ? [fromEnv, 'environment' as const]
+      : fromFile !== undefined ? [fromFile, 'config.json' as const]
+      : [setting.defaultText.replaceAll('`', ''), 'default' as const];
+    // A database or node address is a secret only with credentials in it; the other secrets always are.
+    const address = setting.key === 'database_url' || setting.key === 'bitcoind_url';
+    const hidden = origin !== 'default' && (address ? urlHasCredentials(text) : setting.secret === true);
+    return { key: setting.key, env: setting.env, value: hidden ? '(secret, set)' : text, origin };
+  });
+}
+
 /** The raw JSON object of `<dataFolder>/config.json` (empty when there is none); loadConfig has checked it. */
 export function configFileObject(dataFolder: string): Record<string, unknown> {
   const path = join(dataFolder, CONFIG_FILE_NAME);

@@ -52,6 +52,11 @@ const COMMANDS: ReadonlyArray<{ key: string; synopsis: string; summary: string }
   { key: 'psbt show', synopsis: 'psbt show WALLET TXID [--format json|base64|binary] [--psbt-version 0|2] [--out FILE] [--user NAME]', summary: 'Print one PSBT (binary, the file signers import, goes to --out FILE or to stdout sent to a pipe or file).' },
   { key: 'psbt sign-import', synopsis: 'psbt sign-import WALLET TXID FILE [--user NAME]', summary: "Merge a cosigner's signed copy (binary or base64 file)." },
   { key: 'psbt broadcast', synopsis: 'psbt broadcast WALLET TXID [--user NAME]', summary: 'Finalize, verify every signature and broadcast; prints the txid.' },
+  {
+    key: 'config show',
+    synopsis: 'config show',
+    summary: 'Show every setting the commands use here, with where it comes from (option, environment, config.json, default); secrets only as set.',
+  },
   { key: 'help', synopsis: 'help [COMMAND [SUBCOMMAND]]', summary: 'Show this text, or the usage of one command.' },
   { key: 'version', synopsis: 'version', summary: 'Show the version.' },
 ];
@@ -60,6 +65,7 @@ const GROUP_NOTES: Record<string, string> = {
   user: 'Users of the service. The password of add and passwd is read from a prompt without echo, or from the first line of stdin.',
   wallet: 'Watch-only wallets, acting as --user (default admin) on the configured store and Bitcoin Core.',
   labels: 'BIP329 labels of a wallet, acting as --user (default admin), who needs read access (export) or spend access (import).',
+  config: 'The settings in effect: given as options, SERVICE_* variables, in <data_folder>/config.json (where serve records those it was started with), or defaults.',
   psbt: 'PSBTs of a wallet, acting as --user (default admin), who needs read access (list, show) or spend access (the others).',
 };
 

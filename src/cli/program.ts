@@ -4,8 +4,9 @@
  * node client behind them) are loaded when their command runs, so that help, `version` and usage errors
  * answer at once.
  */
+import { join } from 'node:path';
 import { Command, Option } from 'commander';
-import { exposedConfigFile, givenSettings, loadConfig, unknownSettingVariables } from '../config.js';
+import { CONFIG_FILE_NAME, exposedConfigFile, givenSettings, loadConfig, settingOrigins, unknownSettingVariables } from '../config.js';
 import { readVersion } from '../version.js';
 import { OVERVIEW, commandText, groupNote } from './help.js';
 import type { PsbtAction } from './psbt-commands.js';
@@ -202,6 +203,15 @@ function psbtCommands(program: Command): void {
   }
 }
 
+function configCommands(program: Command): void {
+  const command = subcommand(group(program, 'config'), 'show', 'config show');
+  addSettingOptions(command, COMMAND_SETTINGS.all).action(() => {
+    const config = configOf(command);
+    out(`data folder ${config.dataFolder} (config file ${join(config.dataFolder, CONFIG_FILE_NAME)})`);
+    for (const { key, value, origin } of settingOrigins({ flags: settingFlags(command), env: process.env }, config.dataFolder)) out(`${key}=${value}\t(${origin})`);
+  });
+}
+
 function backupCommands(program: Command): void {
   for (const name of ['backup', 'restore'] as const) {
     const command = subcommand(program, name, name)
@@ -262,6 +272,7 @@ export function buildProgram(): Command {
   walletCommands(program);
   labelCommands(program);
   psbtCommands(program);
+  configCommands(program);
   helpCommand(program);
   subcommand(program, 'version', 'version').action(() => out(readVersion()));
   return program;

@@ -166,6 +166,7 @@ describe('wcs user', () => {
       [['psbt', 'show'], 'Usage: wcs psbt show WALLET TXID'],
       [['psbt', 'sign-import'], 'Usage: wcs psbt sign-import WALLET TXID FILE'],
       [['psbt', 'broadcast'], 'Usage: wcs psbt broadcast WALLET TXID'],
+      [['config', 'show'], 'Usage: wcs config show'],
       [['version'], 'Usage: wcs version'],
     ];
     for (const [words, usage] of cases) {
@@ -287,6 +288,14 @@ describe('settings remembered from serve', () => {
     expect(recorded).not.toContain(TEST_ADMIN_PASSWORD);
     // Without SERVICE_NETWORK: the recorded regtest, not mainnet.
     expect(await runCli(['user', 'list'], { SERVICE_DATA_FOLDER: folder })).toMatchObject({ code: 0, stderr: '' });
+    // config show says where each value comes from; a secret only as set.
+    const shown = await runCli(['config', 'show'], { SERVICE_DATA_FOLDER: folder, SERVICE_ADMIN_PASSWORD: TEST_ADMIN_PASSWORD, SERVICE_PORT: '8080' });
+    expect(shown).toMatchObject({ code: 0, stderr: '' });
+    expect(shown.stdout).toContain('network=regtest\t(config.json)\n');
+    expect(shown.stdout).toContain('port=8080\t(environment)\n');
+    expect(shown.stdout).toContain('admin_password=(secret, set)\t(environment)\n');
+    expect(shown.stdout).toContain('max_fee_rate=1000\t(default)\n');
+    expect(shown.stdout).not.toContain(TEST_ADMIN_PASSWORD);
     // The same start again changes nothing and says nothing about it.
     const again = await createStore({ SERVICE_NETWORK: 'regtest', SERVICE_API_ACTIVE: 'True', SERVICE_JWT_KEY: 'k'.repeat(40) });
     expect(again).not.toContain('wcs: recorded');
