@@ -3,10 +3,11 @@ export * from './types.js';
 export { parsePsbt, serializePsbt, serializePsbtV2, psbtToBase64, psbtTxid } from './codec.js';
 export { buildPsbt, taprootOutputKey, type BuildInput, type BuildOutput, type BuildPsbtRequest, type KeyDerivation, type TaprootKeyInfo } from './build.js';
 export { combinePsbts, sameTransaction } from './combine.js';
-export { mergeCosignerPsbt } from './merge.js';
+export { mergeCosignerPsbt, startCosignerMerge, type CosignerMerge } from './merge.js';
 export { finalizePsbt, extractTransaction, extractVerifiedTransaction, pushData, type FinalizeResult } from './finalize.js';
 export {
   checkPartialSignatures,
+  checkInputSignatures,
   assertPartialSignaturesValid,
   signatureCount,
   minimumSignatureCount,

@@ -3,11 +3,12 @@
  * transaction, and every signature it brings must verify against the spent outputs the stored
  * PSBT knows (never the copy's own, which a cosigner could alter) before anything is kept.
  */
-import { verifyTransaction } from '../signing/verify.js';
-import type { TxOutput } from '../tx.js';
+import { toHex } from '../bytes.js';
+import { verifyTransactionInput } from '../signing/verify.js';
+import type { Transaction, TxOutput } from '../tx.js';
 import { combinePsbts } from './combine.js';
 import { spentOutput } from './decode.js';
-import { checkPartialSignatures } from './signatures.js';
+import { checkInputSignatures, signatureCount } from './signatures.js';
 import { PsbtError, isFinalized, type Psbt } from './types.js';
 
 /**
@@ -39,31 +40,68 @@ function signaturesOf(copy: Psbt): Psbt {
 }
 
 /**
- * Returns the stored PSBT with the copy's signatures added. Throws PsbtError
- * `different_transaction` (another transaction) or `invalid_signature` (a signature or a
- * finalized input that does not verify).
+ * A cosigner's copy combined with the stored PSBT, checked one input at a time so that a caller can give way
+ * between inputs: only what the copy adds is checked (the stored signatures were checked when they came).
+ */
+export interface CosignerMerge {
+  /** The stored PSBT with the copy's signatures and finalized inputs added, not yet checked. */
+  readonly merged: Psbt;
+  /**
+   * Checks what the copy added to input `index`; throws PsbtError `invalid_signature` naming the first bad
+   * signature or finalized input. Returns the number of signatures verified.
+   */
+  checkInput(index: number): number;
+}
+
+/** Combines the copy with the stored PSBT. Throws PsbtError `different_transaction` for another transaction. */
+export function startCosignerMerge(stored: Psbt, copy: Psbt): CosignerMerge {
+  const merged = combinePsbts(stored, signaturesOf(copy));
+  let finalTx: { tx: Transaction; prevouts: TxOutput[] } | undefined;
+  const finalized = () => (finalTx ??= finalizedTransaction(merged));
+  return {
+    merged,
+    checkInput(index) {
+      const before = stored.inputs[index]!;
+      const after = merged.inputs[index]!;
+      if (isFinalized(after)) {
+        if (isFinalized(before)) return 0;
+        const { tx, prevouts } = finalized();
+        const result = verifyTransactionInput(tx, index, prevouts);
+        if (!result.valid) throw new PsbtError('invalid_signature', `Finalized input ${index} does not verify: ${result.reason}`);
+        return signatureCount(before) + 1;
+      }
+      const storedKeys = new Set(before.partialSigs.map((s) => toHex(s.pubkey)));
+      const added = (pubkey: string) => (pubkey === '' || pubkey.length === 64 ? !before.tapKeySig : !storedKeys.has(pubkey));
+      const checks = checkInputSignatures(merged, index, added);
+      const bad = checks.find((c) => !c.valid);
+      if (bad) throw new PsbtError('invalid_signature', `Signature of ${bad.pubkey || 'the taproot key'} on input ${bad.input} is not valid: ${bad.reason}`);
+      return checks.length;
+    },
+  };
+}
+
+/** The transaction with every finalized input's scripts, and the outputs it spends, for checking finalized inputs. */
+function finalizedTransaction(merged: Psbt): { tx: Transaction; prevouts: TxOutput[] } {
+  const prevouts = merged.inputs.map((_, i) => spentOutput(merged, i));
+  if (prevouts.some((p) => p === undefined)) throw new PsbtError('invalid_signature', 'Finalized inputs cannot be checked without every spent output');
+  const tx = {
+    ...merged.tx,
+    inputs: merged.tx.inputs.map((txIn, i) => ({
+      ...txIn,
+      scriptSig: merged.inputs[i]!.finalScriptSig ?? new Uint8Array(0),
+      witness: merged.inputs[i]!.finalScriptWitness ?? [],
+    })),
+  };
+  return { tx, prevouts: prevouts as TxOutput[] };
+}
+
+/**
+ * Returns the stored PSBT with the copy's signatures added, in one step (see `startCosignerMerge` for one
+ * input at a time). Throws PsbtError `different_transaction` (another transaction) or `invalid_signature`
+ * (a signature or a finalized input that does not verify).
  */
 export function mergeCosignerPsbt(stored: Psbt, copy: Psbt): Psbt {
-  const merged = combinePsbts(stored, signaturesOf(copy));
-  const bad = checkPartialSignatures(merged).find((c) => !c.valid);
-  if (bad) {
-    throw new PsbtError('invalid_signature', `Signature of ${bad.pubkey || 'the taproot key'} on input ${bad.input} is not valid: ${bad.reason}`);
-  }
-  const newlyFinal = merged.inputs.map((input, i) => isFinalized(input) && !isFinalized(stored.inputs[i]!));
-  if (newlyFinal.some(Boolean)) {
-    const prevouts = merged.inputs.map((_, i) => spentOutput(merged, i));
-    if (prevouts.some((p) => p === undefined)) throw new PsbtError('invalid_signature', 'Finalized inputs cannot be checked without every spent output');
-    const tx = {
-      ...merged.tx,
-      inputs: merged.tx.inputs.map((txIn, i) => ({
-        ...txIn,
-        scriptSig: merged.inputs[i]!.finalScriptSig ?? new Uint8Array(0),
-        witness: merged.inputs[i]!.finalScriptWitness ?? [],
-      })),
-    };
-    const result = verifyTransaction(tx, prevouts as TxOutput[]);
-    const failed = result.inputs.find((r) => newlyFinal[r.index] && !r.valid);
-    if (failed) throw new PsbtError('invalid_signature', `Finalized input ${failed.index} does not verify: ${failed.reason}`);
-  }
-  return merged;
+  const merge = startCosignerMerge(stored, copy);
+  merge.merged.inputs.forEach((_, index) => merge.checkInput(index));
+  return merge.merged;
 }

@@ -101,37 +101,49 @@ function checkTapKeySig(psbt: Psbt, index: number, sig: Uint8Array): string | un
   return checkSchnorrSignature(sig.subarray(0, 64), message, spk.subarray(2)) ? undefined : 'invalid signature';
 }
 
+/**
+ * Checks the partial signatures and the taproot key-path signature of one non-finalized input: all of them, or
+ * those `wanted` names (by hex public key, the taproot output key for a key-path signature). A key that cannot
+ * sign the input is refused before any signature is verified, so the work is bounded by the keys of the input.
+ */
+export function checkInputSignatures(psbt: Psbt, index: number, wanted: (pubkey: string) => boolean = () => true): PartialSignatureCheck[] {
+  const input = psbt.inputs[index]!;
+  const checks: PartialSignatureCheck[] = [];
+  if (isFinalized(input)) return checks;
+  const run = (pubkey: string, check: () => string | undefined) => {
+    try {
+      const reason = check();
+      checks.push(reason ? { input: index, pubkey, valid: false, reason } : { input: index, pubkey, valid: true });
+    } catch (e) {
+      if (!(e instanceof Unusable) && !(e instanceof SighashError)) throw e;
+      checks.push({ input: index, pubkey, valid: false, reason: e.message });
+    }
+  };
+  let context: EcdsaContext | undefined;
+  for (const { pubkey, signature } of input.partialSigs) {
+    const hex = toHex(pubkey);
+    if (!wanted(hex)) continue;
+    run(hex, () => {
+      context ??= ecdsaContext(psbt, index);
+      if (!context.accepts(pubkey)) return 'the key cannot sign this input';
+      if (signature.length === 0) return 'empty signature';
+      const hashType = signature[signature.length - 1]!;
+      if (input.sighashType !== undefined && input.sighashType !== hashType) return 'sighash type differs from the input sighash type';
+      const failure = checkEcdsaSignature(signature, context.hasher(hashType), pubkey);
+      return failure?.replaceAll('_', ' ');
+    });
+  }
+  if (input.tapKeySig) {
+    const sig = input.tapKeySig;
+    const outputKey = toHex(checkedOutputKey(psbt, index));
+    if (wanted(outputKey)) run(outputKey, () => checkTapKeySig(psbt, index, sig));
+  }
+  return checks;
+}
+
 /** Checks every partial signature and taproot key-path signature of every non-finalized input. */
 export function checkPartialSignatures(psbt: Psbt): PartialSignatureCheck[] {
-  const checks: PartialSignatureCheck[] = [];
-  psbt.inputs.forEach((input, index) => {
-    if (isFinalized(input)) return;
-    const run = (pubkey: string, check: () => string | undefined) => {
-      try {
-        const reason = check();
-        checks.push(reason ? { input: index, pubkey, valid: false, reason } : { input: index, pubkey, valid: true });
-      } catch (e) {
-        if (!(e instanceof Unusable) && !(e instanceof SighashError)) throw e;
-        checks.push({ input: index, pubkey, valid: false, reason: e.message });
-      }
-    };
-    for (const { pubkey, signature } of input.partialSigs) {
-      run(toHex(pubkey), () => {
-        const context = ecdsaContext(psbt, index);
-        if (!context.accepts(pubkey)) return 'the key cannot sign this input';
-        if (signature.length === 0) return 'empty signature';
-        const hashType = signature[signature.length - 1]!;
-        if (input.sighashType !== undefined && input.sighashType !== hashType) return 'sighash type differs from the input sighash type';
-        const failure = checkEcdsaSignature(signature, context.hasher(hashType), pubkey);
-        return failure?.replaceAll('_', ' ');
-      });
-    }
-    if (input.tapKeySig) {
-      const sig = input.tapKeySig;
-      run(toHex(checkedOutputKey(psbt, index)), () => checkTapKeySig(psbt, index, sig));
-    }
-  });
-  return checks;
+  return psbt.inputs.flatMap((_, index) => checkInputSignatures(psbt, index));
 }
 
 function checkedOutputKey(psbt: Psbt, index: number): Uint8Array {

@@ -151,21 +151,24 @@ function verifyInput(tx: Transaction, index: number, prevouts: readonly TxOutput
   return fail('unsupported script type');
 }
 
+/** Checks one input's signatures against the outputs the transaction spends (`prevouts[i]` for input i). */
+export function verifyTransactionInput(tx: Transaction, index: number, prevouts: readonly TxOutput[]): InputVerification {
+  try {
+    return { index, valid: true, type: verifyInput(tx, index, prevouts) };
+  } catch (e) {
+    if (e instanceof Failure) return { index, valid: false, reason: e.message };
+    if (e instanceof SighashError) return { index, valid: false, reason: e.message };
+    throw e;
+  }
+}
+
 /**
  * Checks every input's signatures against the outputs it spends (`prevouts[i]` for input i).
  * Never throws for a bad signature: the result says which input fails and why.
  */
 export function verifyTransaction(tx: Transaction, prevouts: readonly TxOutput[]): TransactionVerification {
   if (prevouts.length !== tx.inputs.length) throw new VerifyError('missing_prevouts', 'One spent output is needed for every input');
-  const inputs = tx.inputs.map((_, index): InputVerification => {
-    try {
-      return { index, valid: true, type: verifyInput(tx, index, prevouts) };
-    } catch (e) {
-      if (e instanceof Failure) return { index, valid: false, reason: e.message };
-      if (e instanceof SighashError) return { index, valid: false, reason: e.message };
-      throw e;
-    }
-  });
+  const inputs = tx.inputs.map((_, index) => verifyTransactionInput(tx, index, prevouts));
   return { valid: inputs.every((i) => i.valid), inputs };
 }
 

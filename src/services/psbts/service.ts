@@ -13,13 +13,13 @@ import {
   extractTransaction,
   extractVerifiedTransaction,
   finalizePsbt,
-  mergeCosignerPsbt,
   parsePsbt,
   psbtRecord,
   psbtToBase64,
   psbtTxid,
   serializePsbt,
   serializePsbtV2,
+  startCosignerMerge,
   type Psbt,
   type PsbtRecord,
 } from '../../core/psbt/index.js';
@@ -29,6 +29,7 @@ import { base64 } from '@scure/base';
 import type { PsbtStatus, Store, StoredPsbt, StoredWallet } from '../../store/repositories.js';
 import { StoreConflictError } from '../../store/repositories.js';
 import { ServiceError } from '../errors.js';
+import { nextTurn } from '../turns.js';
 import type { Principal } from '../principal.js';
 import type { WalletAccess, WalletCoins, WalletForSpending } from '../wallets/index.js';
 import { newEvent } from '../events/types.js';
@@ -337,7 +338,7 @@ export class PsbtService {
     }
     for (let attempt = 0; attempt < MAX_CHANGE_ATTEMPTS; attempt++) {
       const stored = await this.findPending(wallet, txid);
-      const merged = mergeInto(stored, incoming);
+      const merged = await mergeInto(stored, incoming);
       const base64 = psbtToBase64(merged);
       if (base64 === stored.psbt) return this.recordOf(wallet, stored); // nothing new
       const updatedAt = this.now();
@@ -416,10 +417,25 @@ export class PsbtService {
   }
 }
 
-/** The stored PSBT with a cosigner's copy merged in: 409 for another transaction, 422 for a bad signature. */
-function mergeInto(stored: StoredPsbt, incoming: Psbt): Psbt {
+/** Signatures verified between two turns: about a millisecond each. */
+const SIGNATURES_PER_TURN = 16;
+
+/**
+ * The stored PSBT with a cosigner's copy merged in: 409 for another transaction, 422 for a bad signature.
+ * The copy is checked input by input, giving way to other requests every few signatures (ADR 0010).
+ */
+async function mergeInto(stored: StoredPsbt, incoming: Psbt): Promise<Psbt> {
   try {
-    return mergeCosignerPsbt(parsePsbt(stored.psbt), incoming);
+    const merge = startCosignerMerge(parsePsbt(stored.psbt), incoming);
+    let sinceTurn = 0;
+    for (let index = 0; index < merge.merged.inputs.length; index++) {
+      sinceTurn += merge.checkInput(index);
+      if (sinceTurn >= SIGNATURES_PER_TURN) {
+        sinceTurn = 0;
+        await nextTurn();
+      }
+    }
+    return merge.merged;
   } catch (error) {
     if (error instanceof PsbtError && error.code === 'different_transaction') {
       throw new ServiceError('conflict', 'different_transaction', 'The PSBT is not a copy of the same unsigned transaction');
