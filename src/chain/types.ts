@@ -56,13 +56,20 @@ export class ChainError extends CoreError {
   readonly reason: string | undefined;
   /** True when repeating the same idempotent request later may succeed. */
   readonly retryable: boolean;
+  /** What the operator's log may name but an API answer must not (a file path). */
+  readonly logContext: Record<string, string> | undefined;
 
-  constructor(code: ChainErrorCode, message: string, details: { rpcCode?: number; reason?: string; retryable?: boolean } = {}) {
+  constructor(
+    code: ChainErrorCode,
+    message: string,
+    details: { rpcCode?: number; reason?: string; retryable?: boolean; logContext?: Record<string, string> } = {},
+  ) {
     super(code, message);
     this.code = code;
     this.rpcCode = details.rpcCode;
     this.reason = details.reason;
     this.retryable = details.retryable ?? false;
+    this.logContext = details.logContext;
   }
 }
 

@@ -3,6 +3,9 @@
  * download: readiness names the chain check, the service keeps serving, wallets needing the chain answer 503.
  * And a restart mid-timeline: state persists and the sync resumes without rescanning.
  */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { bearer, createToken, request, startTestServer, type TestServer } from '../support/server.js';
 import { startRpcTestServer } from '../support/rpc-server.js';
@@ -107,6 +110,37 @@ describe('readiness follows the node', () => {
     await node.close();
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect((await request(`${server.api}/wallets/hot`, { headers: { authorization: bearer(token) } })).status).toBe(200);
+  });
+
+  it('logs a missing cookie file once, naming its path, and again only when the reason changes', { timeout: 60_000 }, async () => {
+    const node = await startRpcTestServer({ snapshot: 2 });
+    const cookie = join(mkdtempSync(join(tmpdir(), 'wcs-cookie-')), '.cookie');
+    const server = await startTestServer({
+      env: { SERVICE_BITCOIND_URL: node.url, SERVICE_BITCOIND_COOKIE: cookie, SERVICE_SYNC_INTERVAL: '0.02', SERVICE_LOG_LEVEL: 'info' },
+    });
+    cleanups.push(async () => {
+      await server.dispose();
+      await node.close();
+    });
+    const failures = () => server.logs.filter((line) => line.includes('sync pass failed'));
+    const until = async (done: () => boolean) => {
+      for (let i = 0; i < 300 && !done(); i++) await new Promise((resolve) => setTimeout(resolve, 50));
+    };
+    // A missing cookie is retried within a pass (about 2 s), then the next pass comes 20 ms later.
+    await until(() => failures().length > 0);
+    expect(failures()[0]).toContain(cookie);
+    expect(failures()[0]).toContain('ENOENT');
+    await new Promise((resolve) => setTimeout(resolve, 5_000));
+    expect(failures()).toHaveLength(1);
+    writeFileSync(cookie, 'not-a-user-and-password');
+    await until(() => failures().length > 1);
+    expect(failures()[1]).toContain('not user:password');
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(failures()).toHaveLength(2);
+    // The path stays out of what API clients see.
+    const token = (await createToken(server, 'admin', server.adminPassword, 'cookie')).jwt_token as string;
+    const details = await request(`${server.api}/service`, { headers: { authorization: bearer(token) } });
+    expect(JSON.stringify(details.body)).not.toContain(cookie);
   });
 });
 

@@ -187,10 +187,15 @@ export class RpcClient {
         text = await readFile(this.options.cookieFile, 'utf8');
       } catch (error) {
         const reason = (error as NodeJS.ErrnoException).code ?? 'unreadable';
-        throw new ChainError('bad_config', `Cannot read the Bitcoin Core cookie file (${reason})`, { retryable: reason === 'ENOENT' });
+        throw new ChainError('bad_config', `Cannot read the Bitcoin Core cookie file (${reason})`, {
+          retryable: reason === 'ENOENT',
+          logContext: { cookie_file: this.options.cookieFile },
+        });
       }
       userPass = text.trim();
-      if (!userPass.includes(':')) throw new ChainError('bad_config', 'The Bitcoin Core cookie file is not user:password');
+      if (!userPass.includes(':')) {
+        throw new ChainError('bad_config', 'The Bitcoin Core cookie file is not user:password', { logContext: { cookie_file: this.options.cookieFile } });
+      }
     } else {
       userPass = `${this.options.user}:${this.options.password}`;
     }

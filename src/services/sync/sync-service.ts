@@ -9,7 +9,7 @@
  * a block that touches a wallet at the tip is written at once.
  */
 import type { ChainFollower, FollowRequest, WatchedScripts } from '../../chain/follower.js';
-import type { ChainTip } from '../../chain/types.js';
+import { ChainError, type ChainTip } from '../../chain/types.js';
 import {
   applyUpdate,
   coinHistory,
@@ -107,6 +107,8 @@ export class SyncService {
   private passRequested = false;
   private passInProgress = false;
   private stopped = true;
+  /** The reason of the last failed pass, until a pass succeeds. */
+  private lastFailure: string | undefined;
   /** Applied and not yet written: the changes gathered per wallet, and the blocks. */
   private pendingChanges = new Map<string, PendingWalletChange>();
   private pendingBlocks: SyncBlockRow[] = [];
@@ -140,8 +142,16 @@ export class SyncService {
       this.timer = undefined;
       try {
         await this.runOnce();
+        if (this.lastFailure !== undefined) this.deps.log?.('info', 'sync pass succeeded again', { after: this.lastFailure });
+        this.lastFailure = undefined;
       } catch (error) {
-        this.deps.log?.('warn', 'sync pass failed', { reason: error instanceof Error ? error.message : String(error) });
+        // Said once per cause, not at every pass: a node that stays away would fill the log every few seconds.
+        const reason = error instanceof Error ? error.message : String(error);
+        if (reason !== this.lastFailure) {
+          const context = error instanceof ChainError ? error.logContext : undefined;
+          this.deps.log?.('warn', 'sync pass failed (said again only when the reason changes)', { reason, ...context });
+        }
+        this.lastFailure = reason;
       }
       if (!this.stopped) this.timer = setTimeout(() => void tick(), this.passRequested ? 0 : intervalMs);
     };
