@@ -128,9 +128,25 @@ function readKeyOrigin(r: ByteReader): KeyOrigin {
   return { fingerprint, path };
 }
 
-function readPubkeyKey(e: RawEntry, what: string): Uint8Array {
+/**
+ * Whether a public key is a point of the curve, each distinct key checked once per PSBT: a key appears with its
+ * signature and its derivation, and a check costs about as much as reading a whole input.
+ */
+type KeyCheck = (key: Uint8Array) => boolean;
+function keyCheck(): KeyCheck {
+  const valid = new Set<string>();
+  return (key) => {
+    const hex = toHex(key);
+    if (valid.has(hex)) return true;
+    if (!isValidPublicKey(key)) return false;
+    valid.add(hex);
+    return true;
+  };
+}
+
+function readPubkeyKey(e: RawEntry, what: string, isValidKey: KeyCheck): Uint8Array {
   if (e.keyData.length !== 33 && e.keyData.length !== 65) fail(`Size of key was not the expected size for ${what}`);
-  if (!isValidPublicKey(e.keyData)) fail(`Invalid public key in ${what}`);
+  if (!isValidKey(e.keyData)) fail(`Invalid public key in ${what}`);
   return Uint8Array.from(e.keyData);
 }
 
@@ -151,7 +167,7 @@ function readU32Value(e: RawEntry, what: string): number {
   return exact(e.value, what, (r) => r.u32());
 }
 
-function readInput(entries: RawEntry[], version: 0 | 2): PsbtInput {
+function readInput(entries: RawEntry[], version: 0 | 2, isValidKey: KeyCheck): PsbtInput {
   const input = emptyInput();
   for (const e of entries) {
     const v2Only = (what: string) => {
@@ -167,7 +183,7 @@ function readInput(entries: RawEntry[], version: 0 | 2): PsbtInput {
         input.witnessUtxo = exact(e.value, 'witness UTXO', (r) => ({ value: r.u64(), script: Uint8Array.from(r.varBytes()) }));
         break;
       case 0x02:
-        input.partialSigs.push({ pubkey: readPubkeyKey(e, 'a partial signature'), signature: Uint8Array.from(e.value) });
+        input.partialSigs.push({ pubkey: readPubkeyKey(e, 'a partial signature', isValidKey), signature: Uint8Array.from(e.value) });
         break;
       case 0x03:
         input.sighashType = readU32Value(e, 'sighash type');
@@ -181,7 +197,7 @@ function readInput(entries: RawEntry[], version: 0 | 2): PsbtInput {
         input.witnessScript = Uint8Array.from(e.value);
         break;
       case 0x06:
-        input.bip32Derivations.push({ pubkey: readPubkeyKey(e, 'a BIP32 derivation'), ...exact(e.value, 'BIP32 derivation', readKeyOrigin) });
+        input.bip32Derivations.push({ pubkey: readPubkeyKey(e, 'a BIP32 derivation', isValidKey), ...exact(e.value, 'BIP32 derivation', readKeyOrigin) });
         break;
       case 0x07:
         noKeyData(e, 'final scriptSig');
@@ -279,7 +295,7 @@ function readInput(entries: RawEntry[], version: 0 | 2): PsbtInput {
   return input;
 }
 
-function readOutput(entries: RawEntry[], version: 0 | 2): PsbtOutput {
+function readOutput(entries: RawEntry[], version: 0 | 2, isValidKey: KeyCheck): PsbtOutput {
   const output = emptyOutput();
   for (const e of entries) {
     switch (e.type) {
@@ -292,7 +308,7 @@ function readOutput(entries: RawEntry[], version: 0 | 2): PsbtOutput {
         output.witnessScript = Uint8Array.from(e.value);
         break;
       case 0x02:
-        output.bip32Derivations.push({ pubkey: readPubkeyKey(e, 'an output BIP32 derivation'), ...exact(e.value, 'BIP32 derivation', readKeyOrigin) });
+        output.bip32Derivations.push({ pubkey: readPubkeyKey(e, 'an output BIP32 derivation', isValidKey), ...exact(e.value, 'BIP32 derivation', readKeyOrigin) });
         break;
       case 0x03:
         if (version !== 2) fail('Output amount is not allowed in a version 0 PSBT');
@@ -423,15 +439,16 @@ function parseBytes(bytes: Uint8Array): Psbt {
   const v = psbtVersion as 0 | 2;
   const nInputs = unsignedTx ? unsignedTx.inputs.length : inputCount!;
   const nOutputs = unsignedTx ? unsignedTx.outputs.length : outputCount!;
+  const isValidKey = keyCheck();
   const inputs: PsbtInput[] = [];
   for (let i = 0; i < nInputs; i++) {
     if (r.remaining === 0) fail('Inputs provided do not match the number of inputs in the transaction');
-    inputs.push(readInput(readMap(r, `input ${i}`), v));
+    inputs.push(readInput(readMap(r, `input ${i}`), v, isValidKey));
   }
   const outputs: PsbtOutput[] = [];
   for (let i = 0; i < nOutputs; i++) {
     if (r.remaining === 0) fail('Outputs provided do not match the number of outputs in the transaction');
-    outputs.push(readOutput(readMap(r, `output ${i}`), v));
+    outputs.push(readOutput(readMap(r, `output ${i}`), v, isValidKey));
   }
   if (r.remaining !== 0) fail('Extra data after PSBT');
   const tx = unsignedTx ?? assembleV2Transaction(txVersion!, fallbackLocktime, inputs, outputs);

@@ -113,18 +113,19 @@ export class PsbtService {
   }
 
   /** The record of a stored PSBT (the contract's shape). Decoding is cached: previous transactions make it costly. */
-  recordOf(wallet: StoredWallet, stored: StoredPsbt): PsbtRecord {
+  /** The record of a stored PSBT (decoded once per content); `parsed`: the PSBT already parsed from `stored.psbt`. */
+  recordOf(wallet: StoredWallet, stored: StoredPsbt, parsed?: Psbt): PsbtRecord {
     const key = `${stored.walletId}:${stored.txid}`;
     const cached = this.records.get(key);
     if (cached && cached.psbt === stored.psbt && cached.threshold === wallet.sigsRequired) return cached.record;
-    const record = this.decodeRecord(wallet, stored);
+    const record = this.decodeRecord(wallet, stored, parsed);
     if (this.records.size >= 2000) this.records.delete(this.records.keys().next().value!);
     this.records.set(key, { psbt: stored.psbt, threshold: wallet.sigsRequired, record });
     return record;
   }
 
-  private decodeRecord(wallet: StoredWallet, stored: StoredPsbt): PsbtRecord {
-    return psbtRecord(parsePsbt(stored.psbt), {
+  private decodeRecord(wallet: StoredWallet, stored: StoredPsbt, parsed?: Psbt): PsbtRecord {
+    return psbtRecord(parsed ?? parsePsbt(stored.psbt), {
       network: getNetwork(wallet.network),
       changeOutputs: stored.changeOutputs,
       fullSizeVbytes: stored.fullSize,
@@ -337,16 +338,25 @@ export class PsbtService {
       throw error;
     }
     for (let attempt = 0; attempt < MAX_CHANGE_ATTEMPTS; attempt++) {
+      // A PSBT of a thousand inputs takes a good part of a second to parse, decode or write out:
+      // each is done once, with a turn between them (ADR 0010).
       const stored = await this.findPending(wallet, txid);
-      const merged = await mergeInto(stored, incoming);
+      await nextTurn();
+      const storedPsbt = parsePsbt(stored.psbt);
+      await nextTurn();
+      const merged = await mergeInto(storedPsbt, incoming);
       const base64 = psbtToBase64(merged);
-      if (base64 === stored.psbt) return this.recordOf(wallet, stored); // nothing new
+      if (base64 === stored.psbt) return this.recordOf(wallet, stored, storedPsbt); // nothing new
+      await nextTurn();
       const updatedAt = this.now();
-      const before = this.recordOf(wallet, stored);
-      const after = this.recordOf(wallet, { ...stored, psbt: base64, updatedAt });
+      const before = this.recordOf(wallet, stored, storedPsbt);
+      await nextTurn();
+      const after = this.recordOf(wallet, { ...stored, psbt: base64, updatedAt }, merged);
+      await nextTurn();
+      const events = this.signingEvents(wallet, storedPsbt, merged, before, after, principal, updatedAt, stored.txid);
       const version = await this.deps.store.transaction(async (repos) => {
         const written = await repos.psbts.updatePsbt(wallet.id, stored.txid, base64, updatedAt, stored.version);
-        if (written !== undefined) await repos.events.append(this.signingEvents(wallet, stored, merged, before, after, principal, updatedAt));
+        if (written !== undefined) await repos.events.append(events);
         return written;
       });
       if (version !== undefined) return after;
@@ -370,10 +380,10 @@ export class PsbtService {
   }
 
   /** psbt.signed when the merge added signers' signatures, and psbt.ready when it reached the threshold. */
-  private signingEvents(wallet: StoredWallet, stored: StoredPsbt, merged: Psbt, before: PsbtRecord, after: PsbtRecord, principal: Principal, at: number) {
-    const earlier = new Set(signerFingerprints(parsePsbt(stored.psbt)));
+  private signingEvents(wallet: StoredWallet, stored: Psbt, merged: Psbt, before: PsbtRecord, after: PsbtRecord, principal: Principal, at: number, txid: string) {
+    const earlier = new Set(signerFingerprints(stored));
     const signers = signerFingerprints(merged);
-    const facts = psbtFacts(stored.txid, after, wallet.sigsRequired);
+    const facts = psbtFacts(txid, after, wallet.sigsRequired);
     const events = [];
     if (after.sigs_count > before.sigs_count || signers.some((f) => !earlier.has(f))) {
       events.push(newEvent('psbt.signed', wallet, at, { ...facts, signed_by: signers.filter((f) => !earlier.has(f)), signers, updated_by: principal.userName }));
@@ -424,9 +434,9 @@ const SIGNATURES_PER_TURN = 16;
  * The stored PSBT with a cosigner's copy merged in: 409 for another transaction, 422 for a bad signature.
  * The copy is checked input by input, giving way to other requests every few signatures (ADR 0010).
  */
-async function mergeInto(stored: StoredPsbt, incoming: Psbt): Promise<Psbt> {
+async function mergeInto(stored: Psbt, incoming: Psbt): Promise<Psbt> {
   try {
-    const merge = startCosignerMerge(parsePsbt(stored.psbt), incoming);
+    const merge = startCosignerMerge(stored, incoming);
     let sinceTurn = 0;
     for (let index = 0; index < merge.merged.inputs.length; index++) {
       sinceTurn += merge.checkInput(index);
