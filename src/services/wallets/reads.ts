@@ -12,7 +12,7 @@ import type { ChainSource, ChainTip } from '../../chain/types.js';
 import type { Store, StoredWallet, UtxoFlagRow } from '../../store/repositories.js';
 import { invalidField } from '../errors.js';
 import type { Principal } from '../principal.js';
-import { mapInParts } from '../turns.js';
+import { mapInParts, nextTurn } from '../turns.js';
 import type { WalletDirectory, WalletListing } from '../service-details.js';
 import {
   balanceView,
@@ -130,7 +130,7 @@ export class WalletReads implements WalletDirectory {
       change_index: changeIndex,
       balance: balanceView(walletBalances(view)),
       utxo,
-      txlist: this.txEntries(view, labels, await this.deps.store.labels.txLabels(wallet.id), page),
+      txlist: await this.txEntries(view, labels, await this.deps.store.labels.txLabels(wallet.id), page),
       scan: await this.scanState(wallet, summary.tip),
       pending_psbts: await this.deps.store.psbts.countPending(wallet.id),
     };
@@ -162,8 +162,9 @@ export class WalletReads implements WalletDirectory {
    * Sorted on the engine's entries and only the page formatted: a page of a wallet with many transactions
    * costs the sort, not an address encoding per transaction.
    */
-  private txEntries(view: WalletView, labels: Map<string, string>, txLabels: Map<string, string>, page: Page = {}): TxListEntry[] {
-    return liveTransactionsPage(view, page).map((e) => txListEntry(e, view.wallet.alias, view.wallet.network, labels, txLabels));
+  /** One page (default: all) of the transactions, newest first, formatted in parts like the coins. */
+  private txEntries(view: WalletView, labels: Map<string, string>, txLabels: Map<string, string>, page: Page = {}): Promise<TxListEntry[]> {
+    return mapInParts(liveTransactionsPage(view, page), (e) => txListEntry(e, view.wallet.alias, view.wallet.network, labels, txLabels));
   }
 
   private async scanState(wallet: StoredWallet, tip: ChainTip | null): Promise<ScanState | null> {
@@ -190,6 +191,7 @@ export class WalletReads implements WalletDirectory {
     const end = page.limit === undefined ? Number.POSITIVE_INFINITY : offset + page.limit;
     const merged: { wallet: StoredWallet; entry: WalletTxEntry }[] = [];
     for (let position = 0; position < end; position++) {
+      if (position > 0 && position % MERGED_PER_TURN === 0) await nextTurn(); // every wallet's list may be long (ADR 0010)
       let pick: (typeof lists)[number] | undefined;
       for (const list of lists) {
         if (list.next >= list.entries.length) continue;
@@ -203,7 +205,7 @@ export class WalletReads implements WalletDirectory {
     for (const { wallet } of merged) {
       if (!labels.has(wallet.id)) labels.set(wallet.id, { addresses: await this.deps.store.wallets.addressLabels(wallet.id), txs: await this.deps.store.labels.txLabels(wallet.id) });
     }
-    return merged.map(({ wallet, entry }) => {
+    return mapInParts(merged, ({ wallet, entry }) => {
       const { addresses, txs } = labels.get(wallet.id)!;
       return txListEntry(entry, wallet.alias, wallet.network, addresses, txs);
     });
@@ -276,6 +278,9 @@ export class WalletReads implements WalletDirectory {
     return this.scanState(wallet, wallet.tip);
   }
 }
+
+/** Transactions taken into the full list between two turns. */
+const MERGED_PER_TURN = 2_000;
 
 /** The full list's order: the engine's newest first (unconfirmed first, then height, time, txid), then the wallet. */
 function newerEntry(a: WalletTxEntry, aliasA: string, b: WalletTxEntry, aliasB: string): number {
