@@ -138,7 +138,7 @@ describe('ownership and sharing', () => {
     expect(hidden.status).toBe(404);
     expect(hidden.body).toEqual(missing.body);
     expect(hidden.body.code).toBe('wallet_not_found');
-    expect((await request(`${world.server.api}/wallets`, { headers: bob })).body).toEqual({ wallets: [] });
+    expect((await request(`${world.server.api}/wallets`, { headers: bob })).body).toEqual({ wallets: [], total: 0 });
     const mine = await request(`${world.server.api}/wallets`, { headers: world.auth });
     expect(mine.body.wallets.map((w: any) => w.alias)).toEqual(['savings-account', 'vault', 'vault-2', 'legacy']);
   });

@@ -86,6 +86,13 @@ export const WalletListSchema = Type.Object({
       balance: BalanceSchema,
     }),
   ),
+  total: Type.Integer({ description: 'Wallets you can access in all, whatever the page.' }),
+});
+
+/** The wallet list: `limit`/`offset` page it (default: every wallet). */
+export const WalletListQuery = Type.Object({
+  limit: Type.Optional(Type.Integer({ minimum: 0, description: 'Most wallets in `wallets` (default: all, worked in parts so other requests are answered meanwhile; with many wallets, page).' })),
+  offset: Type.Optional(Type.Integer({ minimum: 0, description: 'Wallets skipped first (default 0).' })),
 });
 
 const ShareSchema = Type.Object({ user: Type.String(), access: Type.Union([Type.Literal('read'), Type.Literal('spend')]) });

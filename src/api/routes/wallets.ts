@@ -17,6 +17,7 @@ import {
   UtxoPatchBody,
   UtxoWithFlagsSchema,
   WalletDetailsSchema,
+  WalletListQuery,
   WalletListSchema,
   WalletParams,
 } from './wallet-schemas.js';
@@ -44,10 +45,20 @@ export const walletRoutes: RouteModule = {
       async (request, reply) => reply.status(201).send(await admin.create(principalOf(request), request.body)),
     );
 
-    app.get(
+    app.get<{ Querystring: Static<typeof WalletListQuery> }>(
       '/wallets',
-      { config: { auth: 'bearer' }, schema: { tags, summary: 'Your wallets and the ones shared with you', operationId: 'listWallets', response: { 200: success('The wallets you can access, with balances.', WalletListSchema), ...errorResponses(401, 403, 500) } } },
-      async (request) => ({ wallets: await reads.list(principalOf(request)) }),
+      {
+        config: { auth: 'bearer' },
+        schema: {
+          tags,
+          summary: 'Your wallets and the ones shared with you',
+          description: 'Oldest first, then by alias. `total` counts every wallet you can access; only the page\'s wallets are read for their balances. Without `limit` every wallet is listed, as before: the answer grows with the number of wallets, so page when there are many.',
+          operationId: 'listWallets',
+          querystring: WalletListQuery,
+          response: { 200: success('One page (default: all) of the wallets you can access, with balances, and their total.', WalletListSchema), ...errorResponses(400, 401, 403, 500) },
+        },
+      },
+      (request) => reads.listPage(principalOf(request), request.query),
     );
 
     app.get<{ Params: Params; Querystring: Static<typeof DetailsQuery> }>(

@@ -1,5 +1,5 @@
 /** The wallet list (balances, scan progress) and adding a wallet by descriptor or by a guided policy form. */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ServiceError } from '../../services/errors.js';
 import type { Principal } from '../../services/principal.js';
 import { field, fieldList, respond, sessionOf, walletUrl, type WebDeps } from '../context.js';
@@ -23,16 +23,33 @@ export function amountCell(sats: number): Html {
   return html`<td class="amount"><span class="btc">${btcText(sats)} BTC</span><span class="sat">${satText(sats)} sat</span></td>`;
 }
 
-/** Changes when any of the user's wallets would show something new. */
-async function listFingerprint(deps: WebDeps, principal: Principal): Promise<string> {
-  const wallets = await deps.services.wallets.reads.list(principal);
-  const parts = await Promise.all(wallets.map((w) => deps.services.wallets.reads.fingerprint(principal, w.alias)));
-  return parts.join('.');
+/** Wallets per page of the list: a page's balances are read wallet by wallet. */
+const WALLET_PAGE = 50;
+
+function pageNumber(text: string | undefined): number {
+  return text !== undefined && /^[1-9]\d{0,5}$/.test(text) ? Number(text) : 1;
 }
 
-async function listPage(deps: WebDeps, principal: Principal): Promise<Html> {
-  const wallets = await deps.services.wallets.reads.list(principal);
-  if (wallets.length === 0) {
+function pageOf(n: number): { limit: number; offset: number } {
+  return { limit: WALLET_PAGE, offset: (n - 1) * WALLET_PAGE };
+}
+
+/** Changes when any wallet of the page would show something new, or the list gains or loses one. */
+async function listFingerprint(deps: WebDeps, principal: Principal, n: number): Promise<string> {
+  const { wallets, total } = await deps.services.wallets.reads.listPage(principal, pageOf(n));
+  const parts = await Promise.all(wallets.map((w) => deps.services.wallets.reads.fingerprint(principal, w.alias)));
+  return [String(total), ...parts].join('.');
+}
+
+function listPager(n: number, total: number): Html {
+  const pages = Math.max(Math.ceil(total / WALLET_PAGE), 1);
+  if (pages === 1) return html``;
+  return html`<nav class="pager" aria-label="Pages">${n > 1 ? html`<a href="/?page=${n - 1}" rel="prev">Previous</a>` : ''}<span>Page ${n} of ${pages}</span>${n < pages ? html`<a href="/?page=${n + 1}" rel="next">Next</a>` : ''}</nav>`;
+}
+
+async function listPage(deps: WebDeps, principal: Principal, n: number): Promise<Html> {
+  const { wallets, total } = await deps.services.wallets.reads.listPage(principal, pageOf(n));
+  if (total === 0) {
     return html`<h1>Wallets</h1><p class="empty">No wallets yet: <a href="/wallets/new">add one</a>.</p>`;
   }
   const rows: Html[] = [];
@@ -44,9 +61,11 @@ async function listPage(deps: WebDeps, principal: Principal): Promise<Html> {
   ${amountCell(w.balance.total_sat)}
 </tr>`);
   }
+  const shown = wallets.length === 0 ? html`<p class="empty">No wallets on this page: <a href="/">the first page</a>.</p>` : html``;
   return html`<div class="title-row"><h1>Wallets</h1><a class="button" href="/wallets/new">Add a wallet</a></div>
-<table class="list"><thead><tr><th scope="col">Wallet</th><th scope="col">Keys</th><th scope="col" class="amount">Balance</th></tr></thead>
-<tbody>${rows}</tbody></table>`;
+<p class="muted">${total === 1 ? '1 wallet' : `${total} wallets`}</p>
+${shown}<table class="list"><thead><tr><th scope="col">Wallet</th><th scope="col">Keys</th><th scope="col" class="amount">Balance</th></tr></thead>
+<tbody>${rows}</tbody></table>${listPager(n, total)}`;
 }
 
 const FILE_FORMATS = [
@@ -185,13 +204,14 @@ function creationInput(v: NewWalletValues): Record<string, unknown> {
 }
 
 export function registerWalletListPages(app: FastifyInstance, deps: WebDeps): void {
-  app.get('/', async (request, reply) => {
+  app.get('/', async (request: FastifyRequest<{ Querystring: { page?: string } }>, reply) => {
     const session = sessionOf(request);
-    const fingerprint = await listFingerprint(deps, session.principal);
-    return respond(reply, deps, request, { title: 'Wallets', body: await listPage(deps, session.principal), live: { url: '/live', fingerprint } });
+    const n = pageNumber(request.query.page);
+    const fingerprint = await listFingerprint(deps, session.principal, n);
+    return respond(reply, deps, request, { title: 'Wallets', body: await listPage(deps, session.principal, n), live: { url: n > 1 ? `/live?page=${n}` : '/live', fingerprint } });
   });
 
-  app.get('/live', async (request) => ({ fingerprint: await listFingerprint(deps, sessionOf(request).principal) }));
+  app.get('/live', async (request: FastifyRequest<{ Querystring: { page?: string } }>) => ({ fingerprint: await listFingerprint(deps, sessionOf(request).principal, pageNumber(request.query.page)) }));
 
   app.get('/wallets/new', async (request, reply) => {
     const session = sessionOf(request);
