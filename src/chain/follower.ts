@@ -74,6 +74,11 @@ export interface FollowRequest {
   recordedParent?(hash: string): Promise<string | undefined>;
 }
 
+/** A watch on the backend's tip started by `watchTip`; `stop()` ends it (a poll in flight is dropped). */
+export interface TipWatch {
+  stop(): Promise<void>;
+}
+
 export interface ChainFollower {
   /** Checks again that the backend follows the service's network; throws ChainError `wrong_network` if not. */
   verifyNetwork(): Promise<void>;
@@ -89,6 +94,12 @@ export interface ChainFollower {
   follow(request: FollowRequest, to: ChainTip, maxBlocks: number): AsyncIterable<BlockConnected | BlockDisconnected>;
   /** The unconfirmed transactions, for groups that stand at the tip. */
   mempool(scripts: WatchedScripts): Promise<MempoolSeen>;
+  /**
+   * Tells `onTip` of each new tip as soon as the backend has it (Bitcoin Core's `waitfornewblock`, an Electrum
+   * server's header subscription). Optional: a source without it is followed at the sync's interval alone, which
+   * stays as the fallback anyway. A tip may be told more than once, or skipped when several come quickly.
+   */
+  watchTip?(onTip: (tip: ChainTip) => void): TipWatch;
 }
 
 export const NO_PARENT = '0'.repeat(64);

@@ -121,7 +121,7 @@ export function createServices(deps: ServiceDeps): Services {
     files: new WalletFiles({ access }),
     labels: new WalletLabels({ store, access, states, now }),
   };
-  const health = new HealthService([{ name: 'store', check: () => store.ping() }, chain.readinessCheck()]);
+  const health = new HealthService([{ name: 'store', check: () => store.ping() }, chain.readinessCheck(), sync.readinessCheck()]);
   const serviceDetails = new ServiceDetailsService({ config, version: deps.version, now, wallets: reads, ...(chain.source ? { chain } : {}) });
   const psbts = new PsbtService({ store, access, coins: wallets.coins, chain: () => chain.source, maxFeeRate: config.maxFeeRate, maxPending: config.maxPendingPsbts, now });
   const authentication = new AuthenticationService({ store, hasher, jwt, limiter, rateLimit: config.auth.rateLimit, now });

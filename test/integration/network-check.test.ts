@@ -41,7 +41,7 @@ describe('a node on another network', () => {
     expect(readiness.body).toEqual({
       message: 'not ready',
       code: 'not_ready',
-      checks: { store: 'ok', chain: 'failing' },
+      checks: { store: 'ok', chain: 'failing', wallets: 'ok' },
       reasons: { chain: 'Bitcoin Core follows mainnet but the service is configured for regtest' },
     });
     expect((await request(`${server.url}/healthz/ready`)).status).toBe(503);

@@ -85,7 +85,7 @@ describe('liveness and readiness', () => {
     for (const path of ['/readiness', '/readyness', '/readiness/']) {
       const response = await request(`${server.api}${path}`, { headers: { authorization: bearer(adminToken) } });
       expect(response.status).toBe(200);
-      expect(response.body).toEqual({ message: 'ready', checks: { store: 'ok', chain: 'ok', probe: 'ok' } });
+      expect(response.body).toEqual({ message: 'ready', checks: { store: 'ok', chain: 'ok', wallets: 'ok', probe: 'ok' } });
     }
     expect(await request(`${server.url}/healthz/ready`)).toMatchObject({ status: 200, body: { status: 'ok' } });
     expect(await request(`${server.url}/healthz/live`)).toMatchObject({ status: 200, body: { status: 'ok' } });
@@ -96,7 +96,7 @@ describe('liveness and readiness', () => {
     try {
       const response = await request(`${server.api}/readiness`, { headers: { authorization: bearer(adminToken) } });
       expect(response.status).toBe(503);
-      expect(response.body).toEqual({ message: 'not ready', code: 'not_ready', checks: { store: 'ok', chain: 'ok', probe: 'failing' } });
+      expect(response.body).toEqual({ message: 'not ready', code: 'not_ready', checks: { store: 'ok', chain: 'ok', wallets: 'ok', probe: 'failing' } });
       const healthz = await request(`${server.url}/healthz/ready`);
       expect(healthz.status).toBe(503);
       expect(healthz.body).toEqual({ status: 'unavailable' });

@@ -62,11 +62,11 @@ describe('readiness follows the node', () => {
 
   it('is ready with a healthy node, and 503 naming chain while it warms up, is in IBD or is down', async () => {
     const { node, server, token } = await world();
-    expect((await readiness(server, token)).body).toEqual({ message: 'ready', checks: { store: 'ok', chain: 'ok' } });
+    expect((await readiness(server, token)).body).toEqual({ message: 'ready', checks: { store: 'ok', chain: 'ok', wallets: 'ok' } });
     node.behaviour.warmingUp = 'Loading block index…';
     let ready = await readiness(server, token);
     expect(ready.status).toBe(503);
-    expect(ready.body.checks).toEqual({ store: 'ok', chain: 'failing' });
+    expect(ready.body.checks).toEqual({ store: 'ok', chain: 'failing', wallets: 'ok' });
     node.behaviour.warmingUp = null;
     node.behaviour.initialBlockDownload = true;
     expect((await readiness(server, token)).body.checks.chain).toBe('failing');
@@ -94,7 +94,7 @@ describe('readiness follows the node', () => {
     const token = (await createToken(server, 'admin', server.adminPassword, 'creds')).jwt_token as string;
     const ready = await readiness(server, token);
     expect(ready.status).toBe(503);
-    expect(ready.body.checks).toEqual({ store: 'ok', chain: 'failing' });
+    expect(ready.body.checks).toEqual({ store: 'ok', chain: 'failing', wallets: 'ok' });
   });
 
   it('keeps serving with the background loop running against a node that goes away', { timeout: 60_000 }, async () => {

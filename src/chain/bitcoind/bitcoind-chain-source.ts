@@ -23,6 +23,7 @@ import {
 import type { ChainFollower } from '../follower.js';
 import { BlockFileReader } from './block-files.js';
 import { BitcoindFollower } from './follower.js';
+import { watchBitcoindTip } from './tip-watch.js';
 import { RestBlockReader } from './rest-blocks.js';
 import { RpcClient, type CallOptions, type RpcClientOptions } from './rpc-client.js';
 import { broadcastError, isFilterUnavailable, isNotFound } from './rpc-errors.js';
@@ -79,7 +80,7 @@ export class BitcoindChainSource implements ChainSource {
     this.now = options.now ?? Date.now;
     // One quick attempt per request: a health check reports the node as it is now.
     this.healthCall = { retries: 0, timeoutMs: options.healthTimeoutMs ?? Math.min(options.timeoutMs ?? 30_000, 5_000) };
-    this.follower = new BitcoindFollower(this);
+    this.follower = new BitcoindFollower(this, (onTip) => watchBitcoindTip(options, onTip));
   }
 
   async close(): Promise<void> {

@@ -4,7 +4,7 @@
  * reading it, the others read ahead in batches (block-prefetch.ts); the group's last block checked against the
  * active chain before moving on, and disconnected when it left it.
  */
-import { NO_PARENT, type BlockConnected, type BlockDisconnected, type ChainFollower, type FollowRequest, type MempoolSeen } from '../follower.js';
+import { NO_PARENT, type BlockConnected, type BlockDisconnected, type ChainFollower, type FollowRequest, type MempoolSeen, type TipWatch } from '../follower.js';
 import { ChainError, type BlockSource, type BlockSummary, type ChainTip, type MempoolSource } from '../types.js';
 import { BlockPrefetch } from './block-prefetch.js';
 import { GroupFilters } from './group-filters.js';
@@ -26,7 +26,15 @@ export class BitcoindFollower implements ChainFollower {
   private readonly following = new Map<string, FollowRequest>();
   private readonly filters = new GroupFilters((watchers) => this.following.get(watchers.join(' '))!.scripts());
 
-  constructor(private readonly source: BitcoindFollowerSource) {}
+  /** A long poll of the node's tip (absent: the follower is polled alone). */
+  readonly watchTip?: (onTip: (tip: ChainTip) => void) => TipWatch;
+
+  constructor(
+    private readonly source: BitcoindFollowerSource,
+    watchTip?: (onTip: (tip: ChainTip) => void) => TipWatch,
+  ) {
+    if (watchTip) this.watchTip = watchTip;
+  }
 
   verifyNetwork(): Promise<void> {
     return this.source.verifyNetwork();

@@ -8,7 +8,7 @@
  * still scanning, are written several at a time (a crash loses at most those; the scan applies them again);
  * a block that touches a wallet at the tip is written at once.
  */
-import type { ChainFollower, FollowRequest, WatchedScripts } from '../../chain/follower.js';
+import type { ChainFollower, FollowRequest, TipWatch, WatchedScripts } from '../../chain/follower.js';
 import { ChainError, type ChainTip } from '../../chain/types.js';
 import {
   applyUpdate,
@@ -29,6 +29,8 @@ import { walletEvents } from '../events/chain-events.js';
 import type { NewEvent } from '../../store/repositories.js';
 import type { PsbtChainReconciler, PsbtSettlement } from '../psbts/chain-reconciler.js';
 import { loadWalletInto, type WalletScriptsCache } from '../wallet-state.js';
+import type { ReadinessCheck } from '../health.js';
+import { nextTurn } from '../turns.js';
 import type { SyncLeadership } from './leadership.js';
 
 /**
@@ -117,6 +119,13 @@ export class SyncService {
   /** Wallets loaded (imported, rescanned, or behind at start) that have not reached the node's tip yet. */
   private readonly scanning = new Set<string>();
   private nodeTip: ChainTip | undefined;
+  /** The chain source's news of new blocks, while started (each new tip asks for a pass). */
+  private tipWatch: TipWatch | undefined;
+  /**
+   * From start() until the wallets are first loaded (or another instance leads the sync): what is left to load.
+   * Loading thousands of wallets takes seconds, done after the server listens, giving way between wallets.
+   */
+  private firstLoad: { done: number; total: number | undefined } | undefined;
   readonly totals: SyncStats = { blocksConnected: 0, blocksDisconnected: 0, blocksSkippedByFilter: 0, blocksFetched: 0 };
 
   constructor(private readonly deps: SyncServiceDeps) {
@@ -136,8 +145,14 @@ export class SyncService {
    * and retried next time.
    */
   start(intervalMs: number): void {
-    if (!this.deps.follower || !this.stopped) return;
+    const follower = this.deps.follower;
+    if (!follower || !this.stopped) return;
     this.stopped = false;
+    this.firstLoad = { done: 0, total: undefined };
+    // A new block is taken at once; the interval stays as the fallback (a watch lost, a source without one).
+    this.tipWatch = follower.watchTip?.((tip) => {
+      if (tip.hash !== this.nodeTip?.hash) this.requestPass();
+    });
     const tick = async () => {
       this.timer = undefined;
       try {
@@ -170,9 +185,28 @@ export class SyncService {
     this.timer = setTimeout(this.tick, 0);
   }
 
+  /**
+   * Readiness `wallets`: failing while the background sync, started, has not loaded every wallet yet (reads load
+   * the wallets they need themselves meanwhile; the sync follows none of them before it loaded them all).
+   */
+  readinessCheck(): ReadinessCheck {
+    return {
+      name: 'wallets',
+      publicReason: true,
+      check: async () => {
+        const loading = this.firstLoad;
+        if (!loading || this.stopped) return;
+        throw new Error(loading.total === undefined ? 'The sync has not started loading the wallets yet' : `${loading.total - loading.done} of ${loading.total} wallets still loading`);
+      },
+    };
+  }
+
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
+    const watch = this.tipWatch;
+    this.tipWatch = undefined;
+    await watch?.stop();
     await this.running?.catch(() => undefined);
     await this.deps.leadership.release();
   }
@@ -181,12 +215,18 @@ export class SyncService {
     const stats: SyncStats = { blocksConnected: 0, blocksDisconnected: 0, blocksSkippedByFilter: 0, blocksFetched: 0 };
     const chain = this.deps.follower;
     if (!chain) return { ran: false, tip: null, ...stats };
-    if (!(await this.deps.leadership.acquire())) return { ran: false, tip: null, ...stats };
+    if (!(await this.deps.leadership.acquire())) {
+      this.firstLoad = undefined; // another instance follows the wallets
+      return { ran: false, tip: null, ...stats };
+    }
     this.passInProgress = true;
     try {
-      await chain.verifyNetwork(); // a node on another network: no block of it is applied
+      // Loading needs no node: wallets load (and readiness comes) while the node is away.
       this.passRequested = false;
       await this.refreshWallets();
+      if (this.stopped && this.firstLoad) return { ran: true, tip: null, ...stats }; // stopped while loading
+      this.firstLoad = undefined;
+      await chain.verifyNetwork(); // a node on another network: no block of it is applied
       let tip = await this.readTip(chain);
       // Wallets already at the tip when loaded have no scan to finish.
       for (const id of this.scanning) if (!this.loaded.has(id) || walletSummary(this.state, id).tip?.hash === tip.hash) this.scanning.delete(id);
@@ -241,12 +281,18 @@ export class SyncService {
         this.eventHeights.delete(id);
       }
     }
+    if (this.firstLoad) this.firstLoad = { done: 0, total: wallets.length };
     for (const wallet of wallets) {
+      if (this.firstLoad) this.firstLoad.done++;
       const known = this.loaded.get(wallet.id);
       if (known && known.revision === wallet.revision) {
         known.wallet = wallet;
         continue;
       }
+      // A wallet's derivations take milliseconds and the store may answer synchronously: give way between
+      // wallets, so that thousands of them never keep requests (liveness probes) waiting.
+      await nextTurn();
+      if (this.stopped && this.firstLoad) return; // stopping: the load is for nothing
       if (known) {
         removeWallet(this.state, wallet.id);
         this.loaded.delete(wallet.id);
