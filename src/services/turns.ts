@@ -19,3 +19,12 @@ export async function mapInParts<T, U>(items: readonly T[], map: (item: T) => U,
   }
   return mapped;
 }
+
+/** Runs a computation cut into steps (a generator that yields between steps), `part` steps per turn. */
+export async function runInParts<T>(steps: Generator<void, T>, part = 50): Promise<T> {
+  for (let done = 0; ; done++) {
+    if (done > 0 && done % part === 0) await nextTurn();
+    const step = steps.next();
+    if (step.done) return step.value;
+  }
+}

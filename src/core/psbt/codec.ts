@@ -349,6 +349,18 @@ function readOutput(entries: RawEntry[], version: 0 | 2, isValidKey: KeyCheck): 
 
 /** Decodes base64 text or raw bytes into a PSBT; any malformed input throws PsbtError. */
 export function parsePsbt(input: string | Uint8Array): Psbt {
+  const steps = parsePsbtInSteps(input);
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+  }
+}
+
+/**
+ * `parsePsbt` one input or output at a time: the generator yields after each, so that a caller can give way
+ * between them on a PSBT of a thousand inputs, and returns the PSBT (or throws as `parsePsbt` does).
+ */
+export function* parsePsbtInSteps(input: string | Uint8Array): Generator<void, Psbt> {
   let bytes: Uint8Array;
   if (typeof input === 'string') {
     try {
@@ -358,7 +370,7 @@ export function parsePsbt(input: string | Uint8Array): Psbt {
     }
   } else bytes = input;
   try {
-    return parseBytes(bytes);
+    return yield* parseBytes(bytes);
   } catch (e) {
     if (e instanceof PsbtError) throw e;
     if (e instanceof CoreError) throw new PsbtError('invalid_psbt', e.message);
@@ -366,7 +378,7 @@ export function parsePsbt(input: string | Uint8Array): Psbt {
   }
 }
 
-function parseBytes(bytes: Uint8Array): Psbt {
+function* parseBytes(bytes: Uint8Array): Generator<void, Psbt> {
   if (bytes.length < MAGIC.length || !MAGIC.every((b, i) => bytes[i] === b)) fail('Not a PSBT: bad magic bytes');
   const r = new ByteReader(bytes);
   r.take(MAGIC.length);
@@ -444,11 +456,13 @@ function parseBytes(bytes: Uint8Array): Psbt {
   for (let i = 0; i < nInputs; i++) {
     if (r.remaining === 0) fail('Inputs provided do not match the number of inputs in the transaction');
     inputs.push(readInput(readMap(r, `input ${i}`), v, isValidKey));
+    yield;
   }
   const outputs: PsbtOutput[] = [];
   for (let i = 0; i < nOutputs; i++) {
     if (r.remaining === 0) fail('Outputs provided do not match the number of outputs in the transaction');
     outputs.push(readOutput(readMap(r, `output ${i}`), v, isValidKey));
+    yield;
   }
   if (r.remaining !== 0) fail('Extra data after PSBT');
   const tx = unsignedTx ?? assembleV2Transaction(txVersion!, fallbackLocktime, inputs, outputs);

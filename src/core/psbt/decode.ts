@@ -264,14 +264,35 @@ function decodeOutput(output: PsbtOutput, network: Network): DecodedPsbtOutput {
 
 /** Bitcoin Core's `decodepsbt`, with the member conventions described above. */
 export function decodePsbt(psbt: Psbt, network: Network): DecodedPsbt {
+  const steps = decodePsbtInSteps(psbt, network);
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+  }
+}
+
+/** `decodePsbt` yielding after each input and output, for callers that give way on a PSBT of a thousand inputs. */
+export function* decodePsbtInSteps(psbt: Psbt, network: Network): Generator<void, DecodedPsbt> {
+  const tx = decodeTransaction(psbt.tx, network);
+  yield;
+  const inputs: DecodedPsbtInput[] = [];
+  for (const input of psbt.inputs) {
+    inputs.push(decodeInput(input, network));
+    yield;
+  }
+  const outputs: DecodedPsbtOutput[] = [];
+  for (const output of psbt.outputs) {
+    outputs.push(decodeOutput(output, network));
+    yield;
+  }
   const decoded: DecodedPsbt = {
-    tx: decodeTransaction(psbt.tx, network),
+    tx,
     global_xpubs: psbt.xpubs.map((x) => ({ xpub: base58check.encode(x.xpub), ...origin(x) })),
     psbt_version: psbt.version,
     proprietary: decodeProprietary(psbt.proprietary),
     unknown: unknownMap(psbt.unknown),
-    inputs: psbt.inputs.map((i) => decodeInput(i, network)),
-    outputs: psbt.outputs.map((o) => decodeOutput(o, network)),
+    inputs,
+    outputs,
   };
   if (psbt.version === 2) {
     decoded.tx_version = psbt.tx.version >>> 0;

@@ -1,6 +1,6 @@
 /** PSBTs: parse (v0, v2), write (v0, v2), build, combine, check signatures, finalize, extract, decode, record. */
 export * from './types.js';
-export { parsePsbt, serializePsbt, serializePsbtV2, psbtToBase64, psbtTxid } from './codec.js';
+export { parsePsbt, parsePsbtInSteps, serializePsbt, serializePsbtV2, psbtToBase64, psbtTxid } from './codec.js';
 export { buildPsbt, taprootOutputKey, type BuildInput, type BuildOutput, type BuildPsbtRequest, type KeyDerivation, type TaprootKeyInfo } from './build.js';
 export { combinePsbts, sameTransaction } from './combine.js';
 export { mergeCosignerPsbt, startCosignerMerge, type CosignerMerge } from './merge.js';
@@ -13,5 +13,5 @@ export {
   minimumSignatureCount,
   type PartialSignatureCheck,
 } from './signatures.js';
-export { decodePsbt, psbtFee, spentOutput, spentOutputs, formatPath, type DecodedPsbt, type DecodedPsbtInput, type DecodedPsbtOutput } from './decode.js';
-export { psbtRecord, formatFeeRate, type PsbtRecord, type PsbtRecordOptions } from './record.js';
+export { decodePsbt, decodePsbtInSteps, psbtFee, spentOutput, spentOutputs, formatPath, type DecodedPsbt, type DecodedPsbtInput, type DecodedPsbtOutput } from './decode.js';
+export { psbtRecord, psbtRecordInSteps, formatFeeRate, type PsbtRecord, type PsbtRecordOptions } from './record.js';

@@ -8,7 +8,7 @@ import type { DecodedTransaction } from '../decode.js';
 import { decodedValueBtc } from '../amount.js';
 import type { Network } from '../network.js';
 import { psbtToBase64 } from './codec.js';
-import { decodePsbt, psbtFee, type DecodedPsbtInput, type DecodedPsbtOutput } from './decode.js';
+import { decodePsbtInSteps, psbtFee, type DecodedPsbtInput, type DecodedPsbtOutput } from './decode.js';
 import { minimumSignatureCount } from './signatures.js';
 import { PsbtError, type Psbt } from './types.js';
 import { formatFeeRate as formatFeeRateText } from '../coinselect/fee-rate.js';
@@ -48,6 +48,15 @@ export function formatFeeRate(feeSats: bigint, vbytes: number): string {
 
 /** The record of a PSBT. Throws PsbtError when an input's spent output is unknown (no fee can be shown). */
 export function psbtRecord(psbt: Psbt, options: PsbtRecordOptions): PsbtRecord {
+  const steps = psbtRecordInSteps(psbt, options);
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+  }
+}
+
+/** `psbtRecord` yielding after each input and output decoded; `base64`: the PSBT's base64 when already written out. */
+export function* psbtRecordInSteps(psbt: Psbt, options: PsbtRecordOptions, base64?: string): Generator<void, PsbtRecord> {
   const { network, changeOutputs, fullSizeVbytes, threshold, time } = options;
   if (!Number.isInteger(threshold) || threshold < 1) throw new PsbtError('invalid_threshold', 'The threshold must be a positive integer');
   for (const index of changeOutputs) {
@@ -58,7 +67,7 @@ export function psbtRecord(psbt: Psbt, options: PsbtRecordOptions): PsbtRecord {
   const fee = psbtFee(psbt);
   if (fee === undefined) throw new PsbtError('missing_utxo', 'An input does not say which output it spends, so the fee is unknown');
   if (fee < 0n) throw new PsbtError('negative_fee', 'The outputs spend more than the inputs hold');
-  const decoded = decodePsbt(psbt, network);
+  const decoded = yield* decodePsbtInSteps(psbt, network);
   const change = new Set(changeOutputs);
   const recipients = psbt.tx.outputs.filter((_, i) => !change.has(i));
   return {
@@ -69,7 +78,7 @@ export function psbtRecord(psbt: Psbt, options: PsbtRecordOptions): PsbtRecord {
     fee: decodedValueBtc(fee),
     fee_rate: formatFeeRate(fee, fullSizeVbytes),
     tx_full_size: fullSizeVbytes,
-    base64: psbtToBase64(psbt),
+    base64: base64 ?? psbtToBase64(psbt),
     amount: recipients.map((o) => decodedValueBtc(o.value)),
     // Outputs without an address form (OP_RETURN) are listed as '' to keep both lists aligned.
     address: recipients.map((o) => encodeAddress(o.script, network) ?? ''),

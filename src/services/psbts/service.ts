@@ -14,7 +14,9 @@ import {
   extractVerifiedTransaction,
   finalizePsbt,
   parsePsbt,
+  parsePsbtInSteps,
   psbtRecord,
+  psbtRecordInSteps,
   psbtToBase64,
   psbtTxid,
   serializePsbt,
@@ -22,6 +24,7 @@ import {
   startCosignerMerge,
   type Psbt,
   type PsbtRecord,
+  type PsbtRecordOptions,
 } from '../../core/psbt/index.js';
 import { serializeTransaction, txid as transactionId } from '../../core/tx.js';
 import { toHex } from '../../core/bytes.js';
@@ -29,7 +32,7 @@ import { base64 } from '@scure/base';
 import type { PsbtStatus, Store, StoredPsbt, StoredWallet } from '../../store/repositories.js';
 import { StoreConflictError } from '../../store/repositories.js';
 import { ServiceError } from '../errors.js';
-import { nextTurn } from '../turns.js';
+import { nextTurn, runInParts } from '../turns.js';
 import type { Principal } from '../principal.js';
 import type { WalletAccess, WalletCoins, WalletForSpending } from '../wallets/index.js';
 import { newEvent } from '../events/types.js';
@@ -113,25 +116,35 @@ export class PsbtService {
   }
 
   /** The record of a stored PSBT (the contract's shape). Decoding is cached: previous transactions make it costly. */
-  /** The record of a stored PSBT (decoded once per content); `parsed`: the PSBT already parsed from `stored.psbt`. */
-  recordOf(wallet: StoredWallet, stored: StoredPsbt, parsed?: Psbt): PsbtRecord {
-    const key = `${stored.walletId}:${stored.txid}`;
-    const cached = this.records.get(key);
-    if (cached && cached.psbt === stored.psbt && cached.threshold === wallet.sigsRequired) return cached.record;
-    const record = this.decodeRecord(wallet, stored, parsed);
+  recordOf(wallet: StoredWallet, stored: StoredPsbt): PsbtRecord {
+    return this.cachedRecord(wallet, stored) ?? this.keepRecord(wallet, stored, psbtRecord(parsePsbt(stored.psbt), this.recordOptions(wallet, stored)));
+  }
+
+  /** `recordOf` for a PSBT already parsed, decoded in parts: a PSBT of a thousand inputs takes a good part of a second. */
+  private async recordInParts(wallet: StoredWallet, stored: StoredPsbt, parsed: Psbt): Promise<PsbtRecord> {
+    const cached = this.cachedRecord(wallet, stored);
+    return cached ?? this.keepRecord(wallet, stored, await runInParts(psbtRecordInSteps(parsed, this.recordOptions(wallet, stored), stored.psbt)));
+  }
+
+  private cachedRecord(wallet: StoredWallet, stored: StoredPsbt): PsbtRecord | undefined {
+    const cached = this.records.get(`${stored.walletId}:${stored.txid}`);
+    return cached && cached.psbt === stored.psbt && cached.threshold === wallet.sigsRequired ? cached.record : undefined;
+  }
+
+  private keepRecord(wallet: StoredWallet, stored: StoredPsbt, record: PsbtRecord): PsbtRecord {
     if (this.records.size >= 2000) this.records.delete(this.records.keys().next().value!);
-    this.records.set(key, { psbt: stored.psbt, threshold: wallet.sigsRequired, record });
+    this.records.set(`${stored.walletId}:${stored.txid}`, { psbt: stored.psbt, threshold: wallet.sigsRequired, record });
     return record;
   }
 
-  private decodeRecord(wallet: StoredWallet, stored: StoredPsbt, parsed?: Psbt): PsbtRecord {
-    return psbtRecord(parsed ?? parsePsbt(stored.psbt), {
+  private recordOptions(wallet: StoredWallet, stored: StoredPsbt): PsbtRecordOptions {
+    return {
       network: getNetwork(wallet.network),
       changeOutputs: stored.changeOutputs,
       fullSizeVbytes: stored.fullSize,
       threshold: wallet.sigsRequired,
       time: stored.createdAt / 1000,
-    });
+    };
   }
 
   async create(principal: Principal, alias: string, body: unknown): Promise<{ txid: string; record: PsbtRecord }> {
@@ -332,7 +345,7 @@ export class PsbtService {
     const wallet = await this.deps.access.resolve(principal, alias, 'spend', 'psbt:sign');
     let incoming: Psbt;
     try {
-      incoming = parsePsbt(typeof copy === 'string' ? copy.trim() : copy);
+      incoming = await runInParts(parsePsbtInSteps(typeof copy === 'string' ? copy.trim() : copy));
     } catch (error) {
       if (error instanceof CoreError) throw new ServiceError('invalid_input', 'invalid_psbt', `psbt: ${error.message}`, { errors: [{ path: '/psbt', message: error.message }] });
       throw error;
@@ -341,17 +354,14 @@ export class PsbtService {
       // A PSBT of a thousand inputs takes a good part of a second to parse, decode or write out:
       // each is done once, with a turn between them (ADR 0010).
       const stored = await this.findPending(wallet, txid);
-      await nextTurn();
-      const storedPsbt = parsePsbt(stored.psbt);
-      await nextTurn();
+      const storedPsbt = await runInParts(parsePsbtInSteps(stored.psbt));
       const merged = await mergeInto(storedPsbt, incoming);
       const base64 = psbtToBase64(merged);
-      if (base64 === stored.psbt) return this.recordOf(wallet, stored, storedPsbt); // nothing new
+      if (base64 === stored.psbt) return this.recordInParts(wallet, stored, storedPsbt); // nothing new
       await nextTurn();
       const updatedAt = this.now();
-      const before = this.recordOf(wallet, stored, storedPsbt);
-      await nextTurn();
-      const after = this.recordOf(wallet, { ...stored, psbt: base64, updatedAt }, merged);
+      const before = await this.recordInParts(wallet, stored, storedPsbt);
+      const after = await this.recordInParts(wallet, { ...stored, psbt: base64, updatedAt }, merged);
       await nextTurn();
       const events = this.signingEvents(wallet, storedPsbt, merged, before, after, principal, updatedAt, stored.txid);
       const version = await this.deps.store.transaction(async (repos) => {
