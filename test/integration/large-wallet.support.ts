@@ -11,10 +11,10 @@ import { wallets } from './wallet-helpers.js';
 
 const scriptsOf = (descriptor: string) => new DescriptorDeriver(parseDescriptor(descriptor, NETWORKS.regtest)).deriveRange(0, 40).map((d) => d.scriptPubKey);
 
-/** Writes `payments` transactions paying the `w_wpkh` fixture wallet stored under `alias`; their txids, in order. */
-export async function writePayments(store: Store, alias: string, payments: number): Promise<string[]> {
-  const receive = scriptsOf(wallets.w_wpkh!.recv_descriptor);
-  const change = scriptsOf(wallets.w_wpkh!.change_descriptor);
+/** Writes `payments` transactions paying the fixture wallet `fixture` stored under `alias`; their txids, in order. */
+export async function writePayments(store: Store, alias: string, payments: number, fixture = 'w_wpkh'): Promise<string[]> {
+  const receive = scriptsOf(wallets[fixture]!.recv_descriptor);
+  const change = scriptsOf(wallets[fixture]!.change_descriptor);
   const wallet = (await store.wallets.findByAlias(alias))!;
   const revision = (await store.wallets.revision(wallet.id))!;
   const known = new Set((await store.wallets.chainRows(wallet.id))!.addresses.map((a) => `${a.branch}/${a.index}`));
