@@ -38,6 +38,8 @@ import type { SyncLeadership } from './leadership.js';
  * wallets are scanning (a crash loses at most these; the scan applies them again).
  */
 const BLOCKS_PER_WRITE = 500;
+/** Wallets loaded before what loading them derived is written (one store transaction per wallet cost most of a load). */
+const WALLETS_PER_LOAD_WRITE = 50;
 const ROWS_PER_WRITE = 5_000;
 /** How often a long pass looks for a new node tip (wallets at the tip then take the new blocks first). */
 const TIP_REFRESH_MS = 1_000;
@@ -282,6 +284,13 @@ export class SyncService {
       }
     }
     if (this.firstLoad) this.firstLoad = { done: 0, total: wallets.length };
+    // Loading settles what the chain already decided, should an earlier write have left a PSBT behind.
+    let unwritten: { changes: WalletChangeset[]; settle: string[] } = { changes: [], settle: [] };
+    const write = async () => {
+      const { changes, settle } = unwritten;
+      unwritten = { changes: [], settle: [] };
+      await this.persist({ wallets: changes }, [], settle);
+    };
     for (const wallet of wallets) {
       if (this.firstLoad) this.firstLoad.done++;
       const known = this.loaded.get(wallet.id);
@@ -303,9 +312,11 @@ export class SyncService {
       this.loaded.set(wallet.id, { wallet, revision: rows.revision });
       this.eventHeights.set(wallet.id, walletSummary(this.state, wallet.id).tip?.height ?? null);
       this.scanning.add(wallet.id);
-      // Loading settles what the chain already decided, should an earlier write have left a PSBT behind.
-      await this.persist(changes, [], [wallet.id]);
+      unwritten.changes.push(...changes.wallets);
+      unwritten.settle.push(wallet.id);
+      if (unwritten.settle.length >= WALLETS_PER_LOAD_WRITE) await write();
     }
+    await write();
   }
 
   /**
