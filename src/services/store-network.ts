@@ -8,7 +8,8 @@ import type { NetworkName } from '../core/network.js';
 import type { Store } from '../store/repositories.js';
 
 export async function checkStoreNetwork(store: Store, network: NetworkName): Promise<void> {
-  const other = (await store.wallets.listAll()).find((w) => w.network !== network);
+  // One row asked for, not every wallet: this runs before the server listens.
+  const other = await store.wallets.findOfOtherNetwork(network);
   if (other === undefined) return;
   throw new ConfigError(
     `The store holds wallets of ${other.network} (such as "${other.alias}") but the service is configured for ${network}: ` +

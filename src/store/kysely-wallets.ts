@@ -208,6 +208,11 @@ export class KyselyWallets implements WalletRepository {
     return (await this.db.selectFrom('wallets').selectAll().orderBy('created_at').orderBy('alias').execute()).map(toWallet);
   }
 
+  async findOfOtherNetwork(network: NetworkName): Promise<StoredWallet | undefined> {
+    const row = await this.db.selectFrom('wallets').selectAll().where('network', '!=', network).orderBy('created_at').orderBy('alias').limit(1).executeTakeFirst();
+    return row && toWallet(row);
+  }
+
   async listAccessible(userName: string): Promise<Array<{ wallet: StoredWallet; access: 'owner' | WalletShareAccess }>> {
     const rows = await this.accessibleQuery.run(userName);
     const all = rows.map((row) => ({ wallet: toWallet(row), access: row.owner_name === userName ? ('owner' as const) : (row.access as WalletShareAccess) }));

@@ -134,6 +134,8 @@ export interface WalletRepository {
   findById(id: string): Promise<StoredWallet | undefined>;
   /** Every wallet, oldest first. */
   listAll(): Promise<StoredWallet[]>;
+  /** One wallet of another network than `network`, if any (the start's check, whatever the number of wallets). */
+  findOfOtherNetwork(network: NetworkName): Promise<StoredWallet | undefined>;
   /** Wallets the user owns or that are shared with them, oldest first, with the user's access. */
   listAccessible(userName: string): Promise<Array<{ wallet: StoredWallet; access: 'owner' | WalletShareAccess }>>;
   shares(walletId: string): Promise<WalletShare[]>;

@@ -66,6 +66,15 @@ describe.each(STORE_KINDS)('wallet store conformance: $kind', ({ open }) => {
     await opened.dispose();
   });
 
+  it('finds a wallet of another network than the one asked, the oldest, or none', async () => {
+    await store.wallets.insert(wallet(), []);
+    expect(await store.wallets.findOfOtherNetwork('regtest')).toBeUndefined();
+    await store.wallets.insert(wallet({ id: 'w-2', alias: 'sig', network: 'signet', createdAt: 1_700_000_000_002 }), []);
+    await store.wallets.insert(wallet({ id: 'w-3', alias: 'main', network: 'mainnet', createdAt: 1_700_000_000_001 }), []);
+    expect((await store.wallets.findOfOtherNetwork('regtest'))?.alias).toBe('main');
+    expect((await store.wallets.findOfOtherNetwork('mainnet'))?.alias).toBe('hot');
+  });
+
   it('inserts, finds and lists wallets with their shares; a duplicate alias is a conflict', async () => {
     await store.wallets.insert(wallet(), [{ userName: 'bob', access: 'read' }]);
     expect(await store.wallets.findByAlias('hot')).toEqual(wallet());
