@@ -1,5 +1,7 @@
 /** The wallet list over HTTP, SQLite and PostgreSQL: pages, the total, bad page values, and who sees which wallet. */
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { UNPAGED_WALLET_LIST_MAX } from '../../src/services/wallets/reads.js';
 import { basicAuth, bearer, createToken, request, startTestServer, type TestServer } from '../support/server.js';
 import { writePayments } from './large-wallet.support.js';
 import { wallets } from './wallet-helpers.js';
@@ -80,5 +82,24 @@ for (const database of ['sqlite', 'postgres'] as const) {
       expect(service.body.alias_name).toEqual({ a1: 'Wallet a1', a2: 'Wallet a2', a3: 'Wallet a3', a4: 'Wallet a4', b1: 'Wallet b1' });
       expect(service.body.name_alias).toEqual({ 'Wallet a1': 'a1', 'Wallet a2': 'a2', 'Wallet a3': 'a3', 'Wallet a4': 'a4', 'Wallet b1': 'b1' });
     });
+
+    it(`answers 422 page_required to an unpaged list of more than ${UNPAGED_WALLET_LIST_MAX} wallets; pages still answer`, async () => {
+      await server.running.runtime.services.users.addUser('carol', 'carol-password-123', { admin: false });
+      const carol = { authorization: bearer((await createToken(server, 'carol', 'carol-password-123', 'carol')).jwt_token) };
+      const store = server.running.runtime.store;
+      const seed = (await store.wallets.findByAlias('a1'))!;
+      for (let i = 0; i <= UNPAGED_WALLET_LIST_MAX; i++) {
+        await store.wallets.insert({ ...seed, id: randomUUID(), alias: `c${String(i).padStart(4, '0')}`, name: `Carol ${i}`, ownerName: 'carol', createdAt: seed.createdAt + 1 + i }, []);
+      }
+      const unpaged = await list(carol);
+      expect(unpaged.status, unpaged.text).toBe(422);
+      expect(unpaged.body).toMatchObject({ code: 'page_required', errors: [{ path: '/querystring/limit' }] });
+      expect(unpaged.body.message).toContain('limit and offset');
+      const last = await list(carol, `?limit=5&offset=${UNPAGED_WALLET_LIST_MAX - 1}`);
+      expect(last.status, last.text).toBe(200);
+      expect(last.body.total).toBe(UNPAGED_WALLET_LIST_MAX + 1);
+      expect(last.body.wallets.map((w: { alias: string }) => w.alias)).toEqual([`c0${UNPAGED_WALLET_LIST_MAX - 1}`, `c${UNPAGED_WALLET_LIST_MAX}`]);
+      expect((await list(admin)).body.total).toBe(5); // the others' lists are as they were
+    }, 120_000);
   });
 }

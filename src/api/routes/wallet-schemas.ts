@@ -1,6 +1,7 @@
 /** TypeBox schemas of the wallet endpoints (property order is the response member order). */
 import { Type } from '@sinclair/typebox';
 import { Nullable, StringEnum } from '../schemas.js';
+import { UNPAGED_WALLET_LIST_MAX } from '../../services/wallets/reads.js';
 
 const Btc = (description: string) => Type.Number({ description: `${description}, BTC.` });
 const Sat = (description: string) => Type.Integer({ description: `${description}, satoshis.` });
@@ -91,7 +92,7 @@ export const WalletListSchema = Type.Object({
 
 /** The wallet list: `limit`/`offset` page it (default: every wallet). */
 export const WalletListQuery = Type.Object({
-  limit: Type.Optional(Type.Integer({ minimum: 0, description: 'Most wallets in `wallets` (default: all, worked in parts so other requests are answered meanwhile; with many wallets, page).' })),
+  limit: Type.Optional(Type.Integer({ minimum: 0, description: `Most wallets in \`wallets\` (default: all of them, up to ${UNPAGED_WALLET_LIST_MAX}; past that, required).` })),
   offset: Type.Optional(Type.Integer({ minimum: 0, description: 'Wallets skipped first (default 0).' })),
 });
 

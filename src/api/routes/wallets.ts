@@ -3,6 +3,7 @@ import type { Static } from '@sinclair/typebox';
 import { Type } from '@sinclair/typebox';
 import { principalOf } from '../auth.js';
 import { errorResponses, success } from '../schemas.js';
+import { UNPAGED_WALLET_LIST_MAX } from '../../services/wallets/reads.js';
 import type { RouteModule } from './types.js';
 import {
   AddressListSchema,
@@ -52,10 +53,10 @@ export const walletRoutes: RouteModule = {
         schema: {
           tags,
           summary: 'Your wallets and the ones shared with you',
-          description: 'Oldest first, then by alias. `total` counts every wallet you can access; only the page\'s wallets are read for their balances. Without `limit` every wallet is listed, as before: the answer grows with the number of wallets, so page when there are many.',
+          description: `Oldest first, then by alias. \`total\` counts every wallet you can access; only the page's wallets are read for their balances. Without \`limit\` every wallet is listed, as before, up to ${UNPAGED_WALLET_LIST_MAX}; past that 422 \`page_required\`: page with \`limit\` and \`offset\`.`,
           operationId: 'listWallets',
           querystring: WalletListQuery,
-          response: { 200: success('One page (default: all) of the wallets you can access, with balances, and their total.', WalletListSchema), ...errorResponses(400, 401, 403, 500) },
+          response: { 200: success('One page (default: all) of the wallets you can access, with balances, and their total.', WalletListSchema), ...errorResponses(400, 401, 403, 422, 500) },
         },
       },
       (request) => reads.listPage(principalOf(request), request.query),

@@ -10,7 +10,7 @@ import { parseTransaction } from '../../core/tx.js';
 import { entryAtTip, newestFirst, type WalletTxEntry } from '../../engine/index.js';
 import type { ChainSource, ChainTip } from '../../chain/types.js';
 import type { Store, StoredWallet, UtxoFlagRow } from '../../store/repositories.js';
-import { invalidField } from '../errors.js';
+import { invalidField, ServiceError } from '../errors.js';
 import type { Principal } from '../principal.js';
 import { mapInParts, nextTurn } from '../turns.js';
 import type { WalletDirectory, WalletListing } from '../service-details.js';
@@ -70,18 +70,24 @@ export interface DetailsOptions {
 export class WalletReads implements WalletDirectory {
   constructor(private readonly deps: WalletReadsDeps) {}
 
-  /** Every wallet the caller can read, with balances (each wallet's state loaded): `listPage` for many wallets. */
+  /** Every wallet the caller can read, with balances (each wallet's state loaded; for the command line). */
   async list(principal: Principal): Promise<WalletListItem[]> {
-    return (await this.listPage(principal)).wallets;
+    return (await this.listPage(principal, {}, { unpagedMax: Number.POSITIVE_INFINITY })).wallets;
   }
 
   /**
-   * One page (default: all) of the wallets the caller can read, oldest first then by alias, with how many
-   * there are. Only the page's wallets have their state read for the balance: a page of 50 among 10,000
-   * wallets costs 50 loads, not 10,000.
+   * One page of the wallets the caller can read, oldest first then by alias, with how many there are. Only
+   * the page's wallets have their state read for the balance: a page of 50 among 10,000 wallets costs 50
+   * loads, not 10,000. Without `limit`, every wallet up to `unpagedMax`; past it 422 `page_required`
+   * (a first load is some 20 ms a wallet: 10,000 unpaged would take minutes).
    */
-  async listPage(principal: Principal, page: Page = {}): Promise<WalletListPage> {
+  async listPage(principal: Principal, page: Page = {}, { unpagedMax = UNPAGED_WALLET_LIST_MAX } = {}): Promise<WalletListPage> {
     const readable = await this.deps.access.readable(principal);
+    if (page.limit === undefined && readable.length > unpagedMax) {
+      throw new ServiceError('unprocessable', 'page_required', `You can access ${readable.length} wallets, more than ${unpagedMax} in one answer: page the list with limit and offset`, {
+        errors: [{ path: '/querystring/limit', message: `required with more than ${unpagedMax} wallets` }],
+      });
+    }
     const wallets: WalletListItem[] = [];
     for (const wallet of paginate(readable, page)) {
       // Loaded states answer without a turn: an unpaged list of thousands gives way between parts.
@@ -300,6 +306,9 @@ export class WalletReads implements WalletDirectory {
 
 /** Transactions taken into the full list between two turns. */
 const MERGED_PER_TURN = 2_000;
+
+/** Most wallets in an unpaged wallet list (GET /wallets without `limit`). */
+export const UNPAGED_WALLET_LIST_MAX = 1_000;
 
 /** Wallets put in the wallet list between two turns (about 4 ms of balances once their states are loaded). */
 const LISTED_PER_TURN = 100;
