@@ -219,6 +219,22 @@ export class KyselyWallets implements WalletRepository {
     return all.sort((a, b) => a.wallet.createdAt - b.wallet.createdAt || (a.wallet.alias < b.wallet.alias ? -1 : 1));
   }
 
+  async listAccessiblePage(userName: string, page: { limit?: number; offset?: number; walletIds?: readonly string[] }): Promise<{ wallets: StoredWallet[]; total: number }> {
+    if (page.walletIds?.length === 0) return { wallets: [], total: 0 };
+    const accessible = this.db
+      .selectFrom('wallets')
+      .where((eb) => eb.or([eb('wallets.owner_name', '=', userName), eb.exists(eb.selectFrom('wallet_shares').select('wallet_shares.wallet_id').whereRef('wallet_shares.wallet_id', '=', 'wallets.id').where('wallet_shares.user_name', '=', userName))]))
+      .$if(page.walletIds !== undefined, (q) => q.where('wallets.id', 'in', page.walletIds!));
+    const counted = await accessible.select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow();
+    const total = Number(counted.n);
+    const offset = page.offset ?? 0;
+    // SQLite takes no OFFSET without a LIMIT: the rest of the list is total - offset rows.
+    const limit = Math.min(page.limit ?? Number.POSITIVE_INFINITY, total - offset);
+    if (limit <= 0) return { wallets: [], total };
+    const rows = await accessible.selectAll('wallets').orderBy('wallets.created_at').orderBy('wallets.alias').limit(limit).offset(offset).execute();
+    return { wallets: rows.map(toWallet), total };
+  }
+
   async shares(walletId: string): Promise<WalletShare[]> {
     const rows = await this.db.selectFrom('wallet_shares').selectAll().where('wallet_id', '=', walletId).orderBy('user_name').execute();
     return rows.map((r) => ({ userName: r.user_name, access: r.access as WalletShareAccess }));

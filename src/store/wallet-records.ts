@@ -138,6 +138,11 @@ export interface WalletRepository {
   findOfOtherNetwork(network: NetworkName): Promise<StoredWallet | undefined>;
   /** Wallets the user owns or that are shared with them, oldest first, with the user's access. */
   listAccessible(userName: string): Promise<Array<{ wallet: StoredWallet; access: 'owner' | WalletShareAccess }>>;
+  /**
+   * One page of the wallets the user owns or that are shared with them (only those of `walletIds` when given),
+   * oldest first then by alias, and how many there are in all: read with the page's cost, whatever the total.
+   */
+  listAccessiblePage(userName: string, page: { limit?: number; offset?: number; walletIds?: readonly string[] }): Promise<{ wallets: StoredWallet[]; total: number }>;
   shares(walletId: string): Promise<WalletShare[]>;
   /** Hands the wallet to another owner (a user deletion); shares stay as they are. */
   setOwner(walletId: string, ownerName: string): Promise<void>;

@@ -66,6 +66,26 @@ describe.each(STORE_KINDS)('wallet store conformance: $kind', ({ open }) => {
     await opened.dispose();
   });
 
+  it('reads one page of the wallets a user may reach with the total, oldest first then by alias, within a list of ids', async () => {
+    await store.wallets.insert(wallet({ id: 'w-1', alias: 'b', createdAt: 5 }), [{ userName: 'bob', access: 'read' }]);
+    await store.wallets.insert(wallet({ id: 'w-2', alias: 'a', createdAt: 5 }), []);
+    await store.wallets.insert(wallet({ id: 'w-3', alias: 'c', createdAt: 1, ownerName: 'bob' }), []);
+    await store.wallets.insert(wallet({ id: 'w-4', alias: 'd', createdAt: 9 }), [{ userName: 'bob', access: 'spend' }]);
+    const aliases = async (user: string, page: Parameters<typeof store.wallets.listAccessiblePage>[1]) => {
+      const { wallets, total } = await store.wallets.listAccessiblePage(user, page);
+      return { aliases: wallets.map((w) => w.alias), total };
+    };
+    expect(await aliases('alice', {})).toEqual({ aliases: ['a', 'b', 'd'], total: 3 });
+    expect(await aliases('bob', {})).toEqual({ aliases: ['c', 'b', 'd'], total: 3 });
+    expect(await aliases('bob', { limit: 1, offset: 1 })).toEqual({ aliases: ['b'], total: 3 });
+    expect(await aliases('bob', { offset: 2 })).toEqual({ aliases: ['d'], total: 3 });
+    expect(await aliases('bob', { limit: 2, offset: 5 })).toEqual({ aliases: [], total: 3 });
+    expect(await aliases('bob', { limit: 0 })).toEqual({ aliases: [], total: 3 });
+    expect(await aliases('bob', { walletIds: ['w-4', 'w-2'] })).toEqual({ aliases: ['d'], total: 1 });
+    expect(await aliases('bob', { walletIds: [] })).toEqual({ aliases: [], total: 0 });
+    expect((await store.wallets.listAccessiblePage('alice', { limit: 1 })).wallets[0]).toEqual(wallet({ id: 'w-2', alias: 'a', createdAt: 5 }));
+  });
+
   it('finds a wallet of another network than the one asked, the oldest, or none', async () => {
     await store.wallets.insert(wallet(), []);
     expect(await store.wallets.findOfOtherNetwork('regtest')).toBeUndefined();

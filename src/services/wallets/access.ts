@@ -55,6 +55,12 @@ export class WalletAccess {
     return this.reachable(principal);
   }
 
+  /** One page of the wallets the caller may read, oldest first then by alias, and how many it may read in all. */
+  async readablePage(principal: Principal, page: { limit?: number; offset?: number }): Promise<{ wallets: StoredWallet[]; total: number }> {
+    requirePermission(principal, 'wallets:read');
+    return this.store.wallets.listAccessiblePage(principal.userName, { ...page, ...(principal.walletIds !== undefined ? { walletIds: principal.walletIds } : {}) });
+  }
+
   /** The wallets the caller reaches (its own, shared with it, within a narrowed token's list), whatever the permissions. */
   async reachable(principal: Principal): Promise<StoredWallet[]> {
     return (await this.store.wallets.listAccessible(principal.userName)).map((w) => w.wallet).filter((w) => walletInScope(principal, w.id));

@@ -30,7 +30,6 @@ import {
 } from '../wallet-format.js';
 import {
   liveTransactionsPage,
-  paginate,
   unspentPage,
   walletBalances,
   type WalletScriptsCache,
@@ -76,20 +75,22 @@ export class WalletReads implements WalletDirectory {
   }
 
   /**
-   * One page of the wallets the caller can read, oldest first then by alias, with how many there are. Only
-   * the page's wallets have their state read for the balance: a page of 50 among 10,000 wallets costs 50
-   * loads, not 10,000. Without `limit`, every wallet up to `unpagedMax`; past it 422 `page_required`
+   * One page of the wallets the caller can read, oldest first then by alias, with how many there are. The
+   * store reads only the page, and only the page's wallets have their state read for the balance: a page of
+   * 50 among 10,000 wallets costs 50 rows and 50 loads, not 10,000. Without `limit`, every wallet up to `unpagedMax`; past it 422 `page_required`
    * (a first load is some 20 ms a wallet: 10,000 unpaged would take minutes).
    */
   async listPage(principal: Principal, page: Page = {}, { unpagedMax = UNPAGED_WALLET_LIST_MAX } = {}): Promise<WalletListPage> {
-    const readable = await this.deps.access.readable(principal);
-    if (page.limit === undefined && readable.length > unpagedMax) {
-      throw new ServiceError('unprocessable', 'page_required', `You can access ${readable.length} wallets, more than ${unpagedMax} in one answer: page the list with limit and offset`, {
+    // Unpaged, one wallet past the cap is enough to know the list is too long.
+    const asked = page.limit === undefined && Number.isFinite(unpagedMax) ? { ...page, limit: unpagedMax + 1 } : page;
+    const { wallets: readable, total } = await this.deps.access.readablePage(principal, asked);
+    if (page.limit === undefined && total > unpagedMax) {
+      throw new ServiceError('unprocessable', 'page_required', `You can access ${total} wallets, more than ${unpagedMax} in one answer: page the list with limit and offset`, {
         errors: [{ path: '/querystring/limit', message: `required with more than ${unpagedMax} wallets` }],
       });
     }
     const wallets: WalletListItem[] = [];
-    for (const wallet of paginate(readable, page)) {
+    for (const wallet of readable) {
       // Loaded states answer without a turn: an unpaged list of thousands gives way between parts.
       if (wallets.length > 0 && wallets.length % LISTED_PER_TURN === 0) await nextTurn();
       const view = await this.deps.states.view(wallet);
@@ -103,7 +104,7 @@ export class WalletReads implements WalletDirectory {
         balance: balanceView(walletBalances(view)),
       });
     }
-    return { wallets, total: readable.length };
+    return { wallets, total };
   }
 
   async listFor(principal: Principal): Promise<WalletListing> {
