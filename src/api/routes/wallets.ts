@@ -3,6 +3,7 @@ import type { Static } from '@sinclair/typebox';
 import { Type } from '@sinclair/typebox';
 import { principalOf } from '../auth.js';
 import { errorResponses, success } from '../schemas.js';
+import { sendInParts } from '../reply-in-parts.js';
 import { UNPAGED_WALLET_LIST_MAX } from '../../services/wallets/reads.js';
 import type { RouteModule } from './types.js';
 import {
@@ -75,9 +76,10 @@ export const walletRoutes: RouteModule = {
           response: { 200: success('The wallet details.', WalletDetailsSchema), ...errorResponses(400, 401, 403, 404, 500) },
         },
       },
-      (request) => {
+      async (request, reply) => {
         const { limit, offset, utxo_limit: utxoLimit, utxo_offset: utxoOffset } = request.query;
-        return reads.details(principalOf(request), request.params.wallet_alias, { limit, offset }, { utxoPage: { limit: utxoLimit, offset: utxoOffset } });
+        const details = await reads.details(principalOf(request), request.params.wallet_alias, { limit, offset }, { utxoPage: { limit: utxoLimit, offset: utxoOffset } });
+        return sendInParts(reply, details, ['utxo', 'txlist']); // unpaged, 30,000 coins and transactions (ADR 0010)
       },
     );
 

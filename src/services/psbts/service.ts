@@ -439,6 +439,8 @@ export class PsbtService {
 
 /** Signatures verified between two turns: about a millisecond each. */
 const SIGNATURES_PER_TURN = 16;
+/** The longest stretch of checks between two turns: a signature costs several times more on a loaded machine. */
+const CHECKING_MS_PER_TURN = 10;
 
 /**
  * The stored PSBT with a cosigner's copy merged in: 409 for another transaction, 422 for a bad signature.
@@ -448,11 +450,13 @@ async function mergeInto(stored: Psbt, incoming: Psbt): Promise<Psbt> {
   try {
     const merge = startCosignerMerge(stored, incoming);
     let sinceTurn = 0;
+    let turnedAt = performance.now();
     for (let index = 0; index < merge.merged.inputs.length; index++) {
       sinceTurn += merge.checkInput(index);
-      if (sinceTurn >= SIGNATURES_PER_TURN) {
+      if (sinceTurn >= SIGNATURES_PER_TURN || (sinceTurn > 0 && performance.now() - turnedAt >= CHECKING_MS_PER_TURN)) {
         sinceTurn = 0;
         await nextTurn();
+        turnedAt = performance.now();
       }
     }
     return merge.merged;
