@@ -6,6 +6,7 @@ import type { Static } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import { principalOf } from '../auth.js';
 import { errorResponses, success } from '../schemas.js';
+import { sendInParts } from '../reply-in-parts.js';
 import {
   BinaryPsbtBody,
   BroadcastBody,
@@ -22,6 +23,9 @@ import type { RouteModule } from './types.js';
 
 type WalletRoute = { Params: Static<typeof WalletParams> };
 type PsbtRoute = { Params: Static<typeof PsbtParams>; Querystring: Static<typeof PsbtQuery> };
+
+/** A PSBT's decoded inputs serialised between two turns: each carries its scripts, keys and signatures. */
+const INPUTS_PER_PART = 200;
 
 const wantsBinary = (request: FastifyRequest<PsbtRoute>): boolean => {
   if (request.query.format === 'binary') return true;
@@ -123,10 +127,11 @@ export const psbtRoutes: RouteModule = {
             response: { 200: success('The PSBT record with the signatures merged.', PsbtResult), ...errorResponses(400, 401, 403, 404, 409, 413, 415, 422, 500, 503) },
           },
         },
-        async (request) => {
+        async (request, reply) => {
           const copy = typeof request.body === 'string' ? request.body : request.body.psbt;
           const record = await services.psbts.update(principalOf(request), request.params.wallet_alias, request.params.txid, copy);
-          return { result: record };
+          // A record of 940 inputs (ADR 0010).
+          return sendInParts(reply, { result: record }, [['result', 'tx', 'vin'], ['result', 'inputs']], INPUTS_PER_PART);
         },
       );
     });

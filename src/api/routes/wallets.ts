@@ -79,7 +79,7 @@ export const walletRoutes: RouteModule = {
       async (request, reply) => {
         const { limit, offset, utxo_limit: utxoLimit, utxo_offset: utxoOffset } = request.query;
         const details = await reads.details(principalOf(request), request.params.wallet_alias, { limit, offset }, { utxoPage: { limit: utxoLimit, offset: utxoOffset } });
-        return sendInParts(reply, details, ['utxo', 'txlist']); // unpaged, 30,000 coins and transactions (ADR 0010)
+        return sendInParts(reply, details, [['utxo'], ['txlist']]); // unpaged, 30,000 coins and transactions (ADR 0010)
       },
     );
 
