@@ -8,7 +8,7 @@ import { secp256k1 } from '@noble/curves/secp256k1.js';
 import { encodeAddress, p2pkhScript, p2shScript, witnessScript } from '../address.js';
 import { concatBytes } from '../bytes.js';
 import { hash160 } from '../script-type.js';
-import { branchNode, compressPoint, deriveChildPoints, derivePath, HARDENED, MAX_BATCH, type BranchNode } from '../keys/derive.js';
+import { branchNode, compressPoint, deriveChildPointsOfNodes, derivePath, HARDENED, MAX_BATCH, type BranchNode } from '../keys/derive.js';
 import { keyFingerprint } from '../keys/extended-key.js';
 import { formatPath } from '../keys/path.js';
 import { addTweaksToPoints, type AffinePoint } from '../keys/fixed-base.js';
@@ -130,9 +130,11 @@ export class DescriptorDeriver {
     if (!Number.isInteger(from) || from < 0 || !Number.isInteger(count) || count < 0 || count > MAX_BATCH || from + count > HARDENED) {
       throw new DescriptorError('invalid_index', `Index range must lie within 0..${HARDENED - 1}, at most ${MAX_BATCH} at a time`);
     }
-    const points: (AffinePoint[] | undefined)[] = this.sources.map((source) =>
-      'node' in source ? deriveChildPoints(source.node, from, count) : undefined,
-    );
+    // Every key's children in one batch: a multisig's keys share the batch's field inversions.
+    const nodes = this.sources.flatMap((source) => ('node' in source ? [source.node] : []));
+    const derivedOfNodes = deriveChildPointsOfNodes(nodes, from, count);
+    let next = 0;
+    const points: (AffinePoint[] | undefined)[] = this.sources.map((source) => ('node' in source ? derivedOfNodes[next++] : undefined));
     const perKey: DerivedKey[][] = this.sources.map((source, k) => {
       const derived = points[k];
       return Array.from({ length: count }, (_, i) => {

@@ -10,7 +10,7 @@ import { fromHex, toHex } from '../bytes.js';
 import { KeyError } from '../errors.js';
 import { hash160 } from '../script-type.js';
 import type { ExtendedPublicKey } from './extended-key.js';
-import { addTweaksToPoint, type AffinePoint } from './fixed-base.js';
+import { addTweaksToPoint, addTweaksToPoints, type AffinePoint } from './fixed-base.js';
 
 const { Point } = secp256k1;
 const N = Point.Fn.ORDER;
@@ -60,18 +60,36 @@ export function compressPoint(x: bigint, y: bigint): Uint8Array {
 
 /** Affine child points of `node` for indices from..from+count-1 (all non-hardened). */
 export function deriveChildPoints(node: BranchNode, from: number, count: number): AffinePoint[] {
+  return deriveChildPointsOfNodes([node], from, count)[0]!;
+}
+
+/**
+ * Affine child points of every node for indices from..from+count-1, per node: one batch for all of them,
+ * which shares its field inversions (a multisig's keys at a few indices cost little more than one key's).
+ */
+export function deriveChildPointsOfNodes(nodes: readonly BranchNode[], from: number, count: number): AffinePoint[][] {
   if (!Number.isInteger(count) || count < 0 || count > MAX_BATCH) {
     throw new KeyError('invalid_index', `Count must be an integer from 0 to ${MAX_BATCH}`);
   }
-  if (count === 0) return [];
+  if (count === 0 || nodes.length === 0) return nodes.map(() => []);
   checkIndex(from);
   checkIndex(from + count - 1);
+  const bases: AffinePoint[] = [];
   const tweaks: bigint[] = [];
-  for (let i = 0; i < count; i++) tweaks.push(childTweak(node, from + i).tweak);
-  return addTweaksToPoint(node.x, node.y, tweaks).map((p, i) => {
-    if (!p) throw new KeyError('invalid_key', `Derivation at index ${from + i} gives the point at infinity (BIP32: skip this index)`);
-    return p;
-  });
+  for (const node of nodes) {
+    const base = { x: node.x, y: node.y };
+    for (let i = 0; i < count; i++) {
+      bases.push(base);
+      tweaks.push(childTweak(node, from + i).tweak);
+    }
+  }
+  const points = addTweaksToPoints(bases, tweaks);
+  return nodes.map((_, k) =>
+    points.slice(k * count, (k + 1) * count).map((p, i) => {
+      if (!p) throw new KeyError('invalid_key', `Derivation at index ${from + i} gives the point at infinity (BIP32: skip this index)`);
+      return p;
+    }),
+  );
 }
 
 /** Compressed child public keys of `node` for indices from..from+count-1 (all non-hardened). */
