@@ -31,6 +31,10 @@ import { mapInParts, nextTurn } from './turns.js';
 import { scriptAddress, type Page } from './wallet-format.js';
 
 const DERIVE_AHEAD = 32;
+/** Keys derived in one step ahead of the engine (a few milliseconds): 3 scripts of a 20-key multisig, 64 of a single key. */
+const DERIVE_KEYS_PER_PART = 64;
+/** Time derived ahead between two turns. */
+const DERIVE_TURN_MS = 5;
 
 /** An address kept with the script (hex) it encodes. */
 interface KeptAddress {
@@ -69,6 +73,26 @@ export class WalletScripts {
     }
     return known.slice(fromIndex, fromIndex + count);
   };
+
+  /**
+   * Derives the branch's scripts up to index `count - 1` ahead of the engine, giving way every few
+   * milliseconds (ADR 0010): the engine, which derives in one step, then finds them derived. A 20-key
+   * multisig wallet with a gap limit of 200 takes most of a second to derive.
+   */
+  async deriveInParts(branch: Branch, count: number): Promise<void> {
+    const known = this.known[branch];
+    const part = Math.max(1, Math.floor(DERIVE_KEYS_PER_PART / this.derivers[branch].descriptor.keys.length));
+    let since = performance.now();
+    while (known.length < count) {
+      if (performance.now() - since >= DERIVE_TURN_MS) {
+        await nextTurn();
+        since = performance.now();
+        continue; // another reader may have derived meanwhile
+      }
+      const added = this.derivers[branch].deriveRange(known.length, Math.min(part, count - known.length));
+      for (const output of added) known.push(output.scriptPubKey);
+    }
+  }
 
   deriver(branch: Branch): DescriptorDeriver {
     return this.derivers[branch];
@@ -111,12 +135,39 @@ export class WalletScriptsCache {
  */
 export async function loadWalletInto(state: EngineState, wallet: StoredWallet, rows: WalletChainRows, scripts: WalletScripts) {
   const parsedTransactions = await parseInParts(wallet.id, rows.sync.tip, rows.transactions);
+  await deriveAheadOfLoad(wallet, rows, scripts);
   return addWallet(state, { walletId: wallet.id, gapLimit: wallet.gapLimit, derive: scripts.derive }, {
     sync: rows.sync,
     lastRevealedReceive: rows.lastRevealedReceive,
     addresses: rows.addresses,
     parsedTransactions,
   });
+}
+
+/**
+ * Derives in parts the scripts the engine is about to derive: the gap limit past the last used (or, for
+ * receive, revealed) index, when it reaches past the stored addresses (a new wallet, a raised gap limit).
+ */
+async function deriveAheadOfLoad(wallet: StoredWallet, rows: WalletChainRows, scripts: WalletScripts): Promise<void> {
+  const stored = storedCounts(rows);
+  const lastClaimed: [number, number] = [Math.max(rows.sync.lastUsedReceive, rows.lastRevealedReceive), rows.sync.lastUsedChange];
+  for (const branch of [0, 1] as const) {
+    const wanted = lastClaimed[branch] + 1 + wallet.gapLimit;
+    if (wanted > stored[branch]) await scripts.deriveInParts(branch, wanted);
+  }
+}
+
+/** Derives in parts the stored addresses' scripts, which the sync watches (and derives all at once otherwise). */
+export async function deriveStoredInParts(rows: WalletChainRows, scripts: WalletScripts): Promise<void> {
+  const stored = storedCounts(rows);
+  for (const branch of [0, 1] as const) await scripts.deriveInParts(branch, stored[branch]);
+}
+
+/** Number of stored addresses per branch (their indexes run from 0). */
+function storedCounts(rows: WalletChainRows): [number, number] {
+  const counts: [number, number] = [0, 0];
+  for (const row of rows.addresses) if (row.branch === 0 || row.branch === 1) counts[row.branch] = Math.max(counts[row.branch], row.index + 1);
+  return counts;
 }
 
 /** Stored transactions checked and parsed in parts, the process answering other work between them. */

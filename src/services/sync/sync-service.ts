@@ -16,6 +16,7 @@ import {
   changedRows,
   PendingWalletChange,
   createEngineState,
+  gapAheadOf,
   removeWallet,
   walletSummary,
   watchRevealed,
@@ -28,7 +29,7 @@ import type { Store, StoredWallet, SyncBlockRow } from '../../store/repositories
 import { walletEvents } from '../events/chain-events.js';
 import type { NewEvent } from '../../store/repositories.js';
 import type { PsbtChainReconciler, PsbtSettlement } from '../psbts/chain-reconciler.js';
-import { loadWalletInto, type WalletScriptsCache } from '../wallet-state.js';
+import { deriveStoredInParts, loadWalletInto, type WalletScriptsCache } from '../wallet-state.js';
 import type { ReadinessCheck } from '../health.js';
 import { nextTurn } from '../turns.js';
 import type { SyncLeadership } from './leadership.js';
@@ -308,7 +309,9 @@ export class SyncService {
       }
       const rows = await this.deps.store.wallets.chainRows(wallet.id);
       if (!rows) continue;
-      const changes = await loadWalletInto(this.state, wallet, rows, this.deps.scripts.get(wallet));
+      const scripts = this.deps.scripts.get(wallet);
+      await deriveStoredInParts(rows, scripts); // before the wallet is in the state: the sync would watch them all derived at once
+      const changes = await loadWalletInto(this.state, wallet, rows, scripts);
       this.loaded.set(wallet.id, { wallet, revision: rows.revision });
       this.eventHeights.set(wallet.id, walletSummary(this.state, wallet.id).tip?.height ?? null);
       this.scanning.add(wallet.id);
@@ -419,6 +422,10 @@ export class SyncService {
   }
 
   private async apply(update: ChainUpdate, walletIds: string[], blocks: SyncBlockRow[]): Promise<void> {
+    // A payment near the end of a gap makes the wallet derive a gap more: derived here in parts, not by the engine at once.
+    for (const { walletId, branch, count } of gapAheadOf(this.state, update, walletIds)) {
+      await this.deps.scripts.get(this.loaded.get(walletId)!.wallet).deriveInParts(branch, count);
+    }
     let changes: EngineChangeset;
     try {
       changes = applyUpdate(this.state, update, { walletIds });
