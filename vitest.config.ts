@@ -1,9 +1,15 @@
 import { availableParallelism } from 'node:os';
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
+
+/**
+ * The files that hold the service to a time bound (a liveness probe answered within 100 ms while a large request
+ * runs). They run after the rest, one at a time: beside another test file on two cores, a run measures the other
+ * file's load as much as the service's.
+ */
+const TIME_BOUND_FILES = ['test/integration/request-isolation.test.ts', 'test/integration/derivation-isolation.test.ts'];
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
     pool: 'forks',
     // One test file per core. Vitest's default leaves a core free (one file at a time on two cores), but most
     // files spend their time waiting for the processes they start (services, CLI commands, bitcoind, Chromium).
@@ -11,7 +17,19 @@ export default defineConfig({
     maxWorkers: availableParallelism(),
     testTimeout: 60_000,
     hookTimeout: 60_000,
-    // Says whether the real-node tests (test/integration/bitcoind/) run, and fails CI without a bitcoind.
-    globalSetup: ['test/support/bitcoind-global-setup.ts'],
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: 'suite',
+          include: ['test/**/*.test.ts'],
+          exclude: [...configDefaults.exclude, ...TIME_BOUND_FILES],
+          // Says whether the real-node tests (test/integration/bitcoind/) run, and fails CI without a bitcoind.
+          globalSetup: ['test/support/bitcoind-global-setup.ts'],
+          sequence: { groupOrder: 0 },
+        },
+      },
+      ...TIME_BOUND_FILES.map((file, i) => ({ extends: true as const, test: { name: `time-bound-${i + 1}`, include: [file], sequence: { groupOrder: i + 1 } } })),
+    ],
   },
 });

