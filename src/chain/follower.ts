@@ -6,51 +6,16 @@
  * learns all this (BIP158 filters and block files from Bitcoin Core, scripthash histories from an Electrum
  * server) is its own business. See docs/adr/0012-chain-followers.md.
  */
-import type { Transaction } from '../core/tx.js';
+import type { BlockConnected as BlockAdded, BlockDisconnected, MempoolSnapshot } from '../core/chain-update.js';
 import type { ChainTip } from './types.js';
 
-/** A block added to the active chain, with the transactions that may touch the watched scripts. */
-export interface BlockConnected {
-  type: 'block_connected';
-  height: number;
-  hash: string;
-  /** The genesis block's is 64 zeros. */
-  prevHash: string;
-  /** Block header time, seconds since the epoch. */
-  time: number;
-  /** Every transaction of the block that may touch the scripts (more is harmless, one less is not). */
-  transactions: Transaction[];
+export type { BlockDisconnected, MempoolSnapshot };
+
+/** A block connected, as the engine applies it, and whether the source read it. */
+export interface BlockConnected extends BlockAdded {
   /** False when the source ruled the block out without reading it (its filter matched none of the scripts). */
   read: boolean;
 }
-
-/** A block that left the active chain; the wallets' tip goes back to its parent. */
-export interface BlockDisconnected {
-  type: 'block_disconnected';
-  height: number;
-  hash: string;
-  prevHash: string;
-}
-
-export interface UnconfirmedTransaction {
-  tx: Transaction;
-  /** The txid if the source knows it already (saves hashing). */
-  txid?: string;
-  /** When the source first saw it, seconds since the epoch. */
-  time: number;
-}
-
-/**
- * The unconfirmed transactions that may touch the watched scripts, all of them: a transaction the wallets held
- * as unconfirmed and no longer listed has left the mempool (mined elsewhere, replaced, evicted). A source that
- * sees the whole mempool may list more than the scripts need.
- */
-export interface MempoolSeen {
-  type: 'mempool';
-  transactions: UnconfirmedTransaction[];
-}
-
-export type FollowUpdate = BlockConnected | BlockDisconnected | MempoolSeen;
 
 /** The scripts a group watches: `key` changes whenever they do; `derive` lists them all. */
 export interface WatchedScripts {
@@ -93,7 +58,7 @@ export interface ChainFollower {
    */
   follow(request: FollowRequest, to: ChainTip, maxBlocks: number): AsyncIterable<BlockConnected | BlockDisconnected>;
   /** The unconfirmed transactions, for groups that stand at the tip. */
-  mempool(scripts: WatchedScripts): Promise<MempoolSeen>;
+  mempool(scripts: WatchedScripts): Promise<MempoolSnapshot>;
   /**
    * Tells `onTip` of each new tip as soon as the backend has it (Bitcoin Core's `waitfornewblock`, an Electrum
    * server's header subscription). Optional: a source without it is followed at the sync's interval alone, which

@@ -2,7 +2,6 @@
  * Public types of the wallet engine: chain updates in, changesets out, and the rows a store keeps so the
  * engine state can be rebuilt after a restart. Everything is plain data (bigint sats, hex strings, numbers).
  */
-import type { Transaction } from '../core/tx.js';
 
 /** 0 = receive branch, 1 = change branch (BIP44 `.../0/*` and `.../1/*`). */
 export type Branch = 0 | 1;
@@ -27,38 +26,7 @@ export interface BlockRef {
 
 // ---- Chain updates -------------------------------------------------------------------------------------------
 
-export interface BlockConnected {
-  type: 'block_connected';
-  height: number;
-  hash: string;
-  prevHash: string;
-  /** Block header time, seconds since the epoch. */
-  time: number;
-  transactions: Transaction[];
-}
-
-export interface BlockDisconnected {
-  type: 'block_disconnected';
-  height: number;
-  hash: string;
-  prevHash: string;
-}
-
-export interface MempoolEntry {
-  tx: Transaction;
-  /** The txid if the source already knows it (saves hashing); computed from `tx` when absent. */
-  txid?: string;
-  /** Time the node first saw the transaction, seconds since the epoch. */
-  time: number;
-}
-
-/** The full set of transactions in the node's mempool: anything no longer listed has left it. */
-export interface MempoolSnapshot {
-  type: 'mempool';
-  transactions: MempoolEntry[];
-}
-
-export type ChainUpdate = BlockConnected | BlockDisconnected | MempoolSnapshot;
+export type { BlockConnected, BlockDisconnected, ChainUpdate, MempoolEntry, MempoolSnapshot } from '../core/chain-update.js';
 
 // ---- Stored rows (what a changeset carries and what restoring reads) ------------------------------------------
 

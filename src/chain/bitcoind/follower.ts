@@ -4,7 +4,7 @@
  * reading it, the others read ahead in batches (block-prefetch.ts); the group's last block checked against the
  * active chain before moving on, and disconnected when it left it.
  */
-import { NO_PARENT, type BlockConnected, type BlockDisconnected, type ChainFollower, type FollowRequest, type MempoolSeen, type TipWatch } from '../follower.js';
+import { NO_PARENT, type BlockConnected, type BlockDisconnected, type ChainFollower, type FollowRequest, type MempoolSnapshot, type TipWatch } from '../follower.js';
 import { ChainError, type BlockSource, type BlockSummary, type ChainTip, type MempoolSource } from '../types.js';
 import { BlockPrefetch } from './block-prefetch.js';
 import { GroupFilters } from './group-filters.js';
@@ -89,7 +89,7 @@ export class BitcoindFollower implements ChainFollower {
     }
   }
 
-  async mempool(): Promise<MempoolSeen> {
+  async mempool(): Promise<MempoolSnapshot> {
     const mempool = await this.source.getMempool();
     return { type: 'mempool', transactions: mempool.map((m) => ({ tx: m.tx, txid: m.txid, time: m.time })) };
   }
