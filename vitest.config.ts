@@ -24,8 +24,8 @@ export default defineConfig({
           name: 'suite',
           include: ['test/**/*.test.ts'],
           exclude: [...configDefaults.exclude, ...TIME_BOUND_FILES],
-          // Says whether the real-node tests (test/integration/bitcoind/) run, and fails CI without a bitcoind.
-          globalSetup: ['test/support/bitcoind-global-setup.ts'],
+          // Say whether the real-node and Electrum tests run, and fail CI without a bitcoind or a Fulcrum.
+          globalSetup: ['test/support/bitcoind-global-setup.ts', 'test/support/fulcrum-global-setup.ts'],
           sequence: { groupOrder: 0 },
         },
       },
