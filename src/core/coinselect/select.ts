@@ -28,6 +28,8 @@ interface Choice {
   coins: PreparedCoin[];
   algorithm: SelectionAlgorithm;
   waste: bigint;
+  /** The widest eligibility tier the choice needed (an index into TIERS; -1 for must-use coins alone). */
+  tier: number;
 }
 
 /** Bitcoin Core's waste: fee now minus fee later for every input, plus the cost of change or the excess given up. */
@@ -91,7 +93,7 @@ function choose(p: Prepared, target: bigint): Choice {
   const { preset, optional: base, tierSizes: baseTierSizes } = splitOf(p.coins);
   const presetAmount = preset.reduce((sum, c) => sum + c.selectionAmount, 0n);
   const remaining = target - presetAmount;
-  if (preset.length > 0 && remaining <= 0n) return { coins: preset, algorithm: 'manual', waste: waste(p, preset, target) };
+  if (preset.length > 0 && remaining <= 0n) return { coins: preset, algorithm: 'manual', waste: waste(p, preset, target), tier: -1 };
 
   const optional = p.excluded.size > 0 ? base.filter((c) => !p.excluded.has(c)) : base;
   // Counted first: a tier admitting as many coins as the one before is skipped without building its list.
@@ -129,7 +131,7 @@ function choose(p: Prepared, target: bigint): Choice {
     let best: Choice | null = null;
     for (const { selection, algorithm } of candidates) {
       const coins = [...preset, ...selection];
-      const choice = { coins, algorithm, waste: waste(p, coins, target) };
+      const choice = { coins, algorithm, waste: waste(p, coins, target), tier: t };
       // Least waste; on a tie, more inputs (Core's ChooseSelectionResult: consolidate while it is free).
       if (!best || choice.waste < best.waste || (choice.waste === best.waste && coins.length > best.coins.length)) best = choice;
     }
@@ -241,11 +243,67 @@ export function selectCoins(request: SelectionRequest): SelectionResult {
   const baseTarget = p.recipientsSum + p.notInputFee;
   // Each round that comes up short (exact size above the estimate, or a minimum fee) raises the
   // target by the exact shortfall; the target only grows, so this ends in success or insufficient funds.
-  let extra = 0n;
+  let needed = 0n; // the shortfalls so far: no selection needs less
+  let extra = 0n; // `needed`, grown geometrically after a few rounds so that a run of small shortfalls ends quickly
+  let tier = -1;
   for (let round = 1; ; round++) {
-    const settlement = settle(p, choose(p, baseTarget + extra));
+    let choice = extra > needed ? grownChoice(p, baseTarget + extra, tier) : null;
+    if (!choice) {
+      extra = needed;
+      try {
+        choice = choose(p, baseTarget + needed);
+      } catch (error) {
+        const whole = error instanceof InsufficientFundsError && needed > 0n ? settleWholeTier(p, baseTarget + needed, TIERS.length) : null;
+        if (whole) return whole;
+        throw error;
+      }
+    }
+    if (needed > 0n && choice.tier > 0) {
+      const whole = settleWholeTier(p, baseTarget + needed, choice.tier);
+      if (whole) return whole;
+    }
+    tier = choice.tier;
+    const settlement = settle(p, choice);
     if ('result' in settlement) return settlement.result;
-    // After a few exact steps, grow geometrically so that a run of small shortfalls ends quickly.
+    needed += settlement.shortfall;
     extra += settlement.shortfall + (round > 4 ? extra : 0n);
+  }
+}
+
+/**
+ * The settlement spending every eligible coin of the narrowest tier below `belowTier` that can pay, or null when none
+ * can. Targets count each input's fee at the fee rate, but a minimum fee (a replacement's) does not grow with the
+ * inputs, and the shortfalls of earlier rounds were measured on other coins: the target can ask more of a tier than
+ * its coins need. Before reaching for less confirmed coins, or saying the wallet cannot pay, the whole tier is tried.
+ */
+function settleWholeTier(p: Prepared, target: bigint, belowTier: number): SelectionResult | null {
+  const { preset, optional } = splitOf(p.coins);
+  const candidates = optional.filter((c) => !p.excluded.has(c));
+  for (const [t, tier] of TIERS.slice(0, belowTier).entries()) {
+    const coins = [...preset, ...candidates.filter(tier)];
+    let settlement: Settlement;
+    try {
+      settlement = settle(p, { coins, algorithm: 'largest-first', waste: waste(p, coins, target), tier: t });
+    } catch (error) {
+      if (error instanceof CoinSelectionError) return null; // over the weight limit: a wider tier is no better
+      throw error;
+    }
+    if ('result' in settlement) return settlement.result;
+  }
+  return null;
+}
+
+/**
+ * The choice for a target grown past the shortfalls, or null when growing overshot: it would reach wider (less
+ * confirmed) coins than the last round, or more than the wallet holds or a transaction can carry. Confirmed coins stay preferred, and a wallet
+ * that can pay is never told it cannot.
+ */
+function grownChoice(p: Prepared, target: bigint, lastTier: number): Choice | null {
+  try {
+    const choice = choose(p, target);
+    return choice.tier <= lastTier ? choice : null;
+  } catch (error) {
+    if (error instanceof CoinSelectionError) return null; // out of funds or over the weight limit: the exact target decides
+    throw error;
   }
 }

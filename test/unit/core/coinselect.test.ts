@@ -246,6 +246,25 @@ describe('selectCoins', () => {
     expect(result.change).toBe(1_000_000n - 100_000n - 5_141n);
   });
 
+  it('with a minimum fee larger than the rate asks, spends confirmed coins and own change before foreign unconfirmed ones, and never refuses a wallet that can pay', () => {
+    // A replacement's minimum fee does not grow with the inputs, while each selection round counts every input's
+    // fee at the rate: these coins can pay only all together, and a foreign unconfirmed coin must not be needed.
+    const tight = [
+      coin('confirmed', 78_886n),
+      coin('own-a', 39_719n, { confirmed: false, isOwnChange: true }),
+      coin('own-b', 82_414n, { confirmed: false, isOwnChange: true }),
+    ];
+    const foreign = coin('foreign', 10_568n, { confirmed: false, isOwnChange: false });
+    const options = { minimumFee: 199_995n, minimumFeeIncrementalRate: 1n };
+    for (let seed = 0; seed < 200; seed++) {
+      for (const coins of [tight, [...tight, foreign]]) {
+        const result = selectCoins(request(coins, 1_000n, { feeRate: 155_334n }, { ...options, random: seededRandom(seed) }));
+        expect(result.inputs.map((c) => c.id).sort()).toEqual(['confirmed', 'own-a', 'own-b']);
+        expect(result.fee).toBe(78_886n + 39_719n + 82_414n - 1_000n);
+      }
+    }
+  });
+
   it('handles fractional fee rates exactly (millisat per vbyte)', () => {
     const result = selectCoins(request([coin('a', 1_000_000n)], 100_000n, { feeRate: parseFeeRate('1.234') }));
     expect(result.fee).toBe(feeForVsize(1234n, result.vsize));
