@@ -77,7 +77,7 @@ describe('Electrum headers', () => {
     expect(genesis.hash).toBe(GENESIS_HASHES.mainnet);
     expect(() => checkHeader('mainnet', genesis, undefined)).not.toThrow();
     const tampered = fromHex(MAINNET_GENESIS);
-    tampered[79] ^= 1;
+    tampered[79] = tampered[79]! ^ 1;
     expect(() => checkHeader('mainnet', parseHeader(tampered, 0), undefined)).toThrow(/proof of work/);
     // Regtest's easy bits are beyond mainnet's limit: a regtest header is no mainnet header.
     expect(() => checkHeader('mainnet', headerAt(finalChain, 1), undefined)).toThrow(/invalid difficulty/);
