@@ -9,6 +9,7 @@ import { isIP } from 'node:net';
 import { homedir } from 'node:os';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { parseDuration } from './auth/duration.js';
+import { ELECTRUM_SETTINGS, NO_ELECTRUM, chainSettingsConflict, chainSettingsReplaced, type ElectrumConfig } from './chain-settings.js';
 import { NETWORK_NAMES, type NetworkName } from './core/network.js';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -33,6 +34,8 @@ export interface Config {
     /** The node's `blocks` folder, read while the node keeps no block filters (scans read blocks from its files). */
     blocksFolder: string | undefined;
   };
+  /** An Electrum server as the chain source instead of Bitcoin Core (src/chain-settings.ts). */
+  electrum: ElectrumConfig;
   /** Highest fee rate a PSBT may use, sat/vB. */
   maxFeeRate: number;
   /** Most pending PSBTs one wallet may hold (each reserves coins until it settles or is deleted). */
@@ -98,9 +101,9 @@ export class ConfigError extends Error {
 }
 
 /** `blocksFolderOff`: `bitcoind_blocks_folder` is `none`, so no folder is looked for beside the cookie. */
-type Draft = Omit<Config, 'database' | 'dataFolder'> & { databaseUrl: string | undefined; blocksFolderOff: boolean };
+export type Draft = Omit<Config, 'database' | 'dataFolder'> & { databaseUrl: string | undefined; blocksFolderOff: boolean };
 
-interface Setting {
+export interface Setting {
   /** Key in config.json. */
   key: string;
   env: string;
@@ -175,7 +178,7 @@ export const SETTINGS: readonly Setting[] = [
     apply: (d, t) => { d.adminPassword = t === '' ? undefined : t; } },
   { key: 'network', env: 'SERVICE_NETWORK', flag: '--network', defaultText: 'mainnet', description: 'Bitcoin network: mainnet, testnet, testnet4, signet or regtest.',
     apply: (d, t) => { d.network = oneOf(t, NETWORK_NAMES); } },
-  { key: 'bitcoind_url', env: 'SERVICE_BITCOIND_URL', flag: '--bitcoind-url', defaultText: 'none', description: 'JSON-RPC address of Bitcoin Core, e.g. `http://127.0.0.1:8332`.',
+  { key: 'bitcoind_url', env: 'SERVICE_BITCOIND_URL', flag: '--bitcoind-url', defaultText: 'none', description: 'JSON-RPC address of Bitcoin Core, e.g. `http://127.0.0.1:8332`. Give this or `electrum_url`, not both.',
     apply: (d, t) => {
       const url = optionalText(t);
       if (url !== undefined && !/^https?:\/\/[^\s]+$/i.test(url)) throw new Error('must be an http:// or https:// address');
@@ -192,6 +195,7 @@ export const SETTINGS: readonly Setting[] = [
       d.blocksFolderOff = t.trim().toLowerCase() === 'none';
       d.bitcoind.blocksFolder = d.blocksFolderOff ? undefined : existingFolder(t);
     } },
+  ...ELECTRUM_SETTINGS,
   { key: 'max_fee_rate', env: 'SERVICE_MAX_FEE_RATE', flag: '--max-fee-rate', defaultText: '1000', description: 'Highest fee rate a PSBT may use, in sat/vB.',
     apply: (d, t) => { d.maxFeeRate = integer(t, 1, 1_000_000); } },
   { key: 'max_pending_psbts', env: 'SERVICE_MAX_PENDING_PSBTS', flag: '--max-pending-psbts', defaultText: '100', description: 'Most pending PSBTs a wallet may hold; one more is refused with 422 `too_many_pending_psbts` until one is deleted or settles.',
@@ -304,6 +308,7 @@ function defaults(): Draft {
     adminPassword: undefined,
     network: 'mainnet',
     bitcoind: { url: undefined, cookieFile: undefined, user: undefined, password: undefined, blocksFolder: undefined },
+    electrum: { ...NO_ELECTRUM },
     maxFeeRate: 1000,
     maxPendingPsbts: 100,
     tokenMaxLifeSeconds: 365 * 86_400,
@@ -464,6 +469,13 @@ export interface GivenSetting {
   secret: boolean;
 }
 
+/** config.json's values without those a flag or variable replaces (the other chain source's, see chainSettingsReplaced). */
+function fileWithoutReplaced(file: Map<string, string>, flags: Map<string, string>, env: Readonly<Record<string, string | undefined>>): Map<string, string> {
+  const given = SETTINGS.filter((s) => (flags.get(s.flag) ?? env[s.env] ?? '').trim() !== '').map((s) => s.key);
+  for (const key of chainSettingsReplaced(given)) file.delete(key);
+  return file;
+}
+
 /** The settings `sources` give by flag or environment variable (a flag wins over its variable). */
 export function givenSettings(sources: ConfigSources = {}): GivenSetting[] {
   const env = sources.env ?? {};
@@ -480,7 +492,7 @@ export function givenSettings(sources: ConfigSources = {}): GivenSetting[] {
 export function settingOrigins(sources: ConfigSources, dataFolder: string): Array<{ key: string; env: string; value: string; origin: 'flag' | 'environment' | 'config.json' | 'default' }> {
   const env = sources.env ?? {};
   const flags = parseFlags(sources.flags ?? []);
-  const file = readConfigFile(dataFolder);
+  const file = fileWithoutReplaced(readConfigFile(dataFolder), flags, env);
   return SETTINGS.map((setting) => {
     const fromFlag = flags.get(setting.flag);
     const fromEnv = env[setting.env];
@@ -520,7 +532,7 @@ export function loadConfig(sources: ConfigSources = {}): Config {
   // A relative folder is relative to where the operator typed the command: npm runs scripts (npm start)
   // in the package folder but says in INIT_CWD where it was started, so `npm start` and `npx wcs` agree.
   const dataFolder = resolve(env.INIT_CWD ?? process.cwd(), expandHome(dataFolderText.trim()));
-  const file = readConfigFile(dataFolder);
+  const file = fileWithoutReplaced(readConfigFile(dataFolder), flags, env);
 
   const draft = defaults();
   for (const setting of SETTINGS) {
@@ -540,6 +552,8 @@ export function loadConfig(sources: ConfigSources = {}): Config {
       throw new ConfigError(`Invalid setting ${setting.env} (from ${origin}): ${(error as Error).message}${shown}`);
     }
   }
+  const chainConflict = chainSettingsConflict(draft);
+  if (chainConflict !== undefined) throw new ConfigError(chainConflict);
   if ((draft.bitcoind.user === undefined) !== (draft.bitcoind.password === undefined)) {
     throw new ConfigError('Invalid setting SERVICE_BITCOIND_USER / SERVICE_BITCOIND_PASSWORD: give both or neither');
   }

@@ -6,6 +6,7 @@
  */
 import { renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { chainSettingsReplaced } from '../chain-settings.js';
 import { CONFIG_FILE_NAME, configFileObject, urlHasCredentials, type GivenSetting } from '../config.js';
 
 export interface RecordedSettings {
@@ -14,6 +15,8 @@ export interface RecordedSettings {
   written: string[];
   /** Keys given but left out: secrets, and the settings that would be unusable without them. */
   leftOut: string[];
+  /** Keys removed: the other chain source's, replaced by the one given. */
+  removed: string[];
 }
 
 /** A database address without a password (a SQLite path, or a PostgreSQL URL that names none) is no secret. */
@@ -51,19 +54,29 @@ export function recordGivenSettings(dataFolder: string, given: readonly GivenSet
     delete merged.bitcoind_url;
     if (!leftOut.includes('bitcoind_url')) leftOut.push('bitcoind_url');
   }
+  // Started with the other chain source: the file's one would conflict with it in every later command.
+  const removed: string[] = [];
+  const givenKeys = given.filter((s) => s.text.trim() !== '').map((s) => s.key);
+  for (const key of chainSettingsReplaced(givenKeys)) {
+    if (key in merged && !givenKeys.includes(key)) {
+      delete merged[key];
+      removed.push(key);
+    }
+  }
   const written = Object.keys(merged).filter((key) => String(merged[key]) !== (key in file ? String(file[key] as string) : undefined));
-  if (written.length > 0) {
+  if (written.length > 0 || removed.length > 0) {
     // Written beside and renamed over: a reader never sees half a file, and the file is the owner's alone.
     const temporary = `${path}.${process.pid}.tmp`;
     writeFileSync(temporary, `${JSON.stringify(merged, null, 2)}\n`, { mode: 0o600 });
     renameSync(temporary, path);
   }
-  return { path, written, leftOut: [...new Set(leftOut)] };
+  return { path, written, leftOut: [...new Set(leftOut)], removed };
 }
 
 /** The one line `serve` prints when it recorded settings; undefined when it wrote nothing. */
 export function recordedLine(recorded: RecordedSettings): string | undefined {
-  if (recorded.written.length === 0) return undefined;
+  if (recorded.written.length === 0 && recorded.removed.length === 0) return undefined;
   const leftOut = recorded.leftOut.length === 0 ? '' : `; not recorded (secrets, or what needs one): ${recorded.leftOut.join(', ')}`;
-  return `wcs: recorded the settings given to serve in ${recorded.path} (${recorded.written.join(', ')}), so that later commands use them${leftOut}`;
+  const removed = recorded.removed.length === 0 ? '' : `; removed (the other chain source): ${recorded.removed.join(', ')}`;
+  return `wcs: recorded the settings given to serve in ${recorded.path} (${recorded.written.join(', ')}), so that later commands use them${leftOut}${removed}`;
 }

@@ -31,7 +31,7 @@ export const COMMAND_SETTINGS = {
   // The store's network is checked against this one before anything is read.
   network: ['network'],
   users: ['network', 'password_min_chars'],
-  node: ['network', 'bitcoind_url', 'bitcoind_cookie', 'bitcoind_user', 'bitcoind_password', 'bitcoind_blocks_folder'],
+  node: ['network', 'bitcoind_url', 'bitcoind_cookie', 'bitcoind_user', 'bitcoind_password', 'bitcoind_blocks_folder', 'electrum_url', 'electrum_tls_fingerprint', 'electrum_proxy'],
 } as const;
 
 /**

@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { givenSettings } from '../../../src/config.js';
+import { givenSettings, loadConfig } from '../../../src/config.js';
 import { recordGivenSettings, recordedLine } from '../../../src/cli/remembered-settings.js';
 
 let folder: string;
@@ -48,5 +48,19 @@ describe('settings recorded by serve', () => {
     const recorded = recordGivenSettings(folder, givenSettings({ env: { SERVICE_BITCOIND_URL: 'http://127.0.0.1:8332', SERVICE_BITCOIND_USER: 'rpc', SERVICE_BITCOIND_PASSWORD: 'pw' } }));
     expect(recorded.written).toEqual([]);
     expect(recorded.leftOut).toEqual(['bitcoind_password', 'bitcoind_user', 'bitcoind_url']);
+  });
+
+  it('records an Electrum server with its fingerprint and proxy, and removes the other chain source when one replaces it', () => {
+    writeFileSync(join(folder, 'config.json'), JSON.stringify({ bitcoind_url: 'http://127.0.0.1:8332', bitcoind_cookie: '/node/.cookie', port: '8080' }));
+    const electrum = givenSettings({ env: { SERVICE_ELECTRUM_URL: 'ssl://electrum.example:50002', SERVICE_ELECTRUM_TLS_FINGERPRINT: 'ab'.repeat(32), SERVICE_ELECTRUM_PROXY: 'socks5://127.0.0.1:9050' } });
+    const recorded = recordGivenSettings(folder, electrum);
+    expect(file()).toEqual({ bitcoind_cookie: '/node/.cookie', port: '8080', electrum_url: 'ssl://electrum.example:50002', electrum_tls_fingerprint: 'ab'.repeat(32), electrum_proxy: 'socks5://127.0.0.1:9050' });
+    expect(recorded.removed).toEqual(['bitcoind_url']);
+    expect(recordedLine(recorded)).toContain('removed (the other chain source): bitcoind_url');
+    // A later command without settings finds the Electrum server; back to the node, the Electrum settings go.
+    expect(loadConfig({ env: { SERVICE_DATA_FOLDER: folder } }).electrum.url).toBe('ssl://electrum.example:50002');
+    recordGivenSettings(folder, givenSettings({ env: { SERVICE_BITCOIND_URL: 'http://127.0.0.1:8332' } }));
+    expect(file()).toEqual({ bitcoind_cookie: '/node/.cookie', port: '8080', bitcoind_url: 'http://127.0.0.1:8332' });
+    expect(loadConfig({ env: { SERVICE_DATA_FOLDER: folder } }).bitcoind.url).toBe('http://127.0.0.1:8332');
   });
 });

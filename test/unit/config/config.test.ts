@@ -178,6 +178,60 @@ describe('loadConfig refuses bad settings with one line naming the setting', () 
   });
 });
 
+describe('the chain source: Bitcoin Core or an Electrum server', () => {
+  const load = (env: Record<string, string>, flags: string[] = []) => loadConfig({ env: { SERVICE_DATA_FOLDER: folder, ...env }, flags });
+  const fingerprint = 'AB:'.repeat(31) + 'AB';
+
+  it('takes tcp:// and ssl:// servers, a pinned certificate fingerprint (colons or none) and a SOCKS5 proxy', () => {
+    expect(load({}).electrum).toEqual({ url: undefined, tlsFingerprint: undefined, proxy: undefined });
+    expect(load({ SERVICE_ELECTRUM_URL: 'tcp://127.0.0.1:50001' }).electrum.url).toBe('tcp://127.0.0.1:50001');
+    expect(load({}, ['--electrum-url', 'SSL://Electrum.Example:50002']).electrum.url).toBe('ssl://electrum.example:50002');
+    expect(load({ SERVICE_ELECTRUM_URL: 'tcp://[::1]:50001' }).electrum.url).toBe('tcp://[::1]:50001');
+    const pinned = load({ SERVICE_ELECTRUM_URL: 'ssl://electrum.example:50002', SERVICE_ELECTRUM_TLS_FINGERPRINT: fingerprint, SERVICE_ELECTRUM_PROXY: 'socks5://127.0.0.1:9050' });
+    expect(pinned.electrum).toEqual({ url: 'ssl://electrum.example:50002', tlsFingerprint: 'ab'.repeat(32), proxy: 'socks5://127.0.0.1:9050' });
+    expect(load({ SERVICE_ELECTRUM_URL: 'ssl://x.example:50002', SERVICE_ELECTRUM_TLS_FINGERPRINT: 'CD'.repeat(32) }).electrum.tlsFingerprint).toBe('cd'.repeat(32));
+    expect(load({ SERVICE_ELECTRUM_URL: 'tcp://abcdefghijklmnop.onion:50001', SERVICE_ELECTRUM_PROXY: 'socks5://tor:9050' }).electrum.proxy).toBe('socks5://tor:9050');
+    writeFileSync(join(folder, 'config.json'), JSON.stringify({ electrum_url: 'ssl://electrum.example:50002', electrum_tls_fingerprint: fingerprint }));
+    expect(load({}).electrum).toMatchObject({ url: 'ssl://electrum.example:50002', tlsFingerprint: 'ab'.repeat(32) });
+  });
+
+  it.each([
+    [{ SERVICE_ELECTRUM_URL: 'electrum.example:50002' }, /^Invalid setting SERVICE_ELECTRUM_URL \(from SERVICE_ELECTRUM_URL\): must be an address like ssl:\/\/host:50002 or tcp:\/\/host:50001, got "electrum\.example:50002"$/],
+    [{ SERVICE_ELECTRUM_URL: 'http://electrum.example:50002' }, /^Invalid setting SERVICE_ELECTRUM_URL /],
+    [{ SERVICE_ELECTRUM_URL: 'ssl://electrum.example' }, /^Invalid setting SERVICE_ELECTRUM_URL /],
+    [{ SERVICE_ELECTRUM_URL: 'ssl://electrum.example:0' }, /^Invalid setting SERVICE_ELECTRUM_URL /],
+    [{ SERVICE_ELECTRUM_URL: 'ssl://electrum.example:70000' }, /^Invalid setting SERVICE_ELECTRUM_URL /],
+    [{ SERVICE_ELECTRUM_URL: 'tcp://user:secret@electrum.example:50001' }, /^Invalid setting SERVICE_ELECTRUM_URL /],
+    [{ SERVICE_ELECTRUM_URL: 'tcp://electrum.example:50001/path' }, /^Invalid setting SERVICE_ELECTRUM_URL /],
+    [{ SERVICE_ELECTRUM_URL: 'tcp://999.1.1.1:50001' }, /^Invalid setting SERVICE_ELECTRUM_URL /],
+    [{ SERVICE_ELECTRUM_URL: 'ssl://x.example:50002', SERVICE_ELECTRUM_TLS_FINGERPRINT: 'abcd' }, /^Invalid setting SERVICE_ELECTRUM_TLS_FINGERPRINT .*64 hex digits/],
+    [{ SERVICE_ELECTRUM_URL: 'ssl://x.example:50002', SERVICE_ELECTRUM_TLS_FINGERPRINT: 'g'.repeat(64) }, /^Invalid setting SERVICE_ELECTRUM_TLS_FINGERPRINT /],
+    [{ SERVICE_ELECTRUM_URL: 'tcp://x.example:50001', SERVICE_ELECTRUM_TLS_FINGERPRINT: 'ab'.repeat(32) }, /^Invalid setting SERVICE_ELECTRUM_TLS_FINGERPRINT .*only with an ssl:\/\/ SERVICE_ELECTRUM_URL/],
+    [{ SERVICE_ELECTRUM_TLS_FINGERPRINT: 'ab'.repeat(32) }, /^Invalid setting SERVICE_ELECTRUM_TLS_FINGERPRINT /],
+    [{ SERVICE_ELECTRUM_URL: 'tcp://x.example:50001', SERVICE_ELECTRUM_PROXY: 'http://127.0.0.1:8080' }, /^Invalid setting SERVICE_ELECTRUM_PROXY .*socks5:\/\/127\.0\.0\.1:9050/],
+    [{ SERVICE_ELECTRUM_PROXY: 'socks5://127.0.0.1:9050' }, /^Invalid setting SERVICE_ELECTRUM_PROXY .*only with SERVICE_ELECTRUM_URL/],
+    [{ SERVICE_ELECTRUM_URL: 'tcp://x.example:50001', SERVICE_BITCOIND_URL: 'http://127.0.0.1:8332', SERVICE_BITCOIND_COOKIE: '/tmp/.cookie' }, /^Invalid setting SERVICE_ELECTRUM_URL .*give SERVICE_BITCOIND_URL \(bitcoind_url\) or SERVICE_ELECTRUM_URL \(electrum_url\), not both$/],
+    // Both without the node's credentials: the two sources are what is wrong, said first.
+    [{ SERVICE_ELECTRUM_URL: 'tcp://x.example:50001', SERVICE_BITCOIND_URL: 'http://127.0.0.1:8332' }, /^Invalid setting SERVICE_ELECTRUM_URL .*not both$/],
+  ])('%j', (env, pattern) => {
+    const error = errorOf(() => load(env));
+    expect(error.message).toMatch(pattern);
+    expect(error.message).not.toContain('\n');
+    expect(error.message).not.toContain('secret');
+  });
+
+  it('refuses both sources in config.json, and lets a flag or variable of one replace the other remembered there', () => {
+    writeFileSync(join(folder, 'config.json'), JSON.stringify({ bitcoind_url: 'http://127.0.0.1:8332', bitcoind_cookie: '/tmp/.cookie', electrum_url: 'tcp://127.0.0.1:50001' }));
+    expect(errorOf(() => load({})).message).toMatch(/^Invalid setting SERVICE_ELECTRUM_URL .*not both$/);
+    writeFileSync(join(folder, 'config.json'), JSON.stringify({ bitcoind_url: 'http://127.0.0.1:8332', bitcoind_cookie: '/tmp/.cookie' }));
+    const electrum = load({ SERVICE_ELECTRUM_URL: 'tcp://127.0.0.1:50001' });
+    expect([electrum.bitcoind.url, electrum.electrum.url]).toEqual([undefined, 'tcp://127.0.0.1:50001']);
+    writeFileSync(join(folder, 'config.json'), JSON.stringify({ electrum_url: 'ssl://electrum.example:50002', electrum_tls_fingerprint: fingerprint, electrum_proxy: 'socks5://127.0.0.1:9050' }));
+    const core = load({}, ['--bitcoind-url', 'http://127.0.0.1:8332', '--bitcoind-cookie', '/tmp/.cookie']);
+    expect([core.bitcoind.url, core.electrum]).toEqual(['http://127.0.0.1:8332', { url: undefined, tlsFingerprint: undefined, proxy: undefined }]);
+  });
+});
+
 describe('host and data folder', () => {
   it('takes IP addresses and host names as host, and refuses anything else naming SERVICE_HOST', () => {
     for (const [text, host] of [['0.0.0.0', '0.0.0.0'], ['::', '::'], ['[::1]', '::1'], ['localhost', 'localhost'], [' wcs.example.org ', 'wcs.example.org'], ['wcs_api', 'wcs_api']]) {
