@@ -4,6 +4,7 @@ export { parsePsbt, parsePsbtInSteps, serializePsbt, serializePsbtV2, psbtToBase
 export { buildPsbt, taprootOutputKey, type BuildInput, type BuildOutput, type BuildPsbtRequest, type KeyDerivation, type TaprootKeyInfo } from './build.js';
 export { combinePsbts, sameTransaction } from './combine.js';
 export { mergeCosignerPsbt, startCosignerMerge, type CosignerMerge } from './merge.js';
+export { finalSignerKeys } from './final-signers.js';
 export { finalizePsbt, extractTransaction, extractVerifiedTransaction, pushData, type FinalizeResult } from './finalize.js';
 export {
   checkPartialSignatures,

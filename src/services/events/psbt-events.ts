@@ -1,11 +1,18 @@
 /** The facts of PSBT events: who signed (master key fingerprints), how many signatures, the amounts. */
 import { toHex } from '../../core/bytes.js';
-import type { Psbt, PsbtRecord } from '../../core/psbt/index.js';
+import { finalSignerKeys, isFinalized, type Psbt, type PsbtRecord } from '../../core/psbt/index.js';
 
-/** Fingerprints (hex) of the keys that have signed at least one input, sorted. */
+/** Fingerprints (hex) of the keys that have signed at least one input (a finalized one: read from its final witness), sorted. */
 export function signerFingerprints(psbt: Psbt): string[] {
   const signers = new Set<string>();
-  for (const input of psbt.inputs) {
+  for (const [index, input] of psbt.inputs.entries()) {
+    if (isFinalized(input)) {
+      for (const key of finalSignerKeys(psbt, index)) {
+        const origin = input.bip32Derivations.find((d) => equalHex(d.pubkey, key)) ?? input.tapBip32Derivations.find((d) => equalHex(d.pubkey, key));
+        if (origin) signers.add(toHex(origin.fingerprint));
+      }
+      continue;
+    }
     for (const sig of input.partialSigs) {
       const origin = input.bip32Derivations.find((d) => equalHex(d.pubkey, sig.pubkey));
       if (origin) signers.add(toHex(origin.fingerprint));

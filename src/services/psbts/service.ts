@@ -12,6 +12,7 @@ import {
   PsbtError,
   extractTransaction,
   extractVerifiedTransaction,
+  finalSignerKeys,
   finalizePsbt,
   parsePsbt,
   parsePsbtInSteps,
@@ -82,6 +83,15 @@ function psbtNotFound(txid: string): ServiceError {
 export interface BroadcastResult {
   txid: string;
   hex: string;
+}
+
+/** A stored PSBT whatever became of it; `finalSigners[i]`: the hex keys whose signatures finalized input i carries. */
+export interface PsbtOutcome {
+  status: PsbtStatus;
+  record: PsbtRecord;
+  base64: string;
+  sentTxid: string | null;
+  finalSigners: string[][];
 }
 
 function psbtBusy(txid: string): ServiceError {
@@ -330,14 +340,16 @@ export class PsbtService {
    * past its broadcast. `sentTxid`: the network txid of its transaction when it is finalized (or can be),
    * else null. The REST reads keep answering for pending PSBTs only.
    */
-  async outcome(principal: Principal, alias: string, txid: string): Promise<{ status: PsbtStatus; record: PsbtRecord; base64: string; sentTxid: string | null }> {
+  async outcome(principal: Principal, alias: string, txid: string): Promise<PsbtOutcome> {
     const wallet = await this.deps.access.resolve(principal, alias, 'read');
     const id = txid.toLowerCase();
     const stored = TXID.test(id) ? await this.deps.store.psbts.find(wallet.id, id) : undefined;
     if (!stored) throw psbtNotFound(txid);
-    const finalized = finalizePsbt(parsePsbt(stored.psbt));
+    const parsed = parsePsbt(stored.psbt);
+    const finalized = finalizePsbt(parsed);
     const sentTxid = finalized.complete ? transactionId(extractTransaction(finalized.psbt)) : null;
-    return { status: stored.status, record: this.recordOf(wallet, stored), base64: stored.psbt, sentTxid };
+    const finalSigners = parsed.inputs.map((_, index) => finalSignerKeys(parsed, index).map(toHex));
+    return { status: stored.status, record: this.recordOf(wallet, stored), base64: stored.psbt, sentTxid, finalSigners };
   }
 
   /** Merges a cosigner's copy (base64 or binary) into the stored PSBT, again on the current version when another merge came first. */

@@ -56,10 +56,10 @@ export function registerPsbtPages(app: FastifyInstance, deps: WebDeps): void {
     const { access } = await services.wallets.access.resolveWithAccess(session.principal, alias);
     const fingerprint = await services.wallets.reads.fingerprint(session.principal, alias); // before the data it stands for
     const wallet = await services.wallets.reads.details(session.principal, alias, { limit: RECENT_TRANSACTIONS }, { utxos: false });
-    const { status: stored, record, base64, sentTxid } = await services.psbts.outcome(session.principal, alias, txid);
+    const { status: stored, record, base64, sentTxid, finalSigners } = await services.psbts.outcome(session.principal, alias, txid);
     // Sent: the sync saw its transaction, or this browser's broadcast was just accepted (the sync follows).
     const sent = sentTxid !== null && (stored === 'broadcast' || request.query.sent === sentTxid);
-    const statuses = cosignerStatus(record, wallet.keys);
+    const statuses = cosignerStatus(record, wallet.keys, finalSigners);
     const needed = Math.max(0, wallet.sigs_required - record.sigs_count);
     const canSign = access !== 'read' && stored === 'pending' && !sent;
     const cosigners = statuses.map(
@@ -134,10 +134,17 @@ ${canSign
     try {
       if (copies.length === 0) throw new ServiceError('invalid_input', 'invalid_psbt', 'No signed PSBT was given: choose the files or paste the text');
       const { keys } = await services.wallets.reads.details(session.principal, alias, { limit: 0 }, { utxos: false });
-      const before = signersOf(cosignerStatus((await services.psbts.get(session.principal, alias, txid)).record, keys));
+      const signers = async () => {
+        const { record, finalSigners } = await services.psbts.outcome(session.principal, alias, txid);
+        return signersOf(cosignerStatus(record, keys, finalSigners));
+      };
+      const before = await signers();
       // Each copy is merged on its own: copies merged before a refused one keep their signatures.
       let after = before;
-      for (const copy of copies) after = signersOf(cosignerStatus(await services.psbts.update(session.principal, alias, txid, copy), keys));
+      for (const copy of copies) {
+        await services.psbts.update(session.principal, alias, txid, copy);
+        after = await signers();
+      }
       added = after.filter((f) => !before.includes(f));
     } catch (error) {
       const shownNextToTheField = error instanceof ServiceError && (error.kind === 'invalid_input' || error.kind === 'unprocessable' || (error.kind === 'conflict' && error.code !== 'psbt_busy'));
