@@ -44,6 +44,12 @@ export interface PublicConfig {
   bitcoind_auth: 'cookie' | 'userpass' | 'none';
   /** The node's blocks folder scans read from while the node keeps no filters; null: none. */
   bitcoind_blocks_folder: string | null;
+  /** The Electrum server followed instead of Bitcoin Core; null: none (then `bitcoind_url` is the source). */
+  electrum_url: string | null;
+  /** The pinned SHA-256 fingerprint of its certificate (lowercase hex); null: the system's CAs. */
+  electrum_tls_fingerprint: string | null;
+  /** The SOCKS5 proxy it is reached through; null: direct. */
+  electrum_proxy: string | null;
   max_fee_rate: number;
   token_max_life: number;
   log_level: string;
@@ -92,6 +98,9 @@ export function publicConfig(config: Config): PublicConfig {
     bitcoind_url: config.bitcoind.url === undefined ? null : withoutCredentials(config.bitcoind.url),
     bitcoind_auth: config.bitcoind.user !== undefined ? 'userpass' : config.bitcoind.cookieFile !== undefined ? 'cookie' : 'none',
     bitcoind_blocks_folder: config.bitcoind.blocksFolder ?? null,
+    electrum_url: config.electrum.url ?? null,
+    electrum_tls_fingerprint: config.electrum.tlsFingerprint ?? null,
+    electrum_proxy: config.electrum.proxy ?? null,
     max_fee_rate: config.maxFeeRate,
     token_max_life: config.tokenMaxLifeSeconds,
     log_level: config.logLevel,

@@ -23,6 +23,9 @@ export const ServiceDetailsBody = Type.Object({
       bitcoind_url: Nullable(Type.String()),
       bitcoind_auth: Type.String({ description: '`cookie`, `userpass` or `none`.' }),
       bitcoind_blocks_folder: Nullable(Type.String(), { description: 'The node\'s `blocks` folder scans read from while the node keeps no block filters (set, or found beside the node\'s cookie); null: none.' }),
+      electrum_url: Nullable(Type.String(), { description: 'The Electrum server the chain is followed through instead of Bitcoin Core (`tcp://` or `ssl://host:port`); null: none, `bitcoind_url` is the chain source.' }),
+      electrum_tls_fingerprint: Nullable(Type.String(), { description: 'SHA-256 fingerprint (hex) of the Electrum server\'s certificate, trusted instead of the system\'s certificate authorities; null: none pinned.' }),
+      electrum_proxy: Nullable(Type.String(), { description: 'The SOCKS5 proxy the Electrum server is reached through; null: direct.' }),
       max_fee_rate: Type.Integer({ description: 'sat/vB.' }),
       token_max_life: Type.Integer({ description: 'Seconds.' }),
       log_level: Type.String(),
@@ -49,7 +52,7 @@ export const ServiceDetailsBody = Type.Object({
   network: Type.String(),
   chain: Nullable(
     Type.Object({
-      backend: Type.String(),
+      backend: Type.String({ description: 'The chain source in use: `bitcoind` (Bitcoin Core, `config.bitcoind_url`) or `electrum` (an Electrum server, `config.electrum_url`).' }),
       network: Nullable(Type.String(), {
         description: 'The network the node follows; when it is not the service\'s `network`, `sync_state` is `unavailable: wrong_network` and no block is applied.',
       }),

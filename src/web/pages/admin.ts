@@ -6,6 +6,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ServiceError } from '../../services/errors.js';
 import type { Principal } from '../../services/principal.js';
+import type { PublicConfig } from '../../services/service-details.js';
 import { requireAdmin, type DeleteUserWallets } from '../../services/users.js';
 import { field, respond, sessionOf, type WebDeps } from '../context.js';
 import { html } from '../html.js';
@@ -42,6 +43,10 @@ interface AdminRefusal {
 }
 
 /** Refusals a person can act on are shown on the form they came from; others go to the error page. */
+/** The chain source as an operator calls it, and where it is (no credentials: the service details hold none). */
+const chainSourceName = (backend: string) => (backend === 'bitcoind' ? 'Bitcoin Core' : backend === 'electrum' ? 'Electrum server' : backend);
+const chainSourceAddress = (config: PublicConfig) => config.electrum_url ?? config.bitcoind_url;
+
 const shownOnTheForm = (error: unknown): error is ServiceError =>
   error instanceof ServiceError && (error.kind === 'invalid_input' || error.kind === 'conflict' || error.kind === 'not_found');
 
@@ -79,7 +84,7 @@ ${notice ? html`<p class="flash notice" role="status">${notice}</p>` : ''}
 <section><h2>Service</h2><dl class="facts">
   <div><dt>Version</dt><dd>${details.version}</dd></div>
   <div><dt>Network</dt><dd>${details.network}</dd></div>
-  <div><dt>Node</dt><dd>${chain ? `${chain.backend} (${chain.network ?? 'unknown network'})` : 'none'}</dd></div>
+  <div><dt>Chain source</dt><dd>${chain ? `${chainSourceName(chain.backend)}${chainSourceAddress(details.config) ? ` at ${chainSourceAddress(details.config)}` : ''} (${chain.network ?? 'unknown network'})` : 'none'}</dd></div>
   <div><dt>Tip</dt><dd>${chain?.tip_height ?? '—'}</dd></div>
   <div><dt>Sync</dt><dd>${chain?.sync_state ?? '—'}</dd></div>
 </dl></section>

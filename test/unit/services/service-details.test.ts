@@ -36,6 +36,13 @@ describe('publicConfig', () => {
     const withFolder = loadConfig({ env: { SERVICE_DATA_FOLDER: '/srv/wcs', SERVICE_BITCOIND_BLOCKS_FOLDER: tmpdir() } });
     expect(publicConfig(withFolder).bitcoind_blocks_folder).toBe(tmpdir());
   });
+  it('shows the Electrum server, its pinned fingerprint and proxy when it is the chain source', () => {
+    expect(publicConfig(config)).toMatchObject({ electrum_url: null, electrum_tls_fingerprint: null, electrum_proxy: null });
+    const electrum = loadConfig({
+      env: { SERVICE_DATA_FOLDER: '/srv/wcs', SERVICE_ELECTRUM_URL: 'ssl://electrum.example:50002', SERVICE_ELECTRUM_TLS_FINGERPRINT: 'AB:'.repeat(31) + 'AB', SERVICE_ELECTRUM_PROXY: 'socks5://127.0.0.1:9050' },
+    });
+    expect(publicConfig(electrum)).toMatchObject({ bitcoind_url: null, bitcoind_auth: 'none', electrum_url: 'ssl://electrum.example:50002', electrum_tls_fingerprint: 'ab'.repeat(32), electrum_proxy: 'socks5://127.0.0.1:9050' });
+  });
 });
 
 describe('ServiceDetailsService', () => {
