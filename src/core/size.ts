@@ -5,10 +5,17 @@
  * threshold of an output script.
  */
 import { CoreError } from './errors.js';
+import type { DescriptorType } from './descriptor/descriptor.js';
+import { SCRIPT_KINDS, spendPlanOfKind } from './script-kinds/index.js';
+import { multisigScriptLength } from './script-kinds/multisig.js';
+import { MAX_REDEEM_SCRIPT } from './script-kinds/sh-multi.js';
+import type { SpendPath, SpendPlan } from './spend-plan.js';
+
+export { ECDSA_SIGNATURE_MAX, SCHNORR_SIGNATURE } from './script-kinds/sizes.js';
 
 export class SizeError extends CoreError {}
 
-/** How an input will be spent once signed. Multisig kinds carry their threshold m of n keys. */
+/** A classic shape by name: how an input will be spent once signed. Multisig kinds carry their threshold m of n keys. */
 export type InputType =
   | { kind: 'pkh' }
   | { kind: 'wpkh' }
@@ -16,9 +23,20 @@ export type InputType =
   | { kind: 'tr' }
   | { kind: 'wsh-multi' | 'sh-wsh-multi' | 'sh-multi'; m: number; n: number };
 
-export const ECDSA_SIGNATURE_MAX = 72;
-export const SCHNORR_SIGNATURE = 64;
-const COMPRESSED_PUBKEY = 33;
+/** How an input will be spent: a spend plan, or a classic shape read through its script kind's plan. */
+export type InputSpend = SpendPlan | InputType;
+
+/** The script kind whose plan an input type names (sortedmulti has the same sizes as multi). */
+const KIND_OF_INPUT_TYPE: Readonly<Record<InputType['kind'], DescriptorType>> = {
+  pkh: 'pkh',
+  wpkh: 'wpkh',
+  'sh-wpkh': 'sh-wpkh',
+  tr: 'tr',
+  'wsh-multi': 'wsh-multi',
+  'sh-wsh-multi': 'sh-wsh-multi',
+  'sh-multi': 'sh-multi',
+};
+
 const OUTPOINT_AND_SEQUENCE = 32 + 4 + 4;
 const WITNESS_SCALE = 4;
 const MAX_SCRIPT_SIZE = 10_000;
@@ -32,96 +50,61 @@ export function compactSizeLength(n: number): number {
   return 9;
 }
 
-/** Bytes of a minimal push of `length` bytes of data (opcode or OP_PUSHDATAn plus the data). */
-function pushLength(length: number): number {
-  if (length < 0x4c) return 1 + length;
-  if (length <= 0xff) return 2 + length;
-  if (length <= 0xffff) return 3 + length;
-  return 5 + length;
-}
+const isSpendPlan = (input: InputSpend): input is SpendPlan => 'paths' in input;
 
-/** Bytes of a minimal number push (multisig m and n): OP_1..OP_16 are one byte, 17..20 are a 1-byte push. */
-const smallNumberLength = (k: number): number => (k <= 16 ? 1 : 2);
-
-function multisigScriptLength(m: number, n: number): number {
-  return smallNumberLength(m) + n * (1 + COMPRESSED_PUBKEY) + smallNumberLength(n) + 1; // ... OP_CHECKMULTISIG
-}
-
-function checkInputType(type: InputType): void {
-  if (type.kind === 'wsh-multi' || type.kind === 'sh-wsh-multi' || type.kind === 'sh-multi') {
-    const { m, n } = type;
-    if (!Number.isInteger(m) || !Number.isInteger(n) || m < 1 || n < m || n > 20) {
-      throw new SizeError('invalid_input_type', `Multisig threshold must satisfy 1 <= m <= n <= 20, got ${m} of ${n}`);
-    }
-    if (type.kind === 'sh-multi' && multisigScriptLength(m, n) > 520) {
-      throw new SizeError('invalid_input_type', `A P2SH redeem script holds at most 15 compressed keys, got ${n}`);
-    }
-  } else if (!['pkh', 'wpkh', 'sh-wpkh', 'tr'].includes(type.kind)) {
-    throw new SizeError('invalid_input_type', `Unknown input type ${JSON.stringify((type as { kind: unknown }).kind)}`);
+/** The plan of an input: itself, or the plan of the kind its type names (after checking the type). */
+export function spendPlanOfInput(input: InputSpend): SpendPlan {
+  if (isSpendPlan(input)) {
+    if (input.paths.length === 0) throw new SizeError('invalid_input_type', 'A spend plan needs at least one path');
+    return input;
   }
-}
-
-/** Witness stack items of a signed input (empty for legacy inputs). */
-function witnessItemLengths(type: InputType): number[] {
-  switch (type.kind) {
-    case 'pkh':
-    case 'sh-multi':
-      return [];
-    case 'wpkh':
-    case 'sh-wpkh':
-      return [ECDSA_SIGNATURE_MAX, COMPRESSED_PUBKEY];
-    case 'tr':
-      return [SCHNORR_SIGNATURE];
-    case 'wsh-multi':
-    case 'sh-wsh-multi':
-      // CHECKMULTISIG's extra pop takes an empty item, then m signatures, then the witness script.
-      return [0, ...Array<number>(type.m).fill(ECDSA_SIGNATURE_MAX), multisigScriptLength(type.m, type.n)];
+  const type = input as { kind: unknown; m?: unknown; n?: unknown };
+  const kind = typeof type.kind === 'string' && Object.hasOwn(KIND_OF_INPUT_TYPE, type.kind) ? KIND_OF_INPUT_TYPE[type.kind as InputType['kind']] : undefined;
+  if (!kind) throw new SizeError('invalid_input_type', `Unknown input type ${JSON.stringify(type.kind)}`);
+  if (!SCRIPT_KINDS[kind].multisig) return spendPlanOfKind(kind, 1, 1);
+  const { m, n } = input as { m: number; n: number };
+  if (!Number.isInteger(m) || !Number.isInteger(n) || m < 1 || n < m || n > 20) {
+    throw new SizeError('invalid_input_type', `Multisig threshold must satisfy 1 <= m <= n <= 20, got ${m} of ${n}`);
   }
-}
-
-function scriptSigLength(type: InputType): number {
-  switch (type.kind) {
-    case 'pkh':
-      return pushLength(ECDSA_SIGNATURE_MAX) + pushLength(COMPRESSED_PUBKEY);
-    case 'sh-wpkh':
-      return pushLength(22); // the redeem script 0014{20-byte hash}
-    case 'sh-wsh-multi':
-      return pushLength(34); // the redeem script 0020{32-byte hash}
-    case 'sh-multi':
-      return 1 + type.m * pushLength(ECDSA_SIGNATURE_MAX) + pushLength(multisigScriptLength(type.m, type.n));
-    default:
-      return 0;
+  if (kind === 'sh-multi' && multisigScriptLength(m, n) > MAX_REDEEM_SCRIPT) {
+    throw new SizeError('invalid_input_type', `A P2SH redeem script holds at most 15 compressed keys, got ${n}`);
   }
+  return spendPlanOfKind(kind, m, n);
 }
 
-export const isSegwitInput = (type: InputType): boolean => type.kind !== 'pkh' && type.kind !== 'sh-multi';
-
-/** Non-witness bytes of a signed input: outpoint, scriptSig with its length, sequence. */
-function inputBaseLength(type: InputType): number {
-  const scriptSig = scriptSigLength(type);
-  return OUTPOINT_AND_SEQUENCE + compactSizeLength(scriptSig) + scriptSig;
+/** Non-witness bytes of a signed input on this path: outpoint, scriptSig with its length, sequence. */
+function pathBaseLength(path: SpendPath): number {
+  return OUTPOINT_AND_SEQUENCE + compactSizeLength(path.size.scriptSig) + path.size.scriptSig;
 }
 
-/** Witness bytes of a signed input: item count, then each item with its length (1 for legacy: the empty count). */
-function inputWitnessLength(type: InputType): number {
-  const items = witnessItemLengths(type);
+/** Witness bytes on this path: item count, then each item with its length (1 for legacy: the empty count). */
+function pathWitnessLength(path: SpendPath): number {
+  const items = path.size.witness;
   return compactSizeLength(items.length) + items.reduce((sum, len) => sum + compactSizeLength(len) + len, 0);
 }
 
-/**
- * Weight of one signed input, counting its witness stack size byte even for a legacy input
- * (as Bitcoin Core's GetTransactionInputWeight does: in a segwit transaction every input has one).
- */
-export function inputWeight(type: InputType): number {
-  checkInputType(type);
-  return inputBaseLength(type) * WITNESS_SCALE + inputWitnessLength(type);
+const pathWeight = (path: SpendPath): number => pathBaseLength(path) * WITNESS_SCALE + pathWitnessLength(path);
+
+/** The path whose satisfaction weighs the most: what an estimate must allow for. */
+function largestPath(plan: SpendPlan): SpendPath {
+  let largest = plan.paths[0]!;
+  for (const path of plan.paths) if (pathWeight(path) > pathWeight(largest)) largest = path;
+  return largest;
 }
+
+export const isSegwitInput = (input: InputSpend): boolean => spendPlanOfInput(input).segwit;
+
+/**
+ * Weight of one signed input on its largest path, counting its witness stack size byte even for a
+ * legacy input (as Bitcoin Core's GetTransactionInputWeight does: in a segwit transaction every input has one).
+ */
+export const inputWeight = (input: InputSpend): number => pathWeight(largestPath(spendPlanOfInput(input)));
 
 /**
  * Virtual size of one signed input, rounded up (Bitcoin Core's per-input size for effective
  * values): pkh 149, wpkh 68, sh-wpkh 91, tr 58, wsh 2-of-3 105, sh-wsh 2-of-3 140, sh 2-of-3 298.
  */
-export const inputVsize = (type: InputType): number => Math.ceil(inputWeight(type) / WITNESS_SCALE);
+export const inputVsize = (input: InputSpend): number => Math.ceil(inputWeight(input) / WITNESS_SCALE);
 
 /** Serialised bytes of an output with a scriptPubKey of `scriptLength` bytes: value, length, script. */
 export function outputLength(scriptLength: number): number {
@@ -142,14 +125,15 @@ export interface SizeEstimate {
  * given scripts (or script lengths). The segwit marker and flag are counted once, only if some
  * input is segwit.
  */
-export function estimateTransactionSize(inputs: readonly InputType[], outputs: readonly (Uint8Array | number)[]): SizeEstimate {
-  const segwit = inputs.some(isSegwitInput);
+export function estimateTransactionSize(inputs: readonly InputSpend[], outputs: readonly (Uint8Array | number)[]): SizeEstimate {
+  const plans = inputs.map(spendPlanOfInput);
+  const segwit = plans.some((plan) => plan.segwit);
   let base = 4 + compactSizeLength(inputs.length) + compactSizeLength(outputs.length) + 4; // version, counts, locktime
   let witness = segwit ? 2 : 0; // marker and flag
-  for (const input of inputs) {
-    checkInputType(input);
-    base += inputBaseLength(input);
-    if (segwit) witness += inputWitnessLength(input);
+  for (const plan of plans) {
+    const path = largestPath(plan);
+    base += pathBaseLength(path);
+    if (segwit) witness += pathWitnessLength(path);
   }
   for (const output of outputs) base += outputVsize(output);
   const weight = base * WITNESS_SCALE + witness;
@@ -157,7 +141,7 @@ export function estimateTransactionSize(inputs: readonly InputType[], outputs: r
 }
 
 /** Virtual size of the fully signed transaction (see estimateTransactionSize). */
-export const estimateVsize = (inputs: readonly InputType[], outputs: readonly (Uint8Array | number)[]): number =>
+export const estimateVsize = (inputs: readonly InputSpend[], outputs: readonly (Uint8Array | number)[]): number =>
   estimateTransactionSize(inputs, outputs).vsize;
 
 /** Bitcoin Core's default dust relay fee: 3 sat/vB, i.e. 3000 sat/kvB. */

@@ -3,7 +3,8 @@
  * fees, the cost of change, the smallest change worth making, and the fixed part of the size.
  */
 import { MAX_MONEY } from '../amount.js';
-import { compactSizeLength, dustThreshold, inputVsize, inputWeight, isSegwitInput, outputVsize, type InputType } from '../size.js';
+import { compactSizeLength, dustThreshold, inputVsize, inputWeight, isSegwitInput, outputVsize, spendPlanOfInput, type InputSpend } from '../size.js';
+import type { SpendPlan } from '../spend-plan.js';
 import { feeForVsize, MAX_FEE_RATE, type FeeRate } from './fee-rate.js';
 import type { PoolCoin } from './algorithms.js';
 import { systemRandom, type RandomSource } from './random.js';
@@ -94,24 +95,25 @@ function checkAmount(value: unknown, name: string, min: bigint): bigint {
 
 /** Sizes and fees per input type and per vsize: many coins share few of them. */
 class CoinCosts {
-  private readonly sizes = new Map<string, InputSize>();
+  private readonly sizes = new Map<SpendPlan, InputSize>();
   private readonly fees = new Map<number, { fee: bigint; longTermFee: bigint; feeNumber: number; longTermFeeNumber: number }>();
   constructor(
     private readonly feeRate: FeeRate,
     private readonly longTerm: FeeRate,
   ) {}
-  private lastType: InputType | undefined;
+  private lastType: InputSpend | undefined;
   private lastSize: InputSize | undefined;
-  size(type: InputType): InputSize {
-    // Callers usually pass one type object for every coin of a wallet: skip building the key then.
+  size(type: InputSpend): InputSize {
+    // Callers usually pass one type object for every coin of a wallet: skip the lookup then.
     if (type === this.lastType) return this.lastSize!;
-    const key = 'm' in type ? `${type.kind}:${type.m}:${type.n}` : type.kind;
-    let size = this.sizes.get(key);
+    // Plans of kinds are shared objects (script-kinds' spendPlanOfKind), so one plan is one entry.
+    const plan = spendPlanOfInput(type);
+    let size = this.sizes.get(plan);
     if (!size) {
-      const weight = inputWeight(type);
-      const segwit = isSegwitInput(type);
-      size = { weight, legacyWeight: segwit ? weight : weight - 1, vsize: inputVsize(type), segwit }; // legacy: no empty stack size byte
-      this.sizes.set(key, size);
+      const weight = inputWeight(plan);
+      const segwit = isSegwitInput(plan);
+      size = { weight, legacyWeight: segwit ? weight : weight - 1, vsize: inputVsize(plan), segwit }; // legacy: no empty stack size byte
+      this.sizes.set(plan, size);
     }
     this.lastType = type;
     this.lastSize = size;

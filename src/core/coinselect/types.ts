@@ -1,6 +1,6 @@
 /** Plain-data inputs and outputs of coin selection, and its typed errors. */
 import { CoreError } from '../errors.js';
-import type { InputType } from '../size.js';
+import type { InputSpend } from '../size.js';
 import type { FeeRate } from './fee-rate.js';
 import type { RandomSource } from './random.js';
 
@@ -9,7 +9,8 @@ export interface Coin {
   /** Caller's identifier, e.g. "txid:vout". Unique within one request. */
   id: string;
   value: bigint;
-  inputType?: InputType;
+  /** How the coin will be spent: its spend plan (or a classic input type), read for its signed size. */
+  inputType?: InputSpend;
   /** Virtual size of the signed input, when `inputType` is not given. */
   inputVsize?: number;
   /** In a block (at least one confirmation): the most conservative tier takes only these. */
@@ -57,7 +58,7 @@ export interface SelectionRequest {
   recipients: readonly Recipient[];
   changeScript: Uint8Array;
   /** How a change output would later be spent (cost of change). */
-  changeInputType: InputType;
+  changeInputType: InputSpend;
   /** sat/kvB (1 sat/vB = 1000n). */
   feeRate: FeeRate;
   options?: SelectionOptions;

@@ -5,4 +5,3 @@ export type { DerivationStep, KeyExpression, KeyOrigin } from './key-expression.
 export * from './descriptor.js';
 export * from './derive.js';
 export * from './policy.js';
-export { inputTypeOf } from './input-type.js';

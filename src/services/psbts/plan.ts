@@ -12,11 +12,12 @@ import {
   type FeeRate,
   type SelectionResult,
 } from '../../core/coinselect/index.js';
-import { DescriptorDeriver, describeDescriptor, inputTypeOf, parseDescriptor, type Descriptor, type DerivedOutput } from '../../core/descriptor/index.js';
+import { DescriptorDeriver, describeDescriptor, parseDescriptor, type Descriptor, type DerivedOutput } from '../../core/descriptor/index.js';
 import { parsePath } from '../../core/keys/index.js';
 import type { Network } from '../../core/network.js';
 import { buildPsbt, type BuildInput, type BuildOutput, type KeyDerivation, type Psbt, type TaprootKeyInfo } from '../../core/psbt/index.js';
-import type { InputType } from '../../core/size.js';
+import { spendPlanOf } from '../../core/script-kinds/index.js';
+import type { SpendPlan } from '../../core/spend-plan.js';
 import { parseTransaction } from '../../core/tx.js';
 import { ServiceError } from '../errors.js';
 import type { SpendableUtxo, WalletForSpending } from '../wallets/spending.js';
@@ -76,10 +77,10 @@ function fingerprintBytes(hex: string): Uint8Array {
   return fromHex(hex);
 }
 
-function inputDetails(derived: DerivedOutput, taprootWallet: boolean): Pick<BuildInput, 'redeemScript' | 'witnessScript' | 'derivations' | 'taproot'> {
-  if (taprootWallet) {
+function inputDetails(derived: DerivedOutput): Pick<BuildInput, 'redeemScript' | 'witnessScript' | 'derivations' | 'taproot'> {
+  if (derived.taproot) {
     const taproot: TaprootKeyInfo = {
-      internalKey: derived.taproot!.internalKey,
+      internalKey: derived.taproot.internalKey,
       derivations: derived.keys.map((k) => ({ pubkey: k.publicKey, fingerprint: fingerprintBytes(k.fingerprint), path: [...k.path] })),
     };
     return { taproot };
@@ -105,7 +106,7 @@ function locateScript(keys: WalletKeys, scriptHex: string, limit: number): { bra
 
 
 /** The coins of a replaced transaction, and its fee and size, checked against the replacement rules' preconditions. */
-function replacedTransaction(context: PlanContext, txid: string, inputType: InputType): { coins: CandidateCoin[]; fee: bigint; vsize: number } {
+function replacedTransaction(context: PlanContext, txid: string, inputType: SpendPlan): { coins: CandidateCoin[]; fee: bigint; vsize: number } {
   const { spending, keys } = context;
   const original = spending.transaction(txid);
   if (!original) throw new ServiceError('not_found', 'transaction_not_found', `Transaction ${txid} is not a transaction of this wallet`);
@@ -147,7 +148,7 @@ export function spendableTotal(spending: WalletForSpending, reserved: ReadonlySe
 }
 
 interface SharedPool {
-  inputType: InputType;
+  inputType: SpendPlan;
   /** The tip the coinbase coins' maturity was judged at. */
   tipHeight: number;
   candidates: readonly CandidateCoin[];
@@ -161,7 +162,7 @@ const sharedPools = new WeakMap<readonly SpendableUtxo[], SharedPool>();
  * The selectable coins of a frozen coin list (a revision's list as forSpending shares it, per set of frozen
  * coins), built once per list, input type and tip; undefined for any other list.
  */
-function sharedPool(utxos: readonly SpendableUtxo[], inputType: InputType, tipHeight: number): SharedPool | undefined {
+function sharedPool(utxos: readonly SpendableUtxo[], inputType: SpendPlan, tipHeight: number): SharedPool | undefined {
   if (!Object.isFrozen(utxos)) return undefined;
   const known = sharedPools.get(utxos);
   if (known && sameInputType(known.inputType, inputType) && known.tipHeight === tipHeight) return known;
@@ -186,9 +187,9 @@ const candidateCache = new WeakMap<SpendableUtxo, CandidateCoin>();
 /** The same candidates by their coin, to go back from coin selection's choice without a pass over every candidate. */
 const candidateOfCoin = new WeakMap<Coin, CandidateCoin>();
 
-function candidateOf(u: SpendableUtxo, inputType: InputType): CandidateCoin {
+function candidateOf(u: SpendableUtxo, inputType: SpendPlan): CandidateCoin {
   const cached = candidateCache.get(u);
-  if (cached && sameInputType(cached.coin.inputType!, inputType)) return cached;
+  if (cached && sameInputType(cached.coin.inputType as SpendPlan | undefined, inputType)) return cached;
   const made = newCandidate(u, inputType);
   if (Object.isFrozen(u)) {
     // A frozen record cannot change under its candidate; frozen too, since later requests share it.
@@ -199,10 +200,10 @@ function candidateOf(u: SpendableUtxo, inputType: InputType): CandidateCoin {
   return made;
 }
 
-const sameInputType = (a: InputType, b: InputType): boolean =>
-  a === b || (a.kind === b.kind && ('m' in a ? 'm' in b && a.m === b.m && a.n === b.n : !('m' in b)));
+/** Plans of script kinds are shared objects: the same plan is the same object. */
+const sameInputType = (a: SpendPlan | undefined, b: SpendPlan): boolean => a === b;
 
-function newCandidate(u: SpendableUtxo, inputType: InputType): CandidateCoin {
+function newCandidate(u: SpendableUtxo, inputType: SpendPlan): CandidateCoin {
   return {
     coin: { id: key(u.txid, u.vout), value: u.valueSat, inputType, confirmed: u.blockHeight !== null, isOwnChange: u.branch === 1 },
     txid: u.txid,
@@ -230,7 +231,7 @@ function selectionError(error: unknown): never {
 /** Builds the PSBT of a checked request. Throws ServiceError for what the wallet cannot do. */
 export function planPsbt(request: ParsedCreateRequest, context: PlanContext): PsbtPlan {
   const { spending, keys, reserved } = context;
-  const inputType = inputTypeOf(keys.descriptor);
+  const inputType = spendPlanOf(keys.descriptor);
 
   let replaced: ReturnType<typeof replacedTransaction> | undefined;
   if (request.replaces) {
@@ -319,7 +320,6 @@ export function planPsbt(request: ParsedCreateRequest, context: PlanContext): Ps
     selectionError(error);
   }
 
-  const taprootWallet = keys.descriptor.type === 'tr';
   const sequence = request.rbf ? SEQUENCE_RBF : SEQUENCE_FINAL_LOCKTIME;
   // Back from the chosen coins to their candidates: kept ones by coin, the others (replaced coins) by a map built if needed.
   let others: Map<Coin, CandidateCoin> | undefined;
@@ -331,15 +331,15 @@ export function planPsbt(request: ParsedCreateRequest, context: PlanContext): Ps
       vout: c.vout,
       value: c.value,
       scriptPubKey: fromHex(c.script),
-      ...(taprootWallet ? {} : { prevTx: c.prevTxHex }),
-      ...inputDetails(derived, taprootWallet),
+      ...(derived.taproot ? {} : { prevTx: c.prevTxHex }), // taproot signatures commit to every amount: no full transaction needed
+      ...inputDetails(derived),
     };
   });
   const outputs: BuildOutput[] = selection.recipients.map((r) => ({ script: r.script, value: r.value }));
   const changeOutputs: number[] = [];
   if (selection.change !== null) {
     changeOutputs.push(outputs.length);
-    outputs.push({ script: changeScript, value: selection.change, change: inputDetails(changeDerived, taprootWallet) });
+    outputs.push({ script: changeScript, value: selection.change, change: inputDetails(changeDerived) });
   }
   const info = describeDescriptor(keys.descriptor);
   const globalXpubs =
