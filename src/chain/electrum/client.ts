@@ -21,6 +21,8 @@ export interface ElectrumClientOptions {
   proxy?: string;
   /** Deadline per request, and for opening a connection (default 30 s). */
   timeoutMs?: number;
+  /** Idle time after which the client pings the server (default 60 s). */
+  keepAliveMs?: number;
   log?: ChainLog;
 }
 
@@ -45,7 +47,7 @@ const BATCH_MAX_CALLS = 300;
 const BATCH_MAX_BYTES = 500_000;
 /** Pages sent before the first answers come back: keeps the pipe busy without queueing megabytes at the server. */
 const PAGES_IN_FLIGHT = 2;
-const PING_IDLE_MS = 60_000;
+const DEFAULT_KEEP_ALIVE_MS = 60_000;
 const BACKOFF_FIRST_MS = 500;
 const BACKOFF_MAX_MS = 30_000;
 
@@ -56,6 +58,7 @@ export class ElectrumClient {
   private readonly fingerprint: string | undefined;
   private readonly proxy: { host: string; port: number } | undefined;
   private readonly timeoutMs: number;
+  private readonly keepAliveMs: number;
   private readonly log: ChainLog | undefined;
   private readonly notificationListeners = new Set<(method: string, params: unknown[]) => void>();
   private readonly reconnectListeners = new Set<() => void>();
@@ -83,6 +86,7 @@ export class ElectrumClient {
     }
     this.proxy = options.proxy ? parseProxyUrl(options.proxy) : undefined;
     this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.keepAliveMs = options.keepAliveMs ?? DEFAULT_KEEP_ALIVE_MS;
     this.log = options.log;
   }
 
@@ -310,7 +314,7 @@ export class ElectrumClient {
 
   private scheduleReconnect(): void {
     if (this.closed || this.reconnectTimer) return;
-    const delay = Math.min(BACKOFF_FIRST_MS * 2 ** Math.max(0, this.failures - 1), BACKOFF_MAX_MS);
+    const delay = Math.min(BACKOFF_FIRST_MS * 2 ** Math.min(this.failures, 16), BACKOFF_MAX_MS);
     this.reconnectTimer = setTimeout(() => {
       this.reconnectTimer = undefined;
       this.attempt().catch(() => undefined); // a failed attempt schedules the next one itself
@@ -318,13 +322,13 @@ export class ElectrumClient {
     this.reconnectTimer.unref();
   }
 
-  /** Pings when nothing was written for a minute; a ping without answer ends the connection (then reconnect). */
+  /** Pings when nothing was written for keepAliveMs; a ping without answer ends the connection (then reconnect). */
   private scheduleKeepAlive(connection: RpcConnection): void {
     clearTimeout(this.keepAliveTimer);
-    const due = Math.max(1_000, connection.lastWriteAt + PING_IDLE_MS - Date.now());
+    const due = Math.max(Math.min(1_000, this.keepAliveMs), connection.lastWriteAt + this.keepAliveMs - Date.now());
     this.keepAliveTimer = setTimeout(() => {
       if (connection !== this.connection || connection.closed) return;
-      if (Date.now() - connection.lastWriteAt >= PING_IDLE_MS) {
+      if (Date.now() - connection.lastWriteAt >= this.keepAliveMs) {
         connection.request('server.ping', [], this.timeoutMs).catch((error: unknown) => {
           const cause = asChainError(error);
           connection.close(new ChainError('unreachable', `The Electrum server stopped answering (${cause.message})`, { retryable: true }));

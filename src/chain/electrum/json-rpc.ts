@@ -197,8 +197,9 @@ export class RpcConnection {
   }
 
   private tooLong(): void {
-    const mib = Math.round(this.options.maxLineBytes / 1024 / 1024);
-    this.close(new ChainError('bad_response', `The Electrum server sent a message longer than ${mib} MiB`, { retryable: true }));
+    const cap = this.options.maxLineBytes;
+    const size = cap >= 1024 * 1024 ? `${Math.round(cap / 1024 / 1024)} MiB` : `${cap} bytes`;
+    this.close(new ChainError('bad_response', `The Electrum server sent a message longer than ${size}`, { retryable: true }));
   }
 
   private handleLine(line: Buffer): void {
