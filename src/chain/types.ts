@@ -44,6 +44,8 @@ export type ChainErrorCode =
   | 'tx_failed'
   /** Broadcast: the request may have reached the node but no answer came back. */
   | 'broadcast_unknown'
+  /** An Electrum server refuses to serve a watched script's history: too large for its limits. */
+  | 'history_too_large'
   /** Any other error the node reported. */
   | 'rpc_error';
 
@@ -112,16 +114,21 @@ export interface BlockSummary {
   filter: Uint8Array | null;
 }
 
-/** Blocks of the active chain, and their BIP158 filters when the backend has them. */
-export interface BlockSource {
+/** The active chain's headers: what every backend answers (a wallet birthday given as a date reads them). */
+export interface HeaderSource {
   getTip(): Promise<ChainTip>;
   /** Hash of the active-chain block at `height`; ChainError `not_found` above the tip. */
   getBlockHash(height: number): Promise<string>;
+  /** ChainError `not_found` for an unknown hash (an Electrum server knows only the headers it was asked for by height). */
+  getBlockHeader(hash: string): Promise<BlockHeaderInfo>;
+}
+
+/** Blocks of the active chain, and their BIP158 filters when the backend has them (Bitcoin Core's follower reads them). */
+export interface BlockSource extends HeaderSource {
   /** The full block (parsed); ChainError `not_found` for an unknown hash. */
   getBlock(hash: string): Promise<Block>;
   /** Several full blocks in one round trip, in the order asked; fails as getBlock for the first bad one. */
   getBlocks(hashes: readonly string[]): Promise<Block[]>;
-  getBlockHeader(hash: string): Promise<BlockHeaderInfo>;
   /** The block's basic filter, or null when the backend keeps no filters (then fetch the block). */
   getBlockFilter(hash: string): Promise<BlockFilter | null>;
   /**
@@ -214,8 +221,12 @@ export interface HealthCheck {
   checkHealth(): Promise<HealthReport>;
 }
 
-/** Everything a full chain backend offers. */
-export interface ChainSource extends BlockSource, MempoolSource, Broadcaster, FeeEstimator, HealthCheck {
+/**
+ * What the services use of a chain backend: headers, broadcast, fee estimates, health, and the follower that the
+ * sync follows the chain with. Full blocks, filters and the whole mempool stay inside the backends that have them
+ * (Bitcoin Core's source is also a BlockSource and a MempoolSource; an Electrum server has neither).
+ */
+export interface ChainSource extends HeaderSource, Broadcaster, FeeEstimator, HealthCheck {
   /** Backend name for service details, e.g. `bitcoind`. */
   readonly backend: string;
   readonly network: NetworkName;

@@ -1,10 +1,10 @@
 /** The block height a wallet's scan starts from, for a birthday given as the tip or a date. */
-import type { BlockSource } from '../chain/types.js';
+import type { HeaderSource } from '../chain/types.js';
 
 /** Two hours: block times may run behind the clock by that much. */
 const BLOCK_TIME_SLACK_SECONDS = 7_200;
 
-export async function birthdayHeight(source: BlockSource, birthday: { kind: 'tip' } | { kind: 'date'; epochSeconds: number }): Promise<number> {
+export async function birthdayHeight(source: HeaderSource, birthday: { kind: 'tip' } | { kind: 'date'; epochSeconds: number }): Promise<number> {
   const tip = await source.getTip();
   if (birthday.kind === 'tip') return tip.height;
   // First block whose time is not before the date (less the slack), by binary search over the headers.

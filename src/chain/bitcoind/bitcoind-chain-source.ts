@@ -10,6 +10,7 @@ import {
   ChainError,
   type BlockFilter,
   type BlockHeaderInfo,
+  type BlockSource,
   type BlockSummary,
   type ChainLog,
   type ChainSource,
@@ -18,6 +19,7 @@ import {
   type FeeMode,
   type HealthReport,
   type MempoolEntry,
+  type MempoolSource,
   type RelayFees,
 } from '../types.js';
 import type { ChainFollower } from '../follower.js';
@@ -50,7 +52,7 @@ export interface BitcoindChainSourceOptions extends RpcClientOptions {
 /** How long summaries leave out filters after a read found none for any of its blocks, before asking again. */
 const FILTER_RECHECK_MS = 60_000;
 
-export class BitcoindChainSource implements ChainSource {
+export class BitcoindChainSource implements ChainSource, BlockSource, MempoolSource {
   readonly backend = 'bitcoind';
   readonly network: NetworkName;
   readonly follower: ChainFollower;

@@ -1,0 +1,218 @@
+/**
+ * Follows an Electrum server for groups of wallets. Headers come from the server (`blockchain.block.headers`, up
+ * to 2016 a read) and are checked here; the transactions of each block are those of the watched scripts'
+ * histories at its height (read through subscriptions, again only when a script's status changes), each proved
+ * in its block by its merkle proof before it is emitted. Every block is emitted, with its transactions or none
+ * (the engine applies blocks one after the other); a block is `read` when it held some. The tip and news of new
+ * blocks come from the header subscription; a reorg is found from the headers themselves.
+ */
+import type { NetworkName } from '../../core/network.js';
+import { NO_PARENT, type BlockConnected, type BlockDisconnected, type ChainFollower, type FollowRequest, type MempoolSnapshot, type TipWatch, type WatchedScripts } from '../follower.js';
+import { ChainError, type ChainLog, type ChainTip } from '../types.js';
+import type { ElectrumCalls } from './calls.js';
+import { checkHeaders, HEADERS_PER_READ, HeaderChain, parseHeader, parseHeaders, type Header } from './headers.js';
+import { scriptHashOf, ScriptHistories, type HistoryEntry } from './histories.js';
+import { TransactionReader } from './transactions.js';
+import { fromHex } from '../../core/bytes.js';
+
+/** Headers read lately, by hash (stale ones included): a left block's parent, a birthday's header. */
+const REMEMBERED_HEADERS = 10_000;
+
+export interface ElectrumFollowerDeps {
+  client: ElectrumCalls;
+  network: NetworkName;
+  /** Checks (once per connection) that the server follows the service's network. */
+  ensureNetwork(): Promise<void>;
+  /** Checks it again now. */
+  verifyNetwork(): Promise<void>;
+  log?: ChainLog | undefined;
+}
+
+/** A group's confirmed transactions by height, from its scripts' histories. */
+class GroupIndex {
+  key: string | undefined;
+  hashes: string[] = [];
+  private readonly byHeight = new Map<number, Set<string>>();
+
+  add(histories: Iterable<readonly HistoryEntry[]>): void {
+    for (const history of histories) {
+      for (const { txid, height } of history) {
+        if (height <= 0) continue;
+        let txids = this.byHeight.get(height);
+        if (!txids) this.byHeight.set(height, (txids = new Set()));
+        txids.add(txid);
+      }
+    }
+  }
+
+  at(height: number): string[] {
+    return [...(this.byHeight.get(height) ?? [])];
+  }
+}
+
+export class ElectrumFollower implements ChainFollower {
+  readonly headers: HeaderChain;
+  private readonly histories: ScriptHistories;
+  readonly transactions: TransactionReader;
+  private readonly seen = new Map<string, Header>();
+  /** When the follower first saw each unconfirmed transaction (the server does not say). */
+  private readonly firstSeen = new Map<string, number>();
+  private readonly tipListeners = new Set<(tip: ChainTip) => void>();
+  private headerSubscribed = false;
+
+  constructor(private readonly deps: ElectrumFollowerDeps) {
+    this.headers = new HeaderChain(deps.network, (height, count) => this.readHeaders(height, count));
+    this.histories = new ScriptHistories(deps.client);
+    this.transactions = new TransactionReader(deps.client, deps.log);
+    deps.client.onNotification((method, params) => {
+      if (method === 'blockchain.headers.subscribe') void this.takeTip(params[0]).catch((error: unknown) => this.warnTip(error));
+    });
+    deps.client.onReconnect(() => {
+      this.headerSubscribed = false;
+      if (this.tipListeners.size > 0) void this.tip().catch((error: unknown) => this.warnTip(error));
+    });
+  }
+
+  verifyNetwork(): Promise<void> {
+    return this.deps.verifyNetwork();
+  }
+
+  /** The server's tip, from the header subscription (made here, again after a new connection). */
+  async tip(): Promise<ChainTip> {
+    await this.deps.ensureNetwork();
+    const answer = await this.deps.client.request('blockchain.headers.subscribe', []);
+    this.headerSubscribed = true;
+    const header = await this.takeTip(answer);
+    return { height: header.height, hash: header.hash };
+  }
+
+  watchTip(onTip: (tip: ChainTip) => void): TipWatch {
+    this.tipListeners.add(onTip);
+    if (!this.headerSubscribed) void this.tip().catch((error: unknown) => this.warnTip(error)); // a new connection subscribes again
+    return {
+      stop: () => {
+        this.tipListeners.delete(onTip);
+        return Promise.resolve();
+      },
+    };
+  }
+
+  async *follow(request: FollowRequest, to: ChainTip, maxBlocks: number): AsyncGenerator<BlockConnected | BlockDisconnected> {
+    await this.deps.ensureNetwork();
+    const { from } = request;
+    if (from.hash !== null && (await this.activeHashAt(from.height)) !== from.hash) {
+      yield await this.disconnected(request, from.height, from.hash);
+      return;
+    }
+    const last = Math.min(to.height, from.height + maxBlocks);
+    const index = new GroupIndex();
+    let prev: { hash: string; header: Header | undefined } | undefined = from.hash === null ? undefined : { hash: from.hash, header: this.headers.kept(from.height) };
+    for (let start = from.height + 1; start <= last; ) {
+      const count = Math.min(HEADERS_PER_READ, last - start + 1);
+      const headers = await this.readHeaders(start, count);
+      if (headers.length === 0) return;
+      if (prev && headers[0]!.prevHash !== prev.hash) return; // the server's chain changed since the group's block was checked
+      checkHeaders(this.deps.network, headers, prev?.header);
+      await this.refresh(request, index);
+      // The transactions known now in these blocks, proved in one batch ahead of the blocks applied.
+      await this.transactions.prove(headers.map((header) => ({ header, txids: index.at(header.height) })).filter((b) => b.txids.length > 0));
+      for (const header of headers) {
+        await this.refresh(request, index); // the block before may have made the wallets derive more scripts
+        const txids = index.at(header.height);
+        const found = txids.length === 0 ? { ok: true as const, transactions: [] } : await this.transactions.inBlock(header, txids);
+        if (!found.ok) return; // the block or a history moved: the next step reads them again
+        const { height, hash, prevHash, time } = header;
+        yield { type: 'block_connected', height, hash, prevHash, time, transactions: found.transactions, read: txids.length > 0 };
+      }
+      prev = { hash: headers.at(-1)!.hash, header: headers.at(-1) };
+      if (headers.length < count) return; // the server's chain ends before `to`
+      start += headers.length;
+    }
+  }
+
+  /** The scripts' unconfirmed transactions: the entries of their histories without a height. */
+  async mempool(scripts: WatchedScripts): Promise<MempoolSnapshot> {
+    await this.deps.ensureNetwork();
+    const histories = await this.histories.histories(scripts.derive().map(scriptHashOf));
+    const txids = new Set<string>();
+    for (const history of histories.values()) for (const { txid, height } of history) if (height <= 0) txids.add(txid);
+    const now = Math.floor(Date.now() / 1000);
+    for (const txid of txids) if (!this.firstSeen.has(txid)) this.firstSeen.set(txid, now);
+    for (const txid of [...this.firstSeen.keys()]) if (!txids.has(txid)) this.firstSeen.delete(txid);
+    const list = [...txids];
+    const transactions = await this.transactions.get(list);
+    return { type: 'mempool', transactions: list.map((txid, i) => ({ tx: transactions[i]!, txid, time: this.firstSeen.get(txid)! })) };
+  }
+
+  /** The active chain's block hash at `height` (null above the tip): from the kept headers, else from the server. */
+  async activeHashAt(height: number): Promise<string | null> {
+    const kept = this.headers.kept(height);
+    if (kept && this.headers.tip && height <= this.headers.tip.height) return kept.hash;
+    const [header] = await this.readHeaders(height, 1);
+    return header?.hash ?? null;
+  }
+
+  /** Headers from the server, `count` at most (fewer past its tip), hashed and linked here. */
+  async readHeaders(height: number, count: number): Promise<Header[]> {
+    const answer = (await this.deps.client.request('blockchain.block.headers', [height, count])) as { count?: unknown; hex?: unknown } | null;
+    const got = answer?.count;
+    if (typeof got !== 'number' || !Number.isSafeInteger(got) || got < 0 || got > count) {
+      throw new ChainError('bad_response', 'The Electrum server sent an unexpected answer for block headers');
+    }
+    const headers = parseHeaders(answer!.hex, height, got);
+    for (const header of headers) this.remember(header);
+    return headers;
+  }
+
+  /** A header read lately (stale ones included). */
+  headerOf(hash: string): Header | undefined {
+    return this.seen.get(hash);
+  }
+
+  /** The group's scripts, subscribed and their histories indexed, again when they grew or a status changed. */
+  private async refresh(request: FollowRequest, index: GroupIndex): Promise<void> {
+    const scripts = request.scripts();
+    if (scripts.key === index.key && !this.histories.stale(index.hashes)) return;
+    const hashes = scripts.key === index.key ? index.hashes : scripts.derive().map(scriptHashOf);
+    index.add((await this.histories.histories(hashes)).values());
+    index.key = scripts.key;
+    index.hashes = hashes;
+  }
+
+  private async disconnected(request: FollowRequest, height: number, hash: string): Promise<BlockDisconnected> {
+    const prevHash = (await request.recordedParent?.(hash)) ?? this.seen.get(hash)?.prevHash;
+    if (prevHash === undefined) throw new ChainError('not_found', `The parent of block ${hash}, which left the chain, is not known`);
+    return { type: 'block_disconnected', height, hash, prevHash: height === 0 ? NO_PARENT : prevHash };
+  }
+
+  /** A tip the server sent (answer or notification): checked, kept, told to the watchers. */
+  private async takeTip(value: unknown): Promise<Header> {
+    const tip = value as { height?: unknown; hex?: unknown } | null;
+    if (typeof tip?.height !== 'number' || !Number.isSafeInteger(tip.height) || tip.height < 0 || typeof tip.hex !== 'string') {
+      throw new ChainError('bad_response', 'The Electrum server sent an unexpected tip');
+    }
+    let header: Header;
+    try {
+      header = parseHeader(fromHex(tip.hex), tip.height);
+    } catch (error) {
+      if (error instanceof ChainError) throw error;
+      throw new ChainError('bad_response', 'The Electrum server sent a tip header that is not hex');
+    }
+    const known = this.headers.tip?.hash;
+    const replaced = await this.headers.setTip(header);
+    this.remember(header);
+    if (replaced !== undefined) this.deps.log?.('info', 'Electrum server switched to another chain', { from: replaced, tip: header.height });
+    if (known !== header.hash) for (const listener of this.tipListeners) listener({ height: header.height, hash: header.hash });
+    return header;
+  }
+
+  private remember(header: Header): void {
+    this.seen.delete(header.hash);
+    this.seen.set(header.hash, header);
+    if (this.seen.size > REMEMBERED_HEADERS) this.seen.delete(this.seen.keys().next().value!);
+  }
+
+  private warnTip(error: unknown): void {
+    this.deps.log?.('warn', 'Electrum tip update failed', { reason: error instanceof Error ? error.message : String(error) });
+  }
+}

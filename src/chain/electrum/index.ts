@@ -1,0 +1,13 @@
+/** Electrum protocol chain source (Fulcrum, ElectrumX, electrs). */
+import type { NetworkName } from '../../core/network.js';
+import type { ChainSource } from '../types.js';
+import { ElectrumClient, type ElectrumClientOptions } from './client.js';
+import { ElectrumChainSource } from './source.js';
+
+export { ElectrumClient, type ElectrumClientOptions, type ServerInfo } from './client.js';
+export { ElectrumChainSource } from './source.js';
+
+export function createElectrumChainSource(options: ElectrumClientOptions & { network: NetworkName }): ChainSource {
+  const { network, ...clientOptions } = options;
+  return new ElectrumChainSource(new ElectrumClient(clientOptions), { network, log: options.log });
+}
