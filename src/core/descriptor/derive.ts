@@ -5,14 +5,14 @@
  */
 import { sha256 } from '@noble/hashes/sha2.js';
 import { secp256k1 } from '@noble/curves/secp256k1.js';
-import { encodeAddress, p2pkhScript, p2shScript, witnessScript } from '../address.js';
+import { encodeAddress, witnessScript } from '../address.js';
 import { concatBytes } from '../bytes.js';
-import { hash160 } from '../script-type.js';
 import { branchNode, compressPoint, deriveChildPointsOfNodes, derivePath, HARDENED, MAX_BATCH, type BranchNode } from '../keys/derive.js';
 import { keyFingerprint } from '../keys/extended-key.js';
 import { formatPath } from '../keys/path.js';
 import { addTweaksToPoints, type AffinePoint } from '../keys/fixed-base.js';
 import { DescriptorError } from './errors.js';
+import { scriptKind, type ScriptKind } from '../script-kinds/index.js';
 import { multipathCount, type Descriptor } from './descriptor.js';
 import type { KeyExpression } from './key-expression.js';
 
@@ -40,25 +40,7 @@ export interface DerivedOutput {
   readonly taproot?: { readonly outputKey: Uint8Array; readonly internalKey: Uint8Array };
 }
 
-const OP_CHECKMULTISIG = 0xae;
-
-function pushSmallInt(n: number): Uint8Array {
-  return n <= 16 ? Uint8Array.of(0x50 + n) : Uint8Array.of(1, n);
-}
-
-/** OP_k <key>... OP_n OP_CHECKMULTISIG (numbers above 16 as one-byte pushes, as Core does). */
-export function multisigScript(threshold: number, keys: readonly Uint8Array[]): Uint8Array {
-  const parts: Uint8Array[] = [pushSmallInt(threshold)];
-  for (const key of keys) parts.push(Uint8Array.of(key.length), key);
-  parts.push(pushSmallInt(keys.length), Uint8Array.of(OP_CHECKMULTISIG));
-  return concatBytes(...parts);
-}
-
-function compareBytes(a: Uint8Array, b: Uint8Array): number {
-  const n = Math.min(a.length, b.length);
-  for (let i = 0; i < n; i++) if (a[i] !== b[i]) return a[i]! - b[i]!;
-  return a.length - b.length;
-}
+export { multisigScript } from '../script-kinds/multisig.js';
 
 const TAP_TWEAK_TAG = sha256(new TextEncoder().encode('TapTweak'));
 const taggedTapTweak = (x: Uint8Array) => sha256(concatBytes(TAP_TWEAK_TAG, TAP_TWEAK_TAG, x));
@@ -99,12 +81,14 @@ const MAX_BLOCKS = 8;
 export class DescriptorDeriver {
   private readonly sources: readonly KeySource[];
   private readonly blocks = new Map<number, DerivedOutput[]>();
+  private readonly kind: ScriptKind;
 
   constructor(readonly descriptor: Descriptor) {
     if (multipathCount(descriptor) > 1) {
       throw new DescriptorError('multipath', 'Split a multipath <a;b> descriptor into its branches before deriving addresses');
     }
     this.sources = descriptor.keys.map(keySource);
+    this.kind = scriptKind(descriptor.type);
   }
 
   /**
@@ -144,7 +128,7 @@ export class DescriptorDeriver {
       });
     });
     const byIndex = Array.from({ length: count }, (_, i) => perKey.map((keys) => keys[i]!));
-    if (this.descriptor.type === 'tr') return this.taprootOutputs(from, byIndex, points[0]);
+    if (!this.kind.outputScripts) return this.taprootOutputs(from, byIndex, points[0]);
     return byIndex.map((keys, i) => this.output(from + i, keys));
   }
 
@@ -154,51 +138,16 @@ export class DescriptorDeriver {
   }
 
   private output(index: number, keys: DerivedKey[]): DerivedOutput {
-    const { type, threshold, network } = this.descriptor;
-    const address = (scriptPubKey: Uint8Array) => encodeAddress(scriptPubKey, network)!;
-    const single = keys[0]!.publicKey;
-    const multisig = () => {
-      const pubkeys = keys.map((k) => k.publicKey);
-      if (type.endsWith('sortedmulti')) pubkeys.sort(compareBytes);
-      return multisigScript(threshold, pubkeys);
+    const { threshold, network } = this.descriptor;
+    const { scriptPubKey, redeemScript, witnessScript } = this.kind.outputScripts!(threshold, keys.map((k) => k.publicKey));
+    return {
+      index,
+      scriptPubKey,
+      address: encodeAddress(scriptPubKey, network)!,
+      ...(redeemScript ? { redeemScript } : {}),
+      ...(witnessScript ? { witnessScript } : {}),
+      keys,
     };
-    switch (type) {
-      case 'pkh': {
-        const scriptPubKey = p2pkhScript(hash160(single));
-        return { index, scriptPubKey, address: address(scriptPubKey), keys };
-      }
-      case 'wpkh': {
-        const scriptPubKey = witnessScript(0, hash160(single));
-        return { index, scriptPubKey, address: address(scriptPubKey), keys };
-      }
-      case 'sh-wpkh': {
-        const redeemScript = witnessScript(0, hash160(single));
-        const scriptPubKey = p2shScript(hash160(redeemScript));
-        return { index, scriptPubKey, address: address(scriptPubKey), redeemScript, keys };
-      }
-      case 'wsh-multi':
-      case 'wsh-sortedmulti': {
-        const ws = multisig();
-        const scriptPubKey = witnessScript(0, sha256(ws));
-        return { index, scriptPubKey, address: address(scriptPubKey), witnessScript: ws, keys };
-      }
-      case 'sh-wsh-multi':
-      case 'sh-wsh-sortedmulti': {
-        const ws = multisig();
-        const redeemScript = witnessScript(0, sha256(ws));
-        const scriptPubKey = p2shScript(hash160(redeemScript));
-        return { index, scriptPubKey, address: address(scriptPubKey), redeemScript, witnessScript: ws, keys };
-      }
-      case 'sh-multi':
-      case 'sh-sortedmulti': {
-        const redeemScript = multisig();
-        if (redeemScript.length > 520) throw new DescriptorError('invalid_descriptor', 'P2SH redeem script is larger than 520 bytes');
-        const scriptPubKey = p2shScript(hash160(redeemScript));
-        return { index, scriptPubKey, address: address(scriptPubKey), redeemScript, keys };
-      }
-      case 'tr':
-        throw new Error('unreachable: taproot outputs are built in batches');
-    }
   }
 
   /** BIP86 key path: Q = lift_x(P) + int(hashTapTweak(P))·G, batched over the range. */

@@ -10,6 +10,7 @@ import { DescriptorError } from './errors.js';
 import { formatKeyExpression, multipathWidth, parseKeyExpression, selectMultipath, type KeyContext, type KeyExpression } from './key-expression.js';
 import { hidePrivateKeys } from '../keys/private-key.js';
 import { quoteInput } from '../text.js';
+import { kindOfExpressions, scriptKind } from '../script-kinds/index.js';
 
 /** The supported shapes; the same names as the wallet policy types of the API. */
 export const DESCRIPTOR_TYPES = [
@@ -124,6 +125,13 @@ function parseMulti(call: Call, context: KeyContext, maxKeys: number): { thresho
   return { threshold, keys };
 }
 
+/** The type of the script kind these expressions (outermost first) make; the grammar above only builds known ones. */
+function typeOf(expressions: readonly string[]): DescriptorType {
+  const kind = kindOfExpressions(expressions);
+  if (!kind) throw new DescriptorError('unsupported', `Unsupported descriptor: ${expressions.join('(')}. ${SUPPORTED}`);
+  return kind.type;
+}
+
 function isMulti(call: Call): call is Call & { name: 'multi' | 'sortedmulti' } {
   return call.name === 'multi' || call.name === 'sortedmulti';
 }
@@ -134,19 +142,19 @@ function interpret(body: string, network: Network): Omit<Descriptor, 'network'> 
   const top = requireCall(body, 'A descriptor');
   switch (top.name) {
     case 'pkh':
-      return { type: 'pkh', threshold: 1, keys: [singleKey(top, plain)] };
+      return { type: typeOf(['pkh']), threshold: 1, keys: [singleKey(top, plain)] };
     case 'wpkh':
-      return { type: 'wpkh', threshold: 1, keys: [singleKey(top, segwit)] };
+      return { type: typeOf(['wpkh']), threshold: 1, keys: [singleKey(top, segwit)] };
     case 'tr': {
       if (top.args.length === 2) throw unsupported('tr() with a script tree (only key-path tr(KEY) is)');
-      return { type: 'tr', threshold: 1, keys: [singleKey(top, { network, compressedOnly: true, taproot: true })] };
+      return { type: typeOf(['tr']), threshold: 1, keys: [singleKey(top, { network, compressedOnly: true, taproot: true })] };
     }
     case 'wsh': {
       if (top.args.length !== 1) throw new DescriptorError('invalid_descriptor', 'wsh() takes one script');
       const inner = requireCall(top.args[0]!, 'wsh()');
       if (isMulti(inner)) {
         const { threshold, keys } = parseMulti(inner, segwit, MAX_KEYS.wsh);
-        return { type: inner.name === 'multi' ? 'wsh-multi' : 'wsh-sortedmulti', threshold, keys };
+        return { type: typeOf(['wsh', inner.name]), threshold, keys };
       }
       if (['wpkh', 'wsh', 'sh', 'tr'].includes(inner.name)) throw new DescriptorError('invalid_descriptor', `${inner.name}() cannot be inside wsh()`);
       throw KNOWN_UNSUPPORTED.has(inner.name) ? unsupported(nameOf(inner, ['wsh'])) : unknown(inner.name);
@@ -154,17 +162,17 @@ function interpret(body: string, network: Network): Omit<Descriptor, 'network'> 
     case 'sh': {
       if (top.args.length !== 1) throw new DescriptorError('invalid_descriptor', 'sh() takes one script');
       const inner = requireCall(top.args[0]!, 'sh()');
-      if (inner.name === 'wpkh') return { type: 'sh-wpkh', threshold: 1, keys: [singleKey(inner, segwit)] };
+      if (inner.name === 'wpkh') return { type: typeOf(['sh', 'wpkh']), threshold: 1, keys: [singleKey(inner, segwit)] };
       if (isMulti(inner)) {
         const { threshold, keys } = parseMulti(inner, plain, MAX_KEYS.sh);
-        return { type: inner.name === 'multi' ? 'sh-multi' : 'sh-sortedmulti', threshold, keys };
+        return { type: typeOf(['sh', inner.name]), threshold, keys };
       }
       if (inner.name === 'wsh') {
         if (inner.args.length !== 1) throw new DescriptorError('invalid_descriptor', 'wsh() takes one script');
         const script = requireCall(inner.args[0]!, 'wsh()');
         if (isMulti(script)) {
           const { threshold, keys } = parseMulti(script, segwit, MAX_KEYS.wsh);
-          return { type: script.name === 'multi' ? 'sh-wsh-multi' : 'sh-wsh-sortedmulti', threshold, keys };
+          return { type: typeOf(['sh', 'wsh', script.name]), threshold, keys };
         }
         if (['wpkh', 'wsh', 'sh', 'tr'].includes(script.name)) {
           throw new DescriptorError('invalid_descriptor', `${script.name}() cannot be inside wsh()`);
@@ -192,38 +200,18 @@ export function parseDescriptor(text: string, network: Network): Descriptor {
   if (text.length > 10_000) throw new DescriptorError('invalid_descriptor', 'Descriptor is too long');
   const { body } = stripChecksum(text);
   const parsed = interpret(body, network);
-  if (parsed.type === 'sh-multi' || parsed.type === 'sh-sortedmulti') {
-    const size = 3 + parsed.keys.reduce((n, k) => n + 1 + (k.kind === 'pubkey' ? k.publicKey.length : 33), 0);
-    if (size > 520) throw new DescriptorError('invalid_descriptor', `P2SH redeem script would be ${size} bytes; at most 520 are allowed`);
-  }
+  scriptKind(parsed.type).checkKeys?.(parsed.keys);
   const widths = new Set(parsed.keys.map(multipathWidth).filter((w) => w > 1));
   if (widths.size > 1) throw new DescriptorError('multipath', 'All multipath <a;b> steps of a descriptor must have the same number of values');
   return { ...parsed, network };
 }
 
+/** The text without checksum: the kind's script expressions around the threshold (multisig kinds) and keys. */
 function body(descriptor: Descriptor): string {
+  const kind = scriptKind(descriptor.type);
   const keys = descriptor.keys.map((k) => formatKeyExpression(k, descriptor.network));
-  const multi = (name: string) => `${name}(${descriptor.threshold},${keys.join(',')})`;
-  switch (descriptor.type) {
-    case 'pkh':
-    case 'wpkh':
-    case 'tr':
-      return `${descriptor.type}(${keys[0]})`;
-    case 'sh-wpkh':
-      return `sh(wpkh(${keys[0]}))`;
-    case 'wsh-multi':
-      return `wsh(${multi('multi')})`;
-    case 'wsh-sortedmulti':
-      return `wsh(${multi('sortedmulti')})`;
-    case 'sh-wsh-multi':
-      return `sh(wsh(${multi('multi')}))`;
-    case 'sh-wsh-sortedmulti':
-      return `sh(wsh(${multi('sortedmulti')}))`;
-    case 'sh-multi':
-      return `sh(${multi('multi')})`;
-    case 'sh-sortedmulti':
-      return `sh(${multi('sortedmulti')})`;
-  }
+  const args = (kind.multisig ? [String(descriptor.threshold), ...keys] : keys).join(',');
+  return kind.expressions.reduceRight((inner, name) => `${name}(${inner})`, args);
 }
 
 /** Canonical text with checksum: `h` hardened markers, xpub/tpub versions, lower-case hex. */

@@ -13,6 +13,10 @@ const shMultiKind = (sorted: boolean): ScriptKind => ({
   type: sorted ? 'sh-sortedmulti' : 'sh-multi',
   expressions: ['sh', sorted ? 'sortedmulti' : 'multi'],
   multisig: true,
+  checkKeys: (keys) => {
+    const size = 3 + keys.reduce((n, k) => n + 1 + (k.kind === 'pubkey' ? k.publicKey.length : 33), 0);
+    if (size > MAX_REDEEM_SCRIPT) throw new DescriptorError('invalid_descriptor', `P2SH redeem script would be ${size} bytes; at most 520 are allowed`);
+  },
   outputScripts: (threshold, keys) => {
     const redeemScript = multisigScriptOf(sorted, threshold, keys);
     if (redeemScript.length > MAX_REDEEM_SCRIPT) throw new DescriptorError('invalid_descriptor', 'P2SH redeem script is larger than 520 bytes');

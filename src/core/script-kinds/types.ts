@@ -1,5 +1,6 @@
 /** What a script kind provides: one entry of the table in `index.ts`. */
 import type { DescriptorType } from '../descriptor/descriptor.js';
+import type { KeyExpression } from '../descriptor/key-expression.js';
 import type { SpendPlan } from '../spend-plan.js';
 
 /** The scripts of one output. */
@@ -18,6 +19,8 @@ export interface ScriptKind {
   readonly expressions: readonly string[];
   /** True for k-of-n kinds: the innermost expression takes the threshold, then the keys. */
   readonly multisig: boolean;
+  /** Refuses keys the kind cannot hold (throws DescriptorError), beyond what the descriptor grammar checks. */
+  readonly checkKeys?: (keys: readonly KeyExpression[]) => void;
   /**
    * The scripts of one output from its keys (descriptor order). Absent for taproot: its output
    * keys are tweaked in batches over a range (descriptor/derive.ts).
