@@ -10,7 +10,9 @@ import { describeWithFulcrum } from '../../support/fulcrum-locate.js';
 import { FULCRUM_NODE_ARGS, headerHash, startFulcrum, type FulcrumServer } from '../../support/fulcrum.js';
 
 const REGTEST_GENESIS = '0f9188f13cb7b2c71f2a335e3a4fc328bf5beb436012afca590b1a11466e2206';
-const BLOCKS = 450;
+const BLOCKS = 20;
+/** Calls in the batch: three pages of the client's 300. */
+const CALLS = 701;
 
 describeWithFulcrum('Electrum client against Fulcrum', () => {
   let node: BitcoindNode;
@@ -35,19 +37,19 @@ describeWithFulcrum('Electrum client against Fulcrum', () => {
   it('negotiates protocol 1.4 to 1.6 and reads the regtest genesis hash', async () => {
     const info = await client.connect();
     expect(info.software).toMatch(/^Fulcrum \d+\.\d+/);
-    expect(['1.4', '1.4.1', '1.4.2', '1.4.3', '1.4.4', '1.4.5', '1.5', '1.5.0', '1.6', '1.6.0']).toContain(info.protocol);
+    // Fulcrum 2 agrees on 1.6; older ones (1.9 and up) on 1.4 or 1.5.
+    expect(info.protocol).toMatch(/^1\.[4-6](\.\d+)?$/);
     expect(info.genesisHash).toBe(REGTEST_GENESIS);
     expect(client.connected).toBe(true);
   });
 
-  it('reads every block header in one paged batch, each matching the node', async () => {
-    const calls = Array.from({ length: BLOCKS + 1 }, (_, height) => ({ method: 'blockchain.block.header', params: [height] }));
+  it('reads block headers in one paged batch of 701 calls, each matching the node, in order', async () => {
+    const calls = Array.from({ length: CALLS }, (_, i) => ({ method: 'blockchain.block.header', params: [i % (BLOCKS + 1)] }));
     const headers = await client.batch<string>(calls);
-    expect(headers).toHaveLength(BLOCKS + 1);
-    expect(headerHash(headers[0]!)).toBe(REGTEST_GENESIS);
-    for (const height of [1, 299, 300, 301, BLOCKS]) {
-      expect(headerHash(headers[height]!)).toBe(await node.rpc.call<string>('getblockhash', [height]));
-    }
+    expect(headers).toHaveLength(CALLS);
+    const hashes = [REGTEST_GENESIS];
+    for (let height = 1; height <= BLOCKS; height++) hashes.push(await node.rpc.call<string>('getblockhash', [height]));
+    expect(headers.map(headerHash)).toEqual(calls.map((_, i) => hashes[i % (BLOCKS + 1)]));
     const outcomes = await client.batchSettled([
       { method: 'blockchain.block.header', params: [1] },
       { method: 'blockchain.block.header', params: [BLOCKS + 1000] },
