@@ -4,7 +4,7 @@
  * service's users (over HTTP) and as the wallets' cosigners (Bitcoin Core signer wallets).
  */
 import { describe, expect } from 'vitest';
-import { startBitcoind, type BitcoindNode } from '../../support/bitcoind.js';
+import { startBitcoind, type BitcoindNode, type StartBitcoindOptions } from '../../support/bitcoind.js';
 import { locateBitcoind, realNodeRequired } from '../../support/bitcoind-locate.js';
 import type { WalletRpc } from '../../support/bitcoind-rpc.js';
 import { loadFixture } from '../../support/fixtures.js';
@@ -87,8 +87,8 @@ export class Chain {
     this.miner = node.rpc.wallet('miner');
   }
 
-  static async start(): Promise<Chain> {
-    const node = await startBitcoind();
+  static async start(options: StartBitcoindOptions = {}): Promise<Chain> {
+    const node = await startBitcoind(options);
     const chain = new Chain(node);
     try {
       await node.rpc.call('createwallet', { wallet_name: 'miner', load_on_startup: false });
