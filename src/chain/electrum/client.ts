@@ -37,6 +37,14 @@ export interface ServerInfo {
 
 export type { CallOutcome } from './json-rpc.js';
 
+export interface BatchOptions {
+  /**
+   * Fewer calls per page than the default 300, for calls whose answers are large: a page's answer arrives as one
+   * line that must fit the 64 MiB cap and is parsed in one step (e.g. 25 for blockchain.transaction.get).
+   */
+  maxCallsPerPage?: number;
+}
+
 const PROTOCOL_MIN = '1.4';
 const PROTOCOL_MAX = '1.6';
 const DEFAULT_TIMEOUT_MS = 30_000;
@@ -118,9 +126,12 @@ export class ElectrumClient {
     return (await connection.request(method, params, this.timeoutMs)) as T;
   }
 
-  /** Many calls, sent as JSON-RPC batches paged within the server's limits; results in order; a call's own error rejects. */
-  async batch<T = unknown>(calls: ReadonlyArray<{ method: string; params: unknown[] }>): Promise<T[]> {
-    const outcomes = await this.batchSettled<T>(calls);
+  /**
+   * Many calls, sent as JSON-RPC batches paged within the server's limits; results in order; a call's own error
+   * rejects. `maxCallsPerPage` lowers the page size for calls with large answers (a page's answer is one line).
+   */
+  async batch<T = unknown>(calls: ReadonlyArray<{ method: string; params: unknown[] }>, options: BatchOptions = {}): Promise<T[]> {
+    const outcomes = await this.batchSettled<T>(calls, options);
     return outcomes.map((outcome) => {
       if (!outcome.ok) throw outcome.error;
       return outcome.result;
@@ -131,8 +142,8 @@ export class ElectrumClient {
    * Like `batch`, but a call the server answered with an error gives that call's outcome instead of failing
    * the rest (e.g. unknown transactions). A lost connection, timeout or bad answer still rejects the whole.
    */
-  async batchSettled<T = unknown>(calls: ReadonlyArray<{ method: string; params: unknown[] }>): Promise<Array<CallOutcome<T>>> {
-    const pages = paginate(calls);
+  async batchSettled<T = unknown>(calls: ReadonlyArray<{ method: string; params: unknown[] }>, options: BatchOptions = {}): Promise<Array<CallOutcome<T>>> {
+    const pages = paginate(calls, Math.max(1, Math.min(options.maxCallsPerPage ?? BATCH_MAX_CALLS, BATCH_MAX_CALLS)));
     const results: CallOutcome[][] = new Array<CallOutcome[]>(pages.length);
     let next = 0;
     let failure: ChainError | undefined;
@@ -319,7 +330,6 @@ export class ElectrumClient {
       this.reconnectTimer = undefined;
       this.attempt().catch(() => undefined); // a failed attempt schedules the next one itself
     }, delay);
-    this.reconnectTimer.unref();
   }
 
   /** Pings when nothing was written for keepAliveMs; a ping without answer ends the connection (then reconnect). */
@@ -336,7 +346,6 @@ export class ElectrumClient {
       }
       this.scheduleKeepAlive(connection);
     }, due);
-    this.keepAliveTimer.unref();
   }
 
   private notify(method: string, params: unknown[]): void {
@@ -360,15 +369,15 @@ export class ElectrumClient {
   }
 }
 
-/** Splits calls into pages of at most BATCH_MAX_CALLS calls and about BATCH_MAX_BYTES of request text. */
-function paginate(calls: ReadonlyArray<{ method: string; params: unknown[] }>): RpcCall[][] {
+/** Splits calls into pages of at most `maxCalls` calls and about BATCH_MAX_BYTES of request text. */
+function paginate(calls: ReadonlyArray<{ method: string; params: unknown[] }>, maxCalls: number): RpcCall[][] {
   const pages: RpcCall[][] = [];
   let page: RpcCall[] = [];
   let bytes = 0;
   for (const call of calls) {
     // The envelope ({"jsonrpc":"2.0","method":..,"params":..,"id":N}) adds about 50 bytes to the call's own text.
     const size = call.method.length + JSON.stringify(call.params).length + 50;
-    if (page.length > 0 && (page.length >= BATCH_MAX_CALLS || bytes + size > BATCH_MAX_BYTES)) {
+    if (page.length > 0 && (page.length >= maxCalls || bytes + size > BATCH_MAX_BYTES)) {
       pages.push(page);
       page = [];
       bytes = 0;

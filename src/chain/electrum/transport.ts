@@ -77,6 +77,8 @@ export async function openTransport(options: TransportOptions): Promise<net.Sock
     if (!endpoint.tls) return raw;
     secure = tls.connect({
       socket: raw,
+      // The name the certificate must carry (through a proxy the socket knows only the proxy's address).
+      host: endpoint.host,
       // SNI only for names, as TLS requires.
       servername: net.isIP(endpoint.host) ? undefined : endpoint.host,
       ...(options.fingerprint

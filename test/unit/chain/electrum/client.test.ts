@@ -2,6 +2,7 @@
  * The Electrum client against a scriptable Electrum server on loopback (real sockets): negotiation, batches,
  * timeouts, lost connections, garbage, TLS pinning and SOCKS5.
  */
+import { createHook } from 'node:async_hooks';
 import net from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ElectrumClient } from '../../../../src/chain/electrum/client.js';
@@ -183,6 +184,15 @@ describe('batches', () => {
     expect(await electrum.batch([])).toEqual([]);
   });
 
+  it('pages smaller when asked, for calls with large answers', async () => {
+    const server = await fake();
+    server.handle('blockchain.transaction.get', ([txid]) => `raw-${String(txid)}`);
+    const electrum = client({ url: server.url });
+    const calls = Array.from({ length: 60 }, (_, n) => ({ method: 'blockchain.transaction.get', params: [n] }));
+    expect(await electrum.batch(calls, { maxCallsPerPage: 25 })).toEqual(calls.map((_, n) => `raw-${n}`));
+    expect(server.batchSizes).toEqual([25, 25, 10]);
+  });
+
   it('falls back to pipelined single requests when the server refuses batches', async () => {
     const server = await fake();
     server.refuseBatches = true;
@@ -287,7 +297,8 @@ describe('lost connections', () => {
   it('close() fails pending calls, stops reconnecting and leaves no timer behind', async () => {
     const server = await fake();
     server.handle('slow', () => NO_REPLY);
-    const timersBefore = activeTimers();
+    const timers = trackTimers();
+    cleanups.push(async () => timers.stop());
     const electrum = new ElectrumClient({ url: server.url, timeoutMs: 5_000 });
     await electrum.connect();
     const pending = electrum.request('slow', []);
@@ -295,7 +306,7 @@ describe('lost connections', () => {
     await electrum.close();
     expect((await chainFailure(pending)).code).toBe('unreachable');
     expect(electrum.connected).toBe(false);
-    expect(activeTimers()).toBeLessThanOrEqual(timersBefore);
+    expect(await timers.pending()).toEqual([]);
     expect((await chainFailure(electrum.request('server.ping', []))).code).toBe('unreachable');
     expect((await chainFailure(electrum.connect())).code).toBe('unreachable');
 
@@ -305,10 +316,36 @@ describe('lost connections', () => {
     server.dropConnections();
     await until(() => !second.connected);
     await second.close();
-    expect(activeTimers()).toBeLessThanOrEqual(timersBefore);
+    expect(await timers.pending()).toEqual([]);
     const connections = server.connectionCount;
     await sleep(700);
     expect(server.connectionCount).toBe(connections);
+  });
+});
+
+describe('silent peers', () => {
+  it('says timeout when a server accepts the connection but never answers server.version, or a proxy never answers', async () => {
+    const silent = await silentServer();
+    const error = await chainFailure(client({ url: `tcp://127.0.0.1:${silent.port}`, timeoutMs: 300 }).connect());
+    expect(error.code).toBe('timeout');
+    expect(error.message).toContain('server.version');
+    const viaSilentProxy = await chainFailure(client({ url: 'tcp://electrum.example:50001', proxy: `socks5://127.0.0.1:${silent.port}`, timeoutMs: 300 }).connect());
+    expect(viaSilentProxy.code).toBe('timeout');
+  });
+
+  it('close() during a connection attempt ends it at once and leaves no timer', async () => {
+    const silent = await silentServer();
+    const timers = trackTimers();
+    cleanups.push(async () => timers.stop());
+    for (const proxy of [undefined, `socks5://127.0.0.1:${silent.port}`]) {
+      const electrum = new ElectrumClient({ url: proxy ? 'tcp://electrum.example:50001' : `tcp://127.0.0.1:${silent.port}`, proxy, timeoutMs: 60_000 });
+      const connecting = electrum.connect();
+      await until(() => silent.connections > 0);
+      await electrum.close();
+      expect((await chainFailure(connecting)).code).toBe('unreachable');
+      expect(await timers.pending()).toEqual([]);
+      silent.connections = 0;
+    }
   });
 });
 
@@ -391,8 +428,46 @@ async function until(condition: () => boolean): Promise<void> {
   while (!condition()) await sleep(10);
 }
 
-function activeTimers(): number {
-  return process.getActiveResourcesInfo().filter((kind) => kind === 'Timeout').length;
+/** A TCP server that accepts connections and never writes a byte. */
+async function silentServer(): Promise<{ port: number; connections: number }> {
+  const sockets = new Set<net.Socket>();
+  const state = { port: 0, connections: 0 };
+  const server = net.createServer((socket) => {
+    state.connections++;
+    sockets.add(socket);
+    socket.on('error', () => undefined);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  state.port = (server.address() as net.AddressInfo).port;
+  cleanups.push(async () => {
+    for (const socket of sockets) socket.destroy();
+    await new Promise((resolve) => server.close(resolve));
+  });
+  return state;
+}
+
+/**
+ * Watches the timers created from now on (through async_hooks) and lists those of the Electrum client neither
+ * fired nor cleared, by the stack that created them.
+ */
+function trackTimers(): { pending(): Promise<string[]>; stop(): void } {
+  const live = new Map<number, string>();
+  const hook = createHook({
+    init(asyncId, type) {
+      if (type === 'Timeout') live.set(asyncId, new Error().stack ?? '');
+    },
+    destroy(asyncId) {
+      live.delete(asyncId);
+    },
+  }).enable();
+  return {
+    // Node reports a cleared timer's end on a later turn.
+    pending: async () => {
+      await new Promise((resolve) => setImmediate(resolve));
+      return [...live.values()].filter((stack) => stack.includes('/src/chain/electrum/'));
+    },
+    stop: () => hook.disable(),
+  };
 }
 
 function closedPort(): Promise<number> {
