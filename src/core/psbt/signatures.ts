@@ -3,13 +3,12 @@
  * (ECDSA or taproot key path) is valid for the transaction and the output it spends, so a
  * cosigner's bad signature is refused before it is merged.
  */
-import { sha256 } from '@noble/hashes/sha2.js';
 import { equalBytes, toHex } from '../bytes.js';
-import { p2pkhScript, witnessProgram } from '../address.js';
-import { hash160, parseBareMultisig } from '../script-type.js';
+import { OutputPlanError, signaturesFor, spendableOutput, type SpendableOutput } from '../script-kinds/output-plan.js';
+import { signaturesToward } from '../spend-plan.js';
 import { SighashError, taprootKeyPathSighash, isValidTaprootHashType } from '../signing/sighash.js';
 import { checkEcdsaSignature, checkSchnorrSignature } from '../signing/signature.js';
-import { ecdsaHasher, isP2pkh, isP2sh, isP2tr, isP2wpkh, isP2wsh, type EcdsaHasher } from '../signing/verify.js';
+import { ecdsaHasher, isP2tr, type EcdsaHasher } from '../signing/verify.js';
 import type { TxOutput } from '../tx.js';
 import { spentOutput } from './decode.js';
 import { PsbtError, isFinalized, type Psbt, type PsbtInput } from './types.js';
@@ -18,12 +17,33 @@ import { PsbtError, isFinalized, type Psbt, type PsbtInput } from './types.js';
 export const signatureCount = (input: PsbtInput): number => input.partialSigs.length + (input.tapKeySig ? 1 : 0);
 
 /**
+ * Signatures of one input that count toward a path of its output's plan (the path with the most);
+ * every signature present when the plan cannot be read (a script or the spent output missing).
+ */
+export function signaturesTowardPlan(psbt: Psbt, index: number): number {
+  const input = psbt.inputs[index]!;
+  const utxo = spentOutput(psbt, index);
+  let output: SpendableOutput | undefined;
+  try {
+    output = utxo && spendableOutput(input, utxo);
+  } catch (e) {
+    if (!(e instanceof OutputPlanError)) throw e;
+  }
+  if (!output) return signatureCount(input);
+  const { plan } = output;
+  return Math.max(...plan.paths.map((path) => {
+    const signatureOf = signaturesFor(input, plan, path);
+    return signaturesToward(path.signers, (key) => signatureOf(key) !== undefined);
+  }));
+}
+
+/**
  * The smallest number of signatures on any input (so a PSBT counts as signed only when every
- * input is); a finalized input counts as `threshold`.
+ * input is), counted toward its output's plan; a finalized input counts as `threshold`.
  */
 export function minimumSignatureCount(psbt: Psbt, threshold: number): number {
   if (psbt.inputs.length === 0) return 0;
-  return Math.min(...psbt.inputs.map((i) => (isFinalized(i) ? threshold : signatureCount(i))));
+  return Math.min(...psbt.inputs.map((input, index) => (isFinalized(input) ? threshold : signaturesTowardPlan(psbt, index))));
 }
 
 export interface PartialSignatureCheck {
@@ -52,41 +72,28 @@ function checkedSpentOutput(psbt: Psbt, index: number): TxOutput {
 
 interface EcdsaContext {
   hasher: EcdsaHasher;
-  /** Keys allowed to sign: the multisig keys, or the key whose hash the script commits to. */
+  /** Keys allowed to sign: the keys of the output's plan (for a key hash: the key that hashes to it). */
   accepts: (pubkey: Uint8Array) => boolean;
 }
 
-function scriptContext(psbt: Psbt, index: number, script: Uint8Array, amount: bigint | undefined): EcdsaContext {
-  const multisig = parseBareMultisig(script) ?? unusable('the script is not a supported multisig script');
-  return { hasher: ecdsaHasher(psbt.tx, index, script, amount), accepts: (k) => multisig.keys.some((m) => equalBytes(m, k)) };
-}
-
-function witnessContext(psbt: Psbt, index: number, program: Uint8Array, amount: bigint): EcdsaContext {
-  const input = psbt.inputs[index]!;
-  if (program.length === 20) {
-    return { hasher: ecdsaHasher(psbt.tx, index, p2pkhScript(program), amount), accepts: (k) => equalBytes(hash160(k), program) };
+/** The output's plan, or undefined for an output of no kind this service spends (missing scripts are unusable). */
+function spendable(psbt: Psbt, index: number, utxo: TxOutput): SpendableOutput | undefined {
+  try {
+    return spendableOutput(psbt.inputs[index]!, utxo);
+  } catch (e) {
+    if (e instanceof OutputPlanError) unusable(e.message);
+    throw e;
   }
-  const script = input.witnessScript ?? unusable('the witness script is missing');
-  if (!equalBytes(sha256(script), program)) unusable('the witness script does not match the spent output');
-  return scriptContext(psbt, index, script, amount);
 }
 
 /** How an ECDSA signature on this input is hashed, and which keys may sign. */
 function ecdsaContext(psbt: Psbt, index: number): EcdsaContext {
-  const input = psbt.inputs[index]!;
   const utxo = checkedSpentOutput(psbt, index);
-  const spk = utxo.script;
-  if (isP2pkh(spk)) return { hasher: ecdsaHasher(psbt.tx, index, spk), accepts: (k) => equalBytes(hash160(k), spk.subarray(3, 23)) };
-  if (isP2wpkh(spk) || isP2wsh(spk)) return witnessContext(psbt, index, spk.subarray(2), utxo.value);
-  if (isP2sh(spk)) {
-    const redeem = input.redeemScript ?? unusable('the redeem script is missing');
-    if (!equalBytes(hash160(redeem), spk.subarray(2, 22))) unusable('the redeem script does not match the spent output');
-    const program = witnessProgram(redeem);
-    if (program && program.version === 0) return witnessContext(psbt, index, program.program, utxo.value);
-    if (program) unusable('unsupported nested witness program');
-    return scriptContext(psbt, index, redeem, undefined);
-  }
-  return unusable('unsupported script type for ECDSA signatures');
+  const output = spendable(psbt, index, utxo);
+  if (!output?.ecdsa) return unusable('unsupported script type for ECDSA signatures');
+  const { scriptCode, segwit } = output.ecdsa;
+  const { plan } = output;
+  return { hasher: ecdsaHasher(psbt.tx, index, scriptCode, segwit ? utxo.value : undefined), accepts: (k) => plan.keys.some((key) => equalBytes(key, k)) };
 }
 
 function checkTapKeySig(psbt: Psbt, index: number, sig: Uint8Array): string | undefined {
