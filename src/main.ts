@@ -13,6 +13,7 @@ import { createLogger } from './api/logging.js';
 import type { RouteModule } from './api/routes/index.js';
 import { findSigningKey, loadSigningKey } from './auth/signing-key.js';
 import { BitcoindChainSource } from './chain/bitcoind/index.js';
+import { createElectrumChainSource } from './chain/electrum/index.js';
 import type { ChainSource } from './chain/types.js';
 import { ConfigError, type Config } from './config.js';
 import { readVersion } from './version.js';
@@ -65,8 +66,18 @@ export interface RuntimeOptions {
   createNoFiles?: boolean;
 }
 
-/** Bitcoin Core from the configuration, or null when no node is configured. */
+/** The configured chain source: an Electrum server, or Bitcoin Core; null when neither is configured. */
 export function openChainSource(config: Config, log?: ServiceLog): ChainSource | null {
+  const electrum = config.electrum;
+  if (electrum.url !== undefined) {
+    return createElectrumChainSource({
+      url: electrum.url,
+      network: config.network,
+      ...(electrum.tlsFingerprint !== undefined ? { tlsFingerprint: electrum.tlsFingerprint } : {}),
+      ...(electrum.proxy !== undefined ? { proxy: electrum.proxy } : {}),
+      ...(log ? { log } : {}),
+    });
+  }
   const { url, cookieFile, user, password, blocksFolder } = config.bitcoind;
   if (url === undefined) return null;
   return new BitcoindChainSource({
