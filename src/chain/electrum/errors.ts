@@ -6,7 +6,7 @@ import { ChainError, type ChainErrorCode } from '../types.js';
 
 const REFUSALS: ReadonlyArray<{ test: RegExp; code: ChainErrorCode; what: string }> = [
   { test: /TX decode failed|decode failed|deserial/i, code: 'tx_decode_failed', what: 'The node could not decode the transaction' },
-  { test: /already in (the )?block ?chain|txn-already-confirmed/i, code: 'tx_already_confirmed', what: 'The transaction is already confirmed' },
+  { test: /already in (the )?block ?chain|already in utxo set|txn-already-confirmed/i, code: 'tx_already_confirmed', what: 'The transaction is already confirmed' },
   { test: /missingorspent|missing inputs|inputs-missing/i, code: 'tx_missing_inputs', what: 'The transaction spends missing or already spent outputs' },
   // RPC -25 besides missing inputs: above the node's maximum fee rate.
   { test: /max-?fee-?exceeded|exceeds maximum|absurdly-high-fee/i, code: 'tx_failed', what: 'The node did not accept the transaction' },

@@ -154,12 +154,15 @@ export class ElectrumFollower implements ChainFollower {
 
   /** Headers from the server, `count` at most (fewer past its tip), hashed and linked here. */
   async readHeaders(height: number, count: number): Promise<Header[]> {
-    const answer = (await this.deps.client.request('blockchain.block.headers', [height, count])) as { count?: unknown; hex?: unknown } | null;
+    if (count <= 0) return [];
+    const answer = (await this.deps.client.request('blockchain.block.headers', [height, count])) as { count?: unknown; hex?: unknown; headers?: unknown } | null;
     const got = answer?.count;
     if (typeof got !== 'number' || !Number.isSafeInteger(got) || got < 0 || got > count) {
       throw new ChainError('bad_response', 'The Electrum server sent an unexpected answer for block headers');
     }
-    const headers = parseHeaders(answer!.hex, height, got);
+    // Protocol 1.6 sends a list of headers; before, one hex string of them all.
+    const hex = Array.isArray(answer!.headers) ? answer!.headers.map(String).join('') : answer!.hex;
+    const headers = parseHeaders(hex, height, got);
     for (const header of headers) this.remember(header);
     return headers;
   }
