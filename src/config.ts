@@ -49,6 +49,12 @@ export interface Config {
   corsOrigins: string[];
   /** Milliseconds between chain sync passes; 0: no background sync (passes run only on demand). */
   syncIntervalMs: number;
+  /**
+   * PostgreSQL: the instances share the following of wallets through per-wallet leases (ADR 0014), instead of one
+   * instance following them all; `syncLeaseMs` is how long a silent instance keeps its wallets.
+   */
+  syncSharing: boolean;
+  syncLeaseMs: number;
   /** What one user may cost the service (docs/operations.md, "Cost limits"). */
   limits: CostLimits;
   /** Serve the web interface at `/` (independent of the API). */
@@ -234,6 +240,15 @@ export const SETTINGS: readonly Setting[] = [
       if (t.trim() === '' || !Number.isFinite(seconds) || seconds < 0 || seconds > 86_400) throw new Error('must be a number of seconds from 0 to 86400');
       d.syncIntervalMs = Math.round(seconds * 1000);
     } },
+  { key: 'sync_sharing', env: 'SERVICE_SYNC_SHARING', flag: '--sync-sharing', defaultText: 'off', description: 'PostgreSQL with several instances: `on` shares the following of wallets between the instances that sync (each wallet followed by one of them, taken over when it stops), `off` lets one instance follow every wallet. Set it alike on every instance.',
+    apply: (d, t) => {
+      const word = t.trim().toLowerCase();
+      if (word === 'on') d.syncSharing = true;
+      else if (word === 'off') d.syncSharing = false;
+      else throw new Error('must be on or off');
+    } },
+  { key: 'sync_lease', env: 'SERVICE_SYNC_LEASE', flag: '--sync-lease', defaultText: '15', description: 'With `sync_sharing` on: seconds after which the wallets of an instance that stopped renewing its leases (killed, hung, cut off from the database) are taken over by the others.',
+    apply: (d, t) => { d.syncLeaseMs = integer(t, 3, 3600) * 1000; } },
   { key: 'user_requests_in_flight', env: 'SERVICE_USER_REQUESTS_IN_FLIGHT', flag: '--user-requests-in-flight', defaultText: '4', description: 'API requests of one user that each instance serves at once; the user\'s further requests wait in line, first come first served (event streams do not count).',
     apply: (d, t) => { d.limits.userRequestsInFlight = integer(t, 1, 10_000); } },
   { key: 'user_request_queue', env: 'SERVICE_USER_REQUEST_QUEUE', flag: '--user-request-queue', defaultText: '64', description: 'API requests of one user that may wait in line on each instance; one more answers 429 `too_many_requests` with `Retry-After`.',
@@ -317,6 +332,8 @@ function defaults(): Draft {
     jwtKey: undefined,
     corsOrigins: [],
     syncIntervalMs: 5_000,
+    syncSharing: false,
+    syncLeaseMs: 15_000,
     limits: { ...DEFAULT_COST_LIMITS },
     webActive: true,
     confirmationsNotify: 6,

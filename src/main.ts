@@ -26,7 +26,7 @@ import { openPostgresStore } from './store/postgres.js';
 import type { Store } from './store/repositories.js';
 import { PRIVATE_FILE_MODE, ensurePrivateFolder } from './store/private-files.js';
 import { openSqliteStore } from './store/sqlite.js';
-import { PostgresSyncLeadership } from './store/sync-leadership.js';
+import { PostgresSyncLeadership, SYNC_LOCK_ID } from './store/sync-leadership.js';
 
 export { SigningKeyMismatchError };
 
@@ -106,7 +106,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
   }
   const version = readVersion();
   const chain = options.chain !== undefined ? options.chain : openChainSource(config, options.log);
-  const syncLeadership = config.database.kind === 'postgres' && options.store === undefined ? new PostgresSyncLeadership(config.database.url) : undefined;
+  const syncLeadership = config.database.kind === 'postgres' && options.store === undefined ? new PostgresSyncLeadership(config.database.url, SYNC_LOCK_ID, config.syncSharing) : undefined;
   const services = createServices({
     config,
     store,

@@ -16,6 +16,7 @@ import { UserService } from './users.js';
 import { PsbtService } from './psbts/service.js';
 import { CachedChainAccess } from './sync/chain-access.js';
 import { ALWAYS_LEADER, type SyncLeadership } from './sync/leadership.js';
+import { WalletLeases } from './sync/wallet-following.js';
 import { SyncService, type SyncServiceDeps } from './sync/sync-service.js';
 import { PsbtChainReconciler } from './psbts/chain-reconciler.js';
 import { WalletScriptsCache, WalletStateCache } from './wallet-state.js';
@@ -93,6 +94,8 @@ export function createServices(deps: ServiceDeps): Services {
     follower: chain.source?.follower ?? null,
     scripts,
     leadership: deps.syncLeadership ?? ALWAYS_LEADER,
+    // One SQLite process follows every wallet; PostgreSQL instances share them when asked (ADR 0014).
+    ...(config.syncSharing && store.kind === 'postgres' ? { following: new WalletLeases(store, { leaseMs: config.syncLeaseMs, log: deps.log }) } : {}),
     psbts: new PsbtChainReconciler(now),
     progress: chain,
     confirmationsNotify: config.confirmationsNotify,

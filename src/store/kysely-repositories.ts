@@ -18,6 +18,7 @@ import { KyselyPsbts } from './kysely-psbts.js';
 import { KyselyWallets } from './kysely-wallets.js';
 import { KyselyLabels } from './kysely-labels.js';
 import { KyselyWebSessions } from './kysely-web-sessions.js';
+import { KyselyFollowLeases } from './kysely-follow-leases.js';
 import { PreparedQuery } from './prepared-query.js';
 
 /** Tells whether a driver error is a uniqueness violation (SQLite or PostgreSQL). */
@@ -254,5 +255,6 @@ export function kyselyRepositories(db: Kysely<Database>): Repositories {
     webSessions: new KyselyWebSessions(db),
     events: new KyselyEvents(db),
     webhooks: new KyselyWebhooks(db),
+    followLeases: new KyselyFollowLeases(db),
   };
 }

@@ -141,6 +141,30 @@ export type * from './event-records.js';
 export type { PsbtRepository, PsbtStatus, StoredPsbt, Outpoint, Reservation } from './psbt-records.js';
 export type { StoredLabel, WalletLabelRepository } from './label-records.js';
 
+/** What one heartbeat of an instance following wallets found (store/kysely-follow-leases.ts). */
+export interface FollowLeaseState {
+  /** The wallets whose leases this instance holds (renewed by the heartbeat). */
+  held: string[];
+  /** Instances whose heartbeat is younger than the lease time, this one included. */
+  liveInstances: number;
+  wallets: number;
+}
+
+/** Leases on following wallets, one holder per wallet (PostgreSQL only: one SQLite process follows every wallet). */
+export interface FollowLeaseRepository {
+  /** Says the instance lives, renews its leases for `ttlMs`, and counts the live instances and the wallets. */
+  heartbeat(instanceId: string, ttlMs: number): Promise<FollowLeaseState>;
+  /** Takes up to `count` wallets nobody holds or whose lease expired; the ones taken. */
+  claim(instanceId: string, count: number, ttlMs: number): Promise<string[]>;
+  /** Gives up these leases at once (all of them, and the instance's heartbeat, when no list is given). */
+  release(instanceId: string, walletIds?: readonly string[]): Promise<void>;
+  /**
+   * In a write's transaction: locks the leases of these wallets until the commit, and fails
+   * (FollowLeaseLostError) unless each is this instance's and unexpired.
+   */
+  fence(instanceId: string, walletIds: readonly string[]): Promise<void>;
+}
+
 export interface Repositories {
   users: UserRepository;
   tokens: TokenRepository;
@@ -152,6 +176,7 @@ export interface Repositories {
   webSessions: WebSessionRepository;
   events: EventRepository;
   webhooks: WebhookRepository;
+  followLeases: FollowLeaseRepository;
 }
 
 export interface Store extends Repositories {
@@ -170,5 +195,13 @@ export class StoreConflictError extends Error {
   constructor(message: string) {
     super(message);
     this.name = 'StoreConflictError';
+  }
+}
+
+/** Lost a lease while writing: another instance follows the wallet now. */
+export class FollowLeaseLostError extends Error {
+  constructor(readonly walletIds: readonly string[]) {
+    super(`The lease on following ${walletIds.length} wallet(s) was lost to another instance`);
+    this.name = 'FollowLeaseLostError';
   }
 }

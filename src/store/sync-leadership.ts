@@ -13,6 +13,11 @@ export const SYNC_LOCK_ID = 25_441_002;
 
 /** The two-key form: a key space of its own, apart from the single-key migration lock. */
 const TRY_LOCK = "select pg_try_advisory_lock($1, hashtext(coalesce(current_schema(), ''))) as locked";
+/**
+ * Instances sharing the following of wallets (`sync_sharing` on, ADR 0014) hold the same lock shared: any number
+ * of them together, never beside a single leader (an instance left with sharing off) that follows every wallet.
+ */
+const TRY_LOCK_SHARED = "select pg_try_advisory_lock_shared($1, hashtext(coalesce(current_schema(), ''))) as locked";
 
 export class PostgresSyncLeadership {
   private client: pg.Client | undefined;
@@ -21,6 +26,7 @@ export class PostgresSyncLeadership {
   constructor(
     private readonly url: string,
     private readonly lockId = SYNC_LOCK_ID,
+    private readonly shared = false,
   ) {}
 
   async acquire(): Promise<boolean> {
@@ -36,7 +42,7 @@ export class PostgresSyncLeadership {
         await client.connect();
         this.client = client;
       }
-      const result = await this.client.query<{ locked: boolean }>(TRY_LOCK, [this.lockId]);
+      const result = await this.client.query<{ locked: boolean }>(this.shared ? TRY_LOCK_SHARED : TRY_LOCK, [this.lockId]);
       this.held = result.rows[0]?.locked === true;
       return this.held;
     } catch {

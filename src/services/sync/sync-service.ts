@@ -33,6 +33,7 @@ import { deriveStoredInParts, loadWalletInto, type WalletScriptsCache } from '..
 import type { ReadinessCheck } from '../health.js';
 import { nextTurn } from '../turns.js';
 import type { SyncLeadership } from './leadership.js';
+import { FOLLOW_ALL, type WalletFollowing } from './wallet-following.js';
 
 /**
  * Most blocks, and most transaction and address rows, written together while they touch no wallet or the
@@ -77,6 +78,8 @@ export interface SyncServiceDeps {
   follower: ChainFollower | null;
   scripts: WalletScriptsCache;
   leadership: SyncLeadership;
+  /** The wallets this instance follows (default: all; a share of them with `sync_sharing` on, ADR 0014). */
+  following?: WalletFollowing;
   /** Settles the PSBTs of a wallet whose transactions changed, in the transaction that writes the change. */
   psbts: PsbtChainReconciler;
   /** Blocks a group advances before the next group gets its turn. */
@@ -152,10 +155,7 @@ export class SyncService {
     if (!follower || !this.stopped) return;
     this.stopped = false;
     this.firstLoad = { done: 0, total: undefined };
-    // A new block is taken at once; the interval stays as the fallback (a watch lost, a source without one).
-    this.tipWatch = follower.watchTip?.((tip) => {
-      if (tip.hash !== this.nodeTip?.hash) this.requestPass();
-    });
+    this.following.start(() => this.requestPass());
     const tick = async () => {
       this.timer = undefined;
       try {
@@ -207,11 +207,30 @@ export class SyncService {
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
-    const watch = this.tipWatch;
-    this.tipWatch = undefined;
-    await watch?.stop();
+    await this.watchTip(false);
     await this.running?.catch(() => undefined);
+    await this.following.stop();
     await this.deps.leadership.release();
+  }
+
+  private get following(): WalletFollowing {
+    return this.deps.following ?? FOLLOW_ALL;
+  }
+
+  /**
+   * New blocks are taken at once (the interval stays as the fallback: a watch lost, a source without one), by an
+   * instance that follows wallets only: the others would hold a long poll on the node for nothing.
+   */
+  private async watchTip(on: boolean): Promise<void> {
+    if (on && !this.tipWatch && !this.stopped) {
+      this.tipWatch = this.deps.follower?.watchTip?.((tip) => {
+        if (tip.hash !== this.nodeTip?.hash) this.requestPass();
+      });
+    } else if (!on && this.tipWatch) {
+      const watch = this.tipWatch;
+      this.tipWatch = undefined;
+      await watch.stop();
+    }
   }
 
   private async pass(): Promise<SyncPassResult> {
@@ -220,6 +239,7 @@ export class SyncService {
     if (!chain) return { ran: false, tip: null, ...stats };
     if (!(await this.deps.leadership.acquire())) {
       this.firstLoad = undefined; // another instance follows the wallets
+      await this.watchTip(false);
       return { ran: false, tip: null, ...stats };
     }
     this.passInProgress = true;
@@ -229,6 +249,8 @@ export class SyncService {
       await this.refreshWallets();
       if (this.stopped && this.firstLoad) return { ran: true, tip: null, ...stats }; // stopped while loading
       this.firstLoad = undefined;
+      await this.watchTip(this.loaded.size > 0);
+      if (this.loaded.size === 0 && this.following.followed() !== 'all') return { ran: false, tip: null, ...stats }; // others follow every wallet
       await chain.verifyNetwork(); // a node on another network: no block of it is applied
       let tip = await this.readTip(chain);
       // Wallets already at the tip when loaded have no scan to finish.
@@ -272,9 +294,10 @@ export class SyncService {
     }
   }
 
-  /** Loads new wallets, reloads changed ones (rescan, another writer), forgets deleted ones. */
+  /** Loads new wallets, reloads changed ones (rescan, another writer), forgets deleted ones and those no longer followed. */
   private async refreshWallets(): Promise<void> {
-    const wallets = await this.deps.store.wallets.listAll();
+    const followed = this.following.followed();
+    const wallets = (await this.deps.store.wallets.listAll()).filter((w) => followed === 'all' || followed.has(w.id));
     const present = new Set(wallets.map((w) => w.id));
     for (const id of [...this.loaded.keys()]) {
       if (!present.has(id)) {
@@ -320,6 +343,7 @@ export class SyncService {
       if (unwritten.settle.length >= WALLETS_PER_LOAD_WRITE) await write();
     }
     await write();
+    await this.following.settled(new Set(this.loaded.keys()));
   }
 
   /**
@@ -470,6 +494,8 @@ export class SyncService {
     try {
       const reached = changes.wallets.filter((c) => this.scanning.has(c.walletId) && c.sync.tip !== null && c.sync.tip.hash === this.nodeTip?.hash).map((c) => c.walletId);
       const revisions = await this.deps.store.transaction(async (repos) => {
+        // First: a wallet another instance has taken over is written by that instance only (ADR 0014).
+        await this.following.fence(repos, [...new Set([...changes.wallets.map((c) => c.walletId), ...settle.keys()])]);
         if (blocks.length > 0) await repos.wallets.recordBlocks(blocks);
         const next = new Map<string, number>();
         for (const change of changes.wallets) {

@@ -14,8 +14,9 @@ import { webhooksOfDeletedUsers } from './0012-webhooks-of-deleted-users.js';
 import { shownReceive } from './0013-shown-receive.js';
 import { loginAttempts } from './0014-login-attempts.js';
 import { eventAnnouncements } from './0015-event-announcements.js';
+import { walletFollowLeases } from './0016-wallet-follow-leases.js';
 import type { Migration } from './types.js';
 
 export type { Migration } from './types.js';
 
-export const MIGRATIONS: readonly Migration[] = [usersAndTokens, psbts, wallets, revealedReceive, psbtVersion, serviceSettings, webSessions, eventsAndWebhooks, tokenPermissions, labelTimes, chainRowRevisions, webhooksOfDeletedUsers, shownReceive, loginAttempts, eventAnnouncements];
+export const MIGRATIONS: readonly Migration[] = [usersAndTokens, psbts, wallets, revealedReceive, psbtVersion, serviceSettings, webSessions, eventsAndWebhooks, tokenPermissions, labelTimes, chainRowRevisions, webhooksOfDeletedUsers, shownReceive, loginAttempts, eventAnnouncements, walletFollowLeases];
