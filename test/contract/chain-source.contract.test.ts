@@ -26,8 +26,9 @@ const TAPROOT = 'w_tr';
 const LATE = 'w_shwpkh';
 const EARLY_WALLETS = [MULTISIG, SINGLE, TAPROOT];
 
-/** How long one step may take to show on both instances. */
-const SETTLE_MS = 60_000;
+/** How long one step may take to show on both instances, and how long a test (several steps) may take. */
+const SETTLE_MS = 30_000;
+const STEP_TEST_MS = 240_000;
 
 interface Instance {
   name: string;
@@ -149,7 +150,7 @@ for (const variant of VARIANTS) {
               shown = (error as Error).message;
             }
             if (JSON.stringify(shown) === JSON.stringify(core)) break;
-            if (Date.now() > deadline) expect(shown, `${step}: ${id}'s coins on ${instance.name}, as Core's watch-only wallet has them`).toEqual(core);
+            if (Date.now() > deadline) expect(shown, `${step}: ${id}'s coins on ${instance.name}, as Core's watch-only wallet has them${logTail(instance)}`).toEqual(core);
             await sleep(200);
           }
         }
@@ -158,10 +159,16 @@ for (const variant of VARIANTS) {
         for (;;) {
           const [a, b] = [await snapshot(reference, id), await snapshot(subject, id)];
           if (JSON.stringify(a) === JSON.stringify(b)) break;
-          if (Date.now() > deadline) expect(b, `${step}: ${id} on ${subject.name}, as ${reference.name} shows it`).toEqual(a);
+          if (Date.now() > deadline) expect(b, `${step}: ${id} on ${subject.name}, as ${reference.name} shows it${logTail(subject)}`).toEqual(a);
           await sleep(200);
         }
       }
+    }
+
+    /** The instance's last warnings, for a failure message. */
+    function logTail(instance: Instance): string {
+      const lines = instance.server.logs.slice(-5).map((line) => line.trim().slice(0, 400));
+      return lines.length === 0 ? '' : `; its last log lines:\n${lines.join('\n')}`;
     }
 
     /** A PSBT of the wallet made, signed by its Core cosigners and broadcast through `instance`; returns the network txid. */
@@ -194,7 +201,7 @@ for (const variant of VARIANTS) {
         { address: lateAddresses[1]!, sat: 5_000_000 },
       ]);
       await settle('a payment in the mempool');
-    });
+    }, STEP_TEST_MS);
 
     it('spends: PSBTs of the 2-of-3, wpkh and tr wallets broadcast through the instance under test, and a spend outside the service', async () => {
       await spend(subject, MULTISIG, await chain.minerAddressOf('bech32'), 15_000_000);
@@ -208,7 +215,7 @@ for (const variant of VARIANTS) {
       await settle('spends in the mempool');
       await chain.mine(1);
       await settle('spends mined');
-    });
+    }, STEP_TEST_MS);
 
     it('an RBF replacement of a spend evicts the original on both instances', async () => {
       const recipient = await chain.minerAddressOf('bech32');
@@ -219,7 +226,7 @@ for (const variant of VARIANTS) {
       await settle(`the replacement ${replacement} in the mempool`);
       await chain.mine(1);
       await settle('the replacement mined');
-    });
+    }, STEP_TEST_MS);
 
     it('reorgs: a payment dropped back to the mempool, re-mined on another branch, and the chain switching back and forth', async () => {
       const payment = await chain.pay([
@@ -242,7 +249,7 @@ for (const variant of VARIANTS) {
       await chain.rpc.call('reconsiderblock', [second]);
       await chain.mine(1);
       await settle('the longer branch again');
-    });
+    }, STEP_TEST_MS);
 
     it('mempool eviction: a payment double-spent by a conflicting transaction disappears', async () => {
       const [coin] = (await chain.miner.call<any[]>('listunspent', [105])).sort((a, b) => b.amount - a.amount);
@@ -257,7 +264,7 @@ for (const variant of VARIANTS) {
       await settle('the payment double-spent');
       await chain.mine(1);
       await settle('the double spend mined');
-    });
+    }, STEP_TEST_MS);
 
     it('a wallet created with a birthday in the past finds its payments and its spend', async () => {
       await createOnBoth(LATE, heightBeforePayments);
@@ -265,7 +272,7 @@ for (const variant of VARIANTS) {
       expect((await reference.client.details(LATE)).txlist.length, 'the late wallet\'s history (two payments, one spend)').toBe(3);
       await nextAddress(LATE);
       await settle('the late wallet\'s next address');
-    });
+    }, STEP_TEST_MS);
 
     async function descriptorWithChecksum(descriptor: string): Promise<string> {
       const { checksum } = await chain.rpc.call('getdescriptorinfo', [stripChecksum(descriptor)]);

@@ -1,0 +1,95 @@
+/**
+ * The service on an Electrum server (a real Fulcrum over a real Bitcoin Core): the service details name the
+ * source and its address, and readiness fails naming the Electrum server while it is down, refuses connections
+ * or follows another network, and passes again once it is back.
+ */
+import { createServer, type AddressInfo } from 'node:net';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { startBitcoind, type BitcoindNode } from '../../support/bitcoind.js';
+import { FULCRUM_NODE_ARGS, startFulcrum, type FulcrumServer } from '../../support/fulcrum.js';
+import { describeWithFulcrum } from '../../support/fulcrum-locate.js';
+import { TEST_ADMIN_PASSWORD, bearer, createToken, request, startTestServer, type TestServer } from '../../support/server.js';
+import { waitFor } from '../bitcoind/chain-world.js';
+
+/** A loopback port nothing listens on. */
+function closedPort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+describeWithFulcrum('the service on an Electrum server', () => {
+  let node: BitcoindNode;
+  let fulcrum: FulcrumServer;
+  const servers: TestServer[] = [];
+
+  async function serve(env: Record<string, string>): Promise<{ server: TestServer; auth: { authorization: string } }> {
+    const server = await startTestServer({ env: { SERVICE_SYNC_INTERVAL: '0.2', SERVICE_LOG_LEVEL: 'warn', ...env } });
+    servers.push(server);
+    return { server, auth: { authorization: bearer((await createToken(server, 'admin', TEST_ADMIN_PASSWORD, 'electrum')).jwt_token) } };
+  }
+
+  const readiness = async (server: TestServer, auth: { authorization: string }) => request(`${server.api}/readiness`, { headers: auth });
+
+  beforeAll(async () => {
+    node = await startBitcoind({ args: FULCRUM_NODE_ARGS });
+    await node.rpc.call('generatetodescriptor', [110, 'raw(51)']);
+    fulcrum = await startFulcrum(node);
+  }, 120_000);
+
+  afterAll(async () => {
+    for (const server of servers) await server.dispose();
+    await fulcrum?.stop();
+    await node?.stop();
+  });
+
+  it('names the Electrum server as the chain source, at the node\'s tip, and is ready', async () => {
+    const { server, auth } = await serve({ SERVICE_NETWORK: 'regtest', SERVICE_ELECTRUM_URL: fulcrum.url });
+    const details = (await request(`${server.api}/service`, { headers: auth })).body;
+    expect(details.config).toMatchObject({ bitcoind_url: null, electrum_url: fulcrum.url, electrum_tls_fingerprint: null, electrum_proxy: null });
+    expect(details.chain).toMatchObject({ backend: 'electrum', network: 'regtest', tip_height: 110, tip_hash: await node.rpc.call('getbestblockhash') });
+    expect((await readiness(server, auth)).body).toEqual({ message: 'ready', checks: { store: 'ok', chain: 'ok', wallets: 'ok' } });
+    expect((await request(`${server.url}/healthz/ready`)).status).toBe(200);
+  });
+
+  it('is not ready while the Electrum server is down, naming it, and ready again once it is back', async () => {
+    const { server, auth } = await serve({ SERVICE_NETWORK: 'regtest', SERVICE_ELECTRUM_URL: fulcrum.url });
+    expect((await readiness(server, auth)).status).toBe(200);
+    await fulcrum.kill();
+    try {
+      const down = await waitFor(async () => {
+        const answer = await readiness(server, auth);
+        return answer.status === 503 && answer;
+      }, 'readiness to fail while Fulcrum is down');
+      expect(down.body.checks.chain).toBe('failing');
+      expect(down.body.reasons.chain).toMatch(/Electrum server/);
+      expect(down.body.reasons.chain).not.toContain(String(fulcrum.port));
+      expect((await request(`${server.url}/healthz/ready`)).status).toBe(503);
+      await new Promise((resolve) => setTimeout(resolve, 2_100)); // the details keep a health report for 2 s
+      expect((await request(`${server.api}/service`, { headers: auth })).body.chain.sync_state).toMatch(/^unavailable: /);
+    } finally {
+      await fulcrum.restart();
+    }
+    await waitFor(async () => (await readiness(server, auth)).status === 200, 'readiness once Fulcrum is back');
+  });
+
+  it('is not ready when nothing listens at electrum_url', async () => {
+    const { server, auth } = await serve({ SERVICE_NETWORK: 'regtest', SERVICE_ELECTRUM_URL: `tcp://127.0.0.1:${await closedPort()}` });
+    const answer = await readiness(server, auth);
+    expect(answer.status).toBe(503);
+    expect(answer.body.reasons).toEqual({ chain: 'The Electrum server refused the connection' });
+  });
+
+  it('is not ready on an Electrum server of another network, naming both, and the details show the server\'s', async () => {
+    const { server, auth } = await serve({ SERVICE_NETWORK: 'signet', SERVICE_ELECTRUM_URL: fulcrum.url });
+    const answer = await readiness(server, auth);
+    expect(answer.status).toBe(503);
+    expect(answer.body.reasons).toEqual({ chain: 'The Electrum server follows regtest but the service is configured for signet' });
+    expect((await request(`${server.api}/service`, { headers: auth })).body.chain).toMatchObject({ backend: 'electrum', network: 'regtest', sync_state: 'unavailable: wrong_network', tip_height: null });
+  });
+});
