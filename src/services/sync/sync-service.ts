@@ -124,6 +124,12 @@ export class SyncService {
   private readonly eventHeights = new Map<string, number | null>();
   /** Wallets loaded (imported, rescanned, or behind at start) that have not reached the node's tip yet. */
   private readonly scanning = new Set<string>();
+  /**
+   * Wallets the chain source refuses to follow (an Electrum server's history too large), with why: each is followed
+   * in a group of its own, so the wallets that stood with it go on; `refusedInPass` are left alone until the next pass.
+   */
+  private readonly refusals = new Map<string, string>();
+  private refusedInPass = new Set<string>();
   private nodeTip: ChainTip | undefined;
   /** The chain source's news of new blocks, while started (each new tip asks for a pass). */
   private tipWatch: TipWatch | undefined;
@@ -243,6 +249,7 @@ export class SyncService {
       return { ran: false, tip: null, ...stats };
     }
     this.passInProgress = true;
+    this.refusedInPass = new Set();
     try {
       // Loading needs no node: wallets load (and readiness comes) while the node is away.
       this.passRequested = false;
@@ -272,7 +279,7 @@ export class SyncService {
             mempoolReadAt = Date.now();
           }
         }
-        const behind = this.groups().filter((g) => (g.hash === null ? g.height < tip.height : g.hash !== tip.hash));
+        const behind = this.groups().filter((g) => (g.hash === null ? g.height < tip.height : g.hash !== tip.hash) && !this.refusedInPass.has(g.walletIds[0]!));
         if (behind.length === 0) break;
         this.deps.progress?.noteSyncing(true);
         // Closest to the tip first: wallets following the chain are never held back by one catching up.
@@ -386,7 +393,7 @@ export class SyncService {
     const groups = new Map<string, Group>();
     for (const { wallet } of this.loaded.values()) {
       const tip = walletSummary(this.state, wallet.id).tip;
-      const key = tip ? `tip:${tip.hash}` : `birthday:${wallet.birthday}`;
+      const key = (tip ? `tip:${tip.hash}` : `birthday:${wallet.birthday}`) + (this.refusals.has(wallet.id) ? ` alone:${wallet.id}` : '');
       let group = groups.get(key);
       if (!group) groups.set(key, (group = { key, walletIds: [], height: tip ? tip.height : wallet.birthday - 1, hash: tip?.hash ?? null }));
       group.walletIds.push(wallet.id);
@@ -408,6 +415,7 @@ export class SyncService {
     };
     try {
       for await (const update of chain.follow(request, tip, this.deps.batchBlocks ?? 500)) {
+        this.served(group.walletIds);
         if (update.type === 'block_disconnected') {
           await this.apply(update, group.walletIds, []);
           stats.blocksDisconnected++;
@@ -420,6 +428,8 @@ export class SyncService {
         if (update.read) stats.blocksFetched++;
         else stats.blocksSkippedByFilter++;
       }
+    } catch (error) {
+      if (!this.refused(group.walletIds, error)) throw error;
     } finally {
       await this.flush();
     }
@@ -439,10 +449,38 @@ export class SyncService {
   }
 
   private async applyMempool(chain: ChainFollower, tip: ChainTip): Promise<void> {
-    const atTip = this.groups().filter((g) => g.hash === tip.hash).flatMap((g) => g.walletIds);
+    const atTip = this.groups().filter((g) => g.hash === tip.hash && !this.refusedInPass.has(g.walletIds[0]!)).flatMap((g) => g.walletIds);
     if (atTip.length === 0) return;
     await this.watchRevealedAddresses(); // a payment to an address revealed during the pass is in this snapshot
-    await this.apply(await chain.mempool(this.scriptsOfGroup(atTip)), atTip, []);
+    // The wallets the source refused once ask on their own: a refusal then holds back no other wallet.
+    const shared = atTip.filter((id) => !this.refusals.has(id));
+    for (const walletIds of [shared, ...atTip.filter((id) => this.refusals.has(id)).map((id) => [id])]) {
+      if (walletIds.length === 0) continue;
+      try {
+        await this.apply(await chain.mempool(this.scriptsOfGroup(walletIds)), walletIds, []);
+        this.served(walletIds);
+      } catch (error) {
+        if (!this.refused(walletIds, error)) throw error;
+      }
+    }
+  }
+
+  /** True when the source refused to follow these wallets (said once per wallet and reason); they wait for the next pass. */
+  private refused(walletIds: readonly string[], error: unknown): boolean {
+    if (!(error instanceof ChainError) || error.code !== 'history_too_large') return false;
+    for (const id of walletIds) {
+      this.refusedInPass.add(id);
+      if (this.refusals.get(id) === error.message) continue;
+      this.refusals.set(id, error.message);
+      this.deps.log?.('warn', 'the chain source refuses to follow a wallet; the other wallets go on', { wallet: id, reason: error.message, server: error.reason });
+    }
+    return true;
+  }
+
+  private served(walletIds: readonly string[]): void {
+    for (const id of walletIds) {
+      if (this.refusals.delete(id)) this.deps.log?.('info', 'the chain source follows the wallet again', { wallet: id });
+    }
   }
 
   private async apply(update: ChainUpdate, walletIds: string[], blocks: SyncBlockRow[]): Promise<void> {
