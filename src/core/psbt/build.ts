@@ -9,11 +9,9 @@ import { base58check as base58checkFactory } from '@scure/base';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { secp256k1 } from '@noble/curves/secp256k1.js';
 import { equalBytes } from '../bytes.js';
-import { witnessProgram } from '../address.js';
 import { CoreError } from '../errors.js';
-import { hash160, parseBareMultisig } from '../script-type.js';
+import { OutputPlanError, spendableOutput, type SpendableOutput } from '../script-kinds/output-plan.js';
 import { taggedHash } from '../signing/sighash.js';
-import { isP2pkh, isP2sh, isP2tr, isP2wpkh, isP2wsh } from '../signing/verify.js';
 import { parseTransaction, txid, type Transaction, type TxOutput } from '../tx.js';
 import { PsbtError, emptyInput, emptyOutput, type Bip32Derivation, type GlobalXpub, type Psbt, type PsbtInput, type PsbtOutput, type TaprootBip32Derivation } from './types.js';
 
@@ -110,65 +108,48 @@ export function taprootOutputKey(internalKey: Uint8Array): Uint8Array {
   return point.add(secp256k1.Point.BASE.multiply(tweak)).toBytes(true).subarray(1);
 }
 
-/** The script a coin is really locked by, and whether it is segwit, after checking the scripts given for it. */
+/**
+ * Checks the scripts and keys given for a coin against its output's spend plan: whether it is
+ * segwit, and whether its signatures are Schnorr (taproot: no previous transaction needed).
+ */
 function checkScripts(
   what: string,
   spk: Uint8Array,
   scripts: { redeemScript?: Uint8Array; witnessScript?: Uint8Array; derivations: Bip32Derivation[]; taproot?: TaprootKeyInfo },
 ): { segwit: boolean; taproot: boolean } {
-  const keyHashMatches = (hash: Uint8Array) => scripts.derivations.some((d) => equalBytes(hash160(d.pubkey), hash));
-  const checkWitnessScript = (program: Uint8Array) => {
-    const ws = scripts.witnessScript ?? invalid(`${what}: the witness script is missing`);
-    if (!equalBytes(sha256(ws), program)) invalid(`${what}: the witness script does not match the script`);
-    checkMultisigKeys(what, ws, scripts.derivations);
-  };
-  if (isP2pkh(spk)) {
-    if (!keyHashMatches(spk.subarray(3, 23))) invalid(`${what}: no derivation for the key of the script`);
-    return { segwit: false, taproot: false };
+  const input: PsbtInput = { ...emptyInput(), bip32Derivations: scripts.derivations };
+  if (scripts.redeemScript) input.redeemScript = scripts.redeemScript;
+  if (scripts.witnessScript) input.witnessScript = scripts.witnessScript;
+  let output: SpendableOutput | undefined;
+  try {
+    output = spendableOutput(input, { value: 0n, script: spk });
+  } catch (e) {
+    if (e instanceof OutputPlanError) invalid(`${what}: ${e.message.replace('the spent output', 'the script')}`);
+    throw e;
   }
-  if (isP2wpkh(spk)) {
-    if (!keyHashMatches(spk.subarray(2))) invalid(`${what}: no derivation for the key of the script`);
-    return { segwit: true, taproot: false };
-  }
-  if (isP2wsh(spk)) {
-    checkWitnessScript(spk.subarray(2));
-    return { segwit: true, taproot: false };
-  }
-  if (isP2sh(spk)) {
-    const redeem = scripts.redeemScript ?? invalid(`${what}: the redeem script is missing`);
-    if (!equalBytes(hash160(redeem), spk.subarray(2, 22))) invalid(`${what}: the redeem script does not match the script`);
-    const program = witnessProgram(redeem);
-    if (program && isP2wpkh(redeem)) {
-      if (!keyHashMatches(program.program)) invalid(`${what}: no derivation for the key of the script`);
-      return { segwit: true, taproot: false };
-    }
-    if (program && isP2wsh(redeem)) {
-      checkWitnessScript(program.program);
-      return { segwit: true, taproot: false };
-    }
-    if (program) invalid(`${what}: unsupported nested witness program`);
-    checkMultisigKeys(what, redeem, scripts.derivations);
-    return { segwit: false, taproot: false };
-  }
-  if (isP2tr(spk)) {
-    const taproot = scripts.taproot ?? invalid(`${what}: taproot key information is missing`);
-    let outputKey: Uint8Array;
-    try {
-      outputKey = taprootOutputKey(taproot.internalKey);
-    } catch {
-      return invalid(`${what}: the taproot internal key is not a valid key`);
-    }
-    if (!equalBytes(outputKey, spk.subarray(2))) invalid(`${what}: the taproot internal key does not match the script`);
+  if (!output) return invalid(`${what}: unsupported script type`);
+  const { plan } = output;
+  if (!output.ecdsa) {
+    checkTaprootKey(what, spk, scripts.taproot);
     return { segwit: true, taproot: true };
   }
-  return invalid(`${what}: unsupported script type`);
+  if (plan.keys.length === 0) invalid(`${what}: no derivation for the key of the script`);
+  for (const key of plan.keys) {
+    if (!scripts.derivations.some((d) => equalBytes(d.pubkey, key))) invalid(`${what}: no derivation for a key of the script`);
+  }
+  return { segwit: plan.segwit, taproot: false };
 }
 
-function checkMultisigKeys(what: string, script: Uint8Array, derivations: Bip32Derivation[]): void {
-  const multisig = parseBareMultisig(script) ?? invalid(`${what}: the script is not a multisig script`);
-  for (const key of multisig.keys) {
-    if (!derivations.some((d) => equalBytes(d.pubkey, key))) invalid(`${what}: no derivation for a key of the multisig script`);
+/** A taproot key path output: the internal key given must tweak to the output key. */
+function checkTaprootKey(what: string, spk: Uint8Array, info: TaprootKeyInfo | undefined): void {
+  const taproot = info ?? invalid(`${what}: taproot key information is missing`);
+  let outputKey: Uint8Array;
+  try {
+    outputKey = taprootOutputKey(taproot.internalKey);
+  } catch {
+    return invalid(`${what}: the taproot internal key is not a valid key`);
   }
+  if (!equalBytes(outputKey, spk.subarray(2))) invalid(`${what}: the taproot internal key does not match the script`);
 }
 
 function buildInput(coin: BuildInput, index: number): PsbtInput {

@@ -80,9 +80,13 @@ function plan(leaf: Leaf, envelope: Envelope): OutputSpendPlan {
   return { segwit: envelope.segwit, keyCount: leaf.keys.length, keys: leaf.keys, paths: [path] };
 }
 
-/** A key committed to by its hash: the key comes with its signature, so the keys are the signers' keys that hash to it. */
+/**
+ * A key committed to by its hash: the key is the one of a signature or of a BIP32 derivation that
+ * hashes to it (none when the input names neither).
+ */
 function keyHashLeaf(input: PsbtInput, keyHash: Uint8Array): Leaf {
-  const signer = input.partialSigs.find((s) => equalBytes(hash160(s.pubkey), keyHash))?.pubkey;
+  const known = [...input.partialSigs, ...input.bip32Derivations];
+  const signer = known.find((s) => equalBytes(hash160(s.pubkey), keyHash))?.pubkey;
   const keys = signer ? [signer] : [];
   return {
     name: 'key',
