@@ -9,7 +9,7 @@
  */
 import { readVersion } from '../../version.js';
 import { ChainError, type ChainLog } from '../types.js';
-import { BatchRefused, RpcConnection, type CallOutcome, type RpcCall } from './json-rpc.js';
+import { BatchRefused, RpcConnection, type BatchAnswer, type CallOutcome, type RpcCall } from './json-rpc.js';
 import { asChainError, openTransport, parseFingerprint, parseProxyUrl, parseServerUrl, type Endpoint } from './transport.js';
 
 export interface ElectrumClientOptions {
@@ -38,10 +38,7 @@ export interface ServerInfo {
 export type { CallOutcome } from './json-rpc.js';
 
 export interface BatchOptions {
-  /**
-   * Fewer calls per page than the default 300, for calls whose answers are large: a page's answer arrives as one
-   * line that must fit the 64 MiB cap and is parsed in one step (e.g. 25 for blockchain.transaction.get).
-   */
+  /** At most this many calls per page (default and ceiling 300). Pages also shrink by themselves for large answers. */
   maxCallsPerPage?: number;
 }
 
@@ -55,6 +52,18 @@ const BATCH_MAX_CALLS = 300;
 const BATCH_MAX_BYTES = 500_000;
 /** Pages sent before the first answers come back: keeps the pipe busy without queueing megabytes at the server. */
 const PAGES_IN_FLIGHT = 2;
+/**
+ * A page's answer arrives as one line, parsed in one step: pages are sized so that line stays near 1 MiB (about
+ * 20 ms of the event loop; 300 transactions of 20 KB in one answer held it for 280 ms, bench/electrum).
+ */
+const PAGE_ANSWER_BYTES = 1024 * 1024;
+/** Answer bytes per call assumed until a method's answers were seen. */
+const FIRST_GUESS_ANSWER_BYTES: Record<string, number> = {
+  'blockchain.transaction.get': 16 * 1024,
+  // Up to 2016 headers of 160 hex digits.
+  'blockchain.block.headers': 330 * 1024,
+};
+const DEFAULT_ANSWER_BYTES = 1024;
 const DEFAULT_KEEP_ALIVE_MS = 60_000;
 const BACKOFF_FIRST_MS = 500;
 const BACKOFF_MAX_MS = 30_000;
@@ -84,6 +93,8 @@ export class ElectrumClient {
   private keepAliveTimer: NodeJS.Timeout | undefined;
   /** The server answered a batch array with one error: this connection sends single calls instead. */
   private batchesRefused = false;
+  /** Answer bytes per call last seen, by method: sizes the next pages. */
+  private readonly answerBytes = new Map<string, number>();
   private closed = false;
 
   constructor(options: ElectrumClientOptions) {
@@ -143,26 +154,30 @@ export class ElectrumClient {
    * the rest (e.g. unknown transactions). A lost connection, timeout or bad answer still rejects the whole.
    */
   async batchSettled<T = unknown>(calls: ReadonlyArray<{ method: string; params: unknown[] }>, options: BatchOptions = {}): Promise<Array<CallOutcome<T>>> {
-    const pages = paginate(calls, Math.max(1, Math.min(options.maxCallsPerPage ?? BATCH_MAX_CALLS, BATCH_MAX_CALLS)));
-    const results: CallOutcome[][] = new Array<CallOutcome[]>(pages.length);
+    const maxCalls = Math.max(1, Math.min(Math.floor(options.maxCallsPerPage ?? BATCH_MAX_CALLS), BATCH_MAX_CALLS));
+    const results: CallOutcome[] = new Array<CallOutcome>(calls.length);
     let next = 0;
     let failure: ChainError | undefined;
     const worker = async () => {
-      while (next < pages.length && !failure) {
-        const index = next++;
+      while (next < calls.length && !failure) {
+        // Each page is cut when it is sent, so it follows the answer sizes seen so far.
+        const start = next;
+        next = this.pageEnd(calls, start, maxCalls);
+        const page = calls.slice(start, next).map(({ method, params }) => ({ method, params }));
         try {
-          const outcomes = await this.sendPage(pages[index]!);
+          const { outcomes, answerBytes } = await this.sendPage(page);
           const broken = outcomes.find((outcome) => !outcome.ok && outcome.error.code !== 'rpc_error');
           if (broken && !broken.ok) throw broken.error;
-          results[index] = outcomes;
+          this.learnAnswerSize(page, answerBytes);
+          for (let i = 0; i < outcomes.length; i++) results[start + i] = outcomes[i]!;
         } catch (error) {
           failure ??= asChainError(error);
         }
       }
     };
-    await Promise.all(Array.from({ length: Math.min(PAGES_IN_FLIGHT, pages.length) }, worker));
+    await Promise.all(Array.from({ length: PAGES_IN_FLIGHT }, worker));
     if (failure) throw failure;
-    return results.flat() as Array<CallOutcome<T>>;
+    return results as Array<CallOutcome<T>>;
   }
 
   onNotification(listener: (method: string, params: unknown[]) => void): () => void {
@@ -285,7 +300,34 @@ export class ElectrumClient {
     return { software: software.slice(0, 100), protocol, genesisHash: genesisHash.toLowerCase() };
   }
 
-  private async sendPage(page: readonly RpcCall[]): Promise<CallOutcome[]> {
+  /**
+   * Where the page starting at `start` ends: at most `maxCalls` calls, about BATCH_MAX_BYTES of request and
+   * PAGE_ANSWER_BYTES of expected answer, and at least one call.
+   */
+  private pageEnd(calls: ReadonlyArray<{ method: string; params: unknown[] }>, start: number, maxCalls: number): number {
+    let end = start;
+    let requestBytes = 0;
+    let answerBytes = 0;
+    while (end < calls.length && end - start < maxCalls) {
+      const call = calls[end]!;
+      // The envelope ({"jsonrpc":"2.0","method":..,"params":..,"id":N}) adds about 50 bytes to the call's own text.
+      const size = call.method.length + JSON.stringify(call.params).length + 50;
+      const answer = this.answerBytes.get(call.method) ?? FIRST_GUESS_ANSWER_BYTES[call.method] ?? DEFAULT_ANSWER_BYTES;
+      if (end > start && (requestBytes + size > BATCH_MAX_BYTES || answerBytes + answer > PAGE_ANSWER_BYTES)) break;
+      requestBytes += size;
+      answerBytes += answer;
+      end++;
+    }
+    return end;
+  }
+
+  private learnAnswerSize(page: readonly RpcCall[], answerBytes: number): void {
+    if (answerBytes <= 0) return;
+    const perCall = answerBytes / page.length;
+    for (const method of new Set(page.map((call) => call.method))) this.answerBytes.set(method, perCall);
+  }
+
+  private async sendPage(page: readonly RpcCall[]): Promise<BatchAnswer> {
     const connection = await this.session();
     if (page.length === 1 || this.batchesRefused) return this.pipeline(connection, page);
     try {
@@ -301,15 +343,9 @@ export class ElectrumClient {
   }
 
   /** The calls as single requests written one after the other, without waiting for answers in between. */
-  private pipeline(connection: RpcConnection, page: readonly RpcCall[]): Promise<CallOutcome[]> {
-    return Promise.all(
-      page.map((call) =>
-        connection.request(call.method, call.params, this.timeoutMs).then(
-          (result): CallOutcome => ({ ok: true, result }),
-          (error: unknown): CallOutcome => ({ ok: false, error: asChainError(error) }),
-        ),
-      ),
-    );
+  private async pipeline(connection: RpcConnection, page: readonly RpcCall[]): Promise<BatchAnswer> {
+    const answers = await connection.callMany(page, this.timeoutMs);
+    return { outcomes: answers.map((answer) => answer.outcomes[0]!), answerBytes: answers.reduce((sum, answer) => sum + answer.answerBytes, 0) };
   }
 
   private lost(connection: RpcConnection, error: ChainError): void {
@@ -367,26 +403,6 @@ export class ElectrumClient {
       }
     }
   }
-}
-
-/** Splits calls into pages of at most `maxCalls` calls and about BATCH_MAX_BYTES of request text. */
-function paginate(calls: ReadonlyArray<{ method: string; params: unknown[] }>, maxCalls: number): RpcCall[][] {
-  const pages: RpcCall[][] = [];
-  let page: RpcCall[] = [];
-  let bytes = 0;
-  for (const call of calls) {
-    // The envelope ({"jsonrpc":"2.0","method":..,"params":..,"id":N}) adds about 50 bytes to the call's own text.
-    const size = call.method.length + JSON.stringify(call.params).length + 50;
-    if (page.length > 0 && (page.length >= maxCalls || bytes + size > BATCH_MAX_BYTES)) {
-      pages.push(page);
-      page = [];
-      bytes = 0;
-    }
-    page.push({ method: call.method, params: call.params });
-    bytes += size;
-  }
-  if (page.length > 0) pages.push(page);
-  return pages;
 }
 
 function compareVersions(a: string, b: string): number {

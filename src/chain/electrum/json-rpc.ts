@@ -34,9 +34,16 @@ export class BatchRefused extends Error {
   }
 }
 
+/** Outcomes of a batch array, and the bytes of the answer line they came in (what sizes later pages). */
+export interface BatchAnswer {
+  outcomes: CallOutcome[];
+  answerBytes: number;
+}
+
 interface Pending {
   method: string;
-  settle(outcome: CallOutcome): void;
+  /** `bytes`: this call's share of the answer line. */
+  settle(outcome: CallOutcome, bytes?: number): void;
 }
 
 interface OutstandingBatch {
@@ -79,36 +86,54 @@ export class RpcConnection {
 
   /** One call; rejects with the server's error (`rpc_error`), `timeout`, or why the connection ended. */
   async request(method: string, params: unknown[], timeoutMs: number): Promise<unknown> {
-    const outcome = await new Promise<CallOutcome>((resolve) => {
-      const id = this.register(method, resolve);
+    const { outcomes } = await this.call(method, params, timeoutMs);
+    const outcome = outcomes[0]!;
+    if (!outcome.ok) throw outcome.error;
+    return outcome.result;
+  }
+
+  /** Many single calls written together (one system call), answered each on its own. */
+  callMany(calls: readonly RpcCall[], timeoutMs: number): Promise<BatchAnswer[]> {
+    this.socket.cork();
+    try {
+      return Promise.all(calls.map((call) => this.call(call.method, call.params, timeoutMs)));
+    } finally {
+      this.socket.uncork();
+    }
+  }
+
+  /** One call as its outcome, with the size of its answer. */
+  call(method: string, params: unknown[], timeoutMs: number): Promise<BatchAnswer> {
+    return new Promise((resolve) => {
+      const id = this.register(method, (outcome) => resolve({ outcomes: [outcome], answerBytes: 0 }));
       if (id === undefined) return;
       const timer = setTimeout(() => this.expire([id], timeoutMs), timeoutMs);
-      this.pending.get(id)!.settle = (result) => {
+      this.pending.get(id)!.settle = (outcome, bytes = 0) => {
         clearTimeout(timer);
-        resolve(result);
+        resolve({ outcomes: [outcome], answerBytes: bytes });
       };
       this.write({ jsonrpc: '2.0', method, params, id });
     });
-    if (!outcome.ok) throw outcome.error;
-    return outcome.result;
   }
 
   /**
    * One JSON-RPC batch array; outcomes in the order of `calls`. Rejects with BatchRefused when the server
    * answers the array with a single error; a call's own error is its outcome.
    */
-  batch(calls: readonly RpcCall[], timeoutMs: number): Promise<CallOutcome[]> {
-    if (this.closedWith) return Promise.resolve(calls.map(() => ({ ok: false, error: this.closedWith! })));
-    if (calls.length === 0) return Promise.resolve([]);
+  batch(calls: readonly RpcCall[], timeoutMs: number): Promise<BatchAnswer> {
+    if (this.closedWith) return Promise.resolve({ outcomes: calls.map(() => ({ ok: false, error: this.closedWith! })), answerBytes: 0 });
+    if (calls.length === 0) return Promise.resolve({ outcomes: [], answerBytes: 0 });
     return new Promise((resolve, reject) => {
       const outcomes: CallOutcome[] = new Array<CallOutcome>(calls.length);
       let remaining = calls.length;
+      let answerBytes = 0;
       const ids = calls.map((call, index) =>
-        this.register(call.method, (outcome) => {
+        this.register(call.method, (outcome, bytes = 0) => {
           outcomes[index] = outcome;
+          answerBytes += bytes;
           if (--remaining > 0) return;
           finish();
-          resolve(outcomes);
+          resolve({ outcomes, answerBytes });
         })!,
       );
       const timer = setTimeout(() => this.expire(ids, timeoutMs), timeoutMs);
@@ -213,16 +238,17 @@ export class RpcConnection {
     }
     if (Array.isArray(message)) {
       if (message.length === 0) return this.garbage('an empty batch answer');
+      const share = line.length / message.length;
       for (const item of message) {
         if (this.closedWith) return;
-        this.handleMessage(item);
+        this.handleMessage(item, share);
       }
       return;
     }
-    this.handleMessage(message);
+    this.handleMessage(message, line.length);
   }
 
-  private handleMessage(message: unknown): void {
+  private handleMessage(message: unknown, bytes: number): void {
     if (typeof message !== 'object' || message === null || Array.isArray(message)) return this.garbage('something that is not a JSON-RPC object');
     const body = message as { id?: unknown; method?: unknown; params?: unknown; result?: unknown; error?: unknown };
     if (body.id === undefined || body.id === null) {
@@ -238,17 +264,20 @@ export class RpcConnection {
     if (body.error !== undefined && body.error !== null) {
       const text = errorText(body.error);
       const code = (body.error as { code?: unknown }).code;
-      call.settle({
-        ok: false,
-        error: new ChainError('rpc_error', `The Electrum server refused ${call.method}: ${text}`, {
-          rpcCode: typeof code === 'number' ? code : undefined,
-          reason: text,
-        }),
-      });
+      call.settle(
+        {
+          ok: false,
+          error: new ChainError('rpc_error', `The Electrum server refused ${call.method}: ${text}`, {
+            rpcCode: typeof code === 'number' ? code : undefined,
+            reason: text,
+          }),
+        },
+        bytes,
+      );
     } else if ('result' in body) {
-      call.settle({ ok: true, result: body.result });
+      call.settle({ ok: true, result: body.result }, bytes);
     } else {
-      call.settle({ ok: false, error: new ChainError('bad_response', `The Electrum server answered ${call.method} with neither a result nor an error`) });
+      call.settle({ ok: false, error: new ChainError('bad_response', `The Electrum server answered ${call.method} with neither a result nor an error`) }, bytes);
     }
   }
 

@@ -193,6 +193,18 @@ describe('batches', () => {
     expect(server.batchSizes).toEqual([25, 25, 10]);
   });
 
+  it('pages shrink once answers turn out large, so one answer line stays near 1 MiB', async () => {
+    const server = await fake();
+    const transaction = 'ab'.repeat(50_000);
+    server.handle('blockchain.transaction.get', () => transaction);
+    const electrum = client({ url: server.url });
+    const calls = Array.from({ length: 300 }, (_, n) => ({ method: 'blockchain.transaction.get', params: [String(n)] }));
+    expect(await electrum.batch(calls)).toEqual(calls.map(() => transaction));
+    // The first two pages go out before any answer, on a guess of 16 KiB per transaction; then 10 of 100 KB fit.
+    expect(server.batchSizes.slice(0, 2)).toEqual([64, 64]);
+    expect(server.batchSizes.slice(2)).toEqual([...Array<number>(17).fill(10), 2]);
+  });
+
   it('falls back to pipelined single requests when the server refuses batches', async () => {
     const server = await fake();
     server.refuseBatches = true;
