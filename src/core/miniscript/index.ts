@@ -11,4 +11,4 @@ export { satisfy, sequenceMeets, lockTimeMeets, type SatisfierInputs } from './s
 export { compilePolicy, tapTreeText, NUMS_H, type CompiledPolicy, type PolicyPath, type SimplePolicy } from './compile.js';
 export { parseMiniscriptDescriptor, deriveMiniscriptOutput, type MiniscriptDescriptor, type MiniscriptLeaf, type MiniscriptOutput } from './descriptor.js';
 export { taprootOutput, leafHash, type TapTree } from './taproot.js';
-export { miniscriptSpendPlan, isUnspendableKey, SIGNATURE_BYTES } from './plan.js';
+export { miniscriptSpendPlan, miniscriptOutputPlan, isUnspendableKey, SIGNATURE_BYTES } from './plan.js';

@@ -10,10 +10,15 @@ export type TypeBits = number;
 const LETTERS = 'BVKWzondufesmxghijk';
 const bit = (c: string) => 1 << LETTERS.indexOf(c);
 
-/** The bits of a property string such as "Bdu". */
+const known = new Map<string, TypeBits>();
+/** The bits of a property string such as "Bdu" (the few strings used are computed once). */
 export function T(props: string): TypeBits {
-  let bits = 0;
-  for (const c of props) bits |= bit(c);
+  let bits = known.get(props);
+  if (bits === undefined) {
+    bits = 0;
+    for (const c of props) bits |= bit(c);
+    known.set(props, bits);
+  }
   return bits;
 }
 

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { toHex } from '../../../src/core/bytes.js';
 import { NETWORKS } from '../../../src/core/network.js';
 import {
-  compilePolicy, deriveMiniscriptOutput, parseMiniscriptDescriptor, satisfy, sequenceMeets, lockTimeMeets, type SimplePolicy,
+  compilePolicy, deriveMiniscriptOutput, miniscriptOutputPlan, parseMiniscriptDescriptor, satisfy, sequenceMeets, lockTimeMeets, type SimplePolicy,
 } from '../../../src/core/miniscript/index.js';
 import { startBitcoind, type BitcoindNode } from '../../support/bitcoind.js';
 import { locateBitcoind, realNodeRequired } from '../../support/bitcoind-locate.js';
@@ -93,9 +93,9 @@ describeWithBitcoind('miniscript descriptors against Bitcoin Core', () => {
     const signed = await node.rpc.call('combinepsbt', [bySigner]);
     const decoded = await node.rpc.call('decodepsbt', [signed]);
     const input = decoded.inputs[0];
-    const final = await node.rpc.call('finalizepsbt', [signed, true]);
-    expect(final.complete).toBe(true);
-    const coreWitness: string[] = (await node.rpc.call('decoderawtransaction', [final.hex])).vin[0].txinwitness;
+    const finalized = await node.rpc.call('finalizepsbt', [signed, true]);
+    expect(finalized.complete).toBe(true);
+    const coreWitness: string[] = (await node.rpc.call('decoderawtransaction', [finalized.hex])).vin[0].txinwitness;
 
     const signatures = new Map<string, string>();
     if (script === 'wsh') for (const [pubkey, sig] of Object.entries(input.partial_signatures as Record<string, string>)) signatures.set(pubkey, sig);
@@ -117,6 +117,13 @@ describeWithBitcoind('miniscript descriptors against Bitcoin Core', () => {
     });
     const tail = script === 'wsh' ? [output.witnessScript!] : [output.taproot!.leafScripts[leafIndex]!, output.taproot!.controlBlocks[leafIndex]!];
     expect([...items, ...tail].map(toHex)).toEqual(coreWitness);
+    // The output's spend plan, primary path, from the same signatures by key index: the same witness.
+    const primary = miniscriptOutputPlan(watched, output).paths[0]!;
+    const final = primary.finalize((i) => {
+      const sig = signatures.get(toHex(output.keys[i]!));
+      return sig === undefined ? undefined : Uint8Array.from(Buffer.from(sig, 'hex'));
+    });
+    expect(typeof final === 'string' ? final : final.witness.map(toHex)).toEqual(coreWitness);
     expect(decoded.inputs[0].witness_utxo.amount).toBe(1);
   }, 60_000);
 });

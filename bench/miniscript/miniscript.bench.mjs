@@ -1,0 +1,82 @@
+// Miniscript parse + type/sanity analysis + spending paths, per policy shape; beside
+// @bitcoinerlab/miniscript's analyzeMiniscript (types and sanity only) when it can be imported
+// (it is not a dependency: BITCOINERLAB=/path/to/node_modules/@bitcoinerlab/miniscript/dist/index.js).
+// Runs against the built dist/ (npm run build first), or MINISCRIPT_DIST=<bundle of src/core/miniscript>.
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { secp256k1 } from '@noble/curves/secp256k1.js';
+
+const ms = await import(process.env.MINISCRIPT_DIST ?? '../../dist/core/miniscript/index.js');
+let lab;
+try {
+  lab = createRequire(import.meta.url)(process.env.BITCOINERLAB ?? '@bitcoinerlab/miniscript');
+} catch {
+  lab = undefined;
+}
+
+const RUNS = Number(process.env.RUNS ?? 7);
+const hex = (b) => Buffer.from(b).toString('hex');
+const key = (i) => hex(secp256k1.getPublicKey(Buffer.from(i.toString(16).padStart(64, '0'), 'hex'), true));
+const keys = (n, from = 1) => Array.from({ length: n }, (_, i) => key(i + from));
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const core = JSON.parse(readFileSync(new URL('../../test/vectors/miniscript/bitcoin-core-fixed-tests.json', import.meta.url), 'utf8'));
+
+const [A, B, C, H, L] = keys(5);
+const CASES = {
+  'inheritance wsh (2-of-3, heir after a year)': [`or_d(multi(2,${A},${B},${C}),and_v(v:pkh(${H}),older(52560)))`, 'wsh'],
+  '2-of-3 to 2-of-4 with a lawyer (thresh)': [`thresh(2,pk(${A}),s:pk(${B}),s:pk(${C}),a:and_n(pk(${L}),n:older(26280)))`, 'wsh'],
+  'tapscript multi_a 15-of-20': [`multi_a(15,${keys(20).join(',')})`, 'tapscript'],
+  'tapscript thresh 10 of 20 pk': [`thresh(10,${keys(20).map((k, i) => (i ? `s:pk(${k})` : `pk(${k})`)).join(',')})`, 'tapscript'],
+};
+
+function ours(text, ctx) {
+  const root = ms.parseMiniscript(text, ctx);
+  const facts = ms.miniscriptFacts(root, ctx);
+  ms.sanityProblem(root, facts);
+  return ms.spendingPaths(root, ctx, [...new Set(ms.keysInOrder(root))], { signature: 72 });
+}
+
+function time(fn, minMs = 200) {
+  let n = 0;
+  const start = performance.now();
+  while (performance.now() - start < minMs) {
+    fn();
+    n++;
+  }
+  return ((performance.now() - start) * 1000) / n; // µs per call
+}
+
+const rows = [];
+for (const [name, [text, ctx]] of Object.entries(CASES)) {
+  const a = [];
+  const b = [];
+  for (let r = 0; r < RUNS; r++) {
+    a.push(time(() => ours(text, ctx)));
+    if (lab) b.push(time(() => lab.analyzeMiniscript(text, { tapscript: ctx === 'tapscript' })));
+  }
+  rows.push([name, median(a).toFixed(1), lab ? median(b).toFixed(1) : '—']);
+}
+// The whole Core vector file, both contexts, parse + facts + sanity (no paths: some vectors have thousands).
+const all = () => {
+  for (const v of core) for (const ctx of ['wsh', 'tapscript']) {
+    try {
+      const root = ms.parseMiniscript(v.miniscript, ctx);
+      ms.sanityProblem(root, ms.miniscriptFacts(root, ctx));
+    } catch {
+      // invalid vectors throw while parsing
+    }
+  }
+};
+const allLab = () => {
+  for (const v of core) for (const tapscript of [false, true]) {
+    try {
+      lab.analyzeMiniscript(v.miniscript, { tapscript });
+    } catch {
+      // same
+    }
+  }
+};
+rows.push([`Core's ${core.length} fixed vectors x 2 contexts (types, sanity)`, median(Array.from({ length: RUNS }, () => time(all))).toFixed(0), lab ? median(Array.from({ length: RUNS }, () => time(allLab))).toFixed(0) : '—']);
+
+console.log(`| case | ours µs | @bitcoinerlab/miniscript analyzeMiniscript µs |\n|---|---|---|`);
+for (const r of rows) console.log(`| ${r.join(' | ')} |`);
