@@ -15,4 +15,3 @@ export {
   type PartialSignatureCheck,
 } from './signatures.js';
 export { decodePsbt, decodePsbtInSteps, psbtFee, spentOutput, spentOutputs, formatPath, type DecodedPsbt, type DecodedPsbtInput, type DecodedPsbtOutput } from './decode.js';
-export { psbtRecord, psbtRecordInSteps, formatFeeRate, type PsbtRecord, type PsbtRecordOptions } from './record.js';

@@ -1,6 +1,7 @@
 /** The facts of PSBT events: who signed (master key fingerprints), how many signatures, the amounts. */
 import { toHex } from '../../core/bytes.js';
-import { finalSignerKeys, isFinalized, type Psbt, type PsbtRecord } from '../../core/psbt/index.js';
+import { finalSignerKeys, isFinalized, type Psbt } from '../../core/psbt/index.js';
+import type { PsbtRecord } from '../psbts/record.js';
 
 /** Fingerprints (hex) of the keys that have signed at least one input (a finalized one: read from its final witness), sorted. */
 export function signerFingerprints(psbt: Psbt): string[] {

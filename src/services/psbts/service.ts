@@ -16,17 +16,14 @@ import {
   finalizePsbt,
   parsePsbt,
   parsePsbtInSteps,
-  psbtRecord,
-  psbtRecordInSteps,
   psbtToBase64,
   psbtTxid,
   serializePsbt,
   serializePsbtV2,
   startCosignerMerge,
   type Psbt,
-  type PsbtRecord,
-  type PsbtRecordOptions,
 } from '../../core/psbt/index.js';
+import { psbtRecord, psbtRecordInSteps, type PsbtRecord, type PsbtRecordOptions } from './record.js';
 import { serializeTransaction, txid as transactionId } from '../../core/tx.js';
 import { toHex } from '../../core/bytes.js';
 import { base64 } from '@scure/base';

@@ -1,5 +1,5 @@
 /** Which cosigner has signed which input of a PSBT, read from its record (the contract's decoded shape). */
-import type { PsbtRecord } from '../../core/psbt/index.js';
+import type { PsbtRecord } from '../../services/psbts/record.js';
 
 export interface CosignerStatus {
   fingerprint: string;

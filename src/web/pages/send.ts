@@ -4,7 +4,7 @@
  * nowhere), then creation. Every refusal of the service is shown next to the field it concerns.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { PsbtRecord } from '../../core/psbt/index.js';
+import type { PsbtRecord } from '../../services/psbts/record.js';
 
 type Preview = { record: PsbtRecord; changeOutputs: number[] };
 import { ServiceError } from '../../services/errors.js';

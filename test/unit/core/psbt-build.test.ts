@@ -22,7 +22,6 @@ import {
   finalizePsbt,
   minimumSignatureCount,
   parsePsbt,
-  psbtRecord,
   serializePsbt,
   taprootOutputKey,
   PsbtError,
@@ -30,6 +29,7 @@ import {
   type BuildOutput,
   type KeyDerivation,
 } from '../../../src/core/psbt/index.js';
+import { psbtRecord } from '../../../src/services/psbts/record.js';
 import { loadFixture } from '../../support/fixtures.js';
 import { WALLETS } from './psbt-support.js';
 

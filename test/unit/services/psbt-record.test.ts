@@ -1,9 +1,10 @@
 /** The PSBT record of the REST API, built from the fixtures PSBTs and checked against Core's own numbers. */
 import { describe, expect, it } from 'vitest';
-import { formatFeeRate, parsePsbt, psbtRecord, finalizePsbt, PsbtError } from '../../../src/core/psbt/index.js';
+import { parsePsbt, finalizePsbt, PsbtError } from '../../../src/core/psbt/index.js';
+import { formatFeeRate, psbtRecord } from '../../../src/services/psbts/record.js';
 import { NETWORKS } from '../../../src/core/network.js';
 import { loadFixture } from '../../support/fixtures.js';
-import { corePsbtToOurs, fixturePsbts } from './psbt-support.js';
+import { corePsbtToOurs, fixturePsbts } from '../core/psbt-support.js';
 
 const regtest = NETWORKS.regtest;
 const wallets = loadFixture('wallets');

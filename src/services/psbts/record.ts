@@ -1,17 +1,14 @@
 /**
  * The PSBT record of the REST API (spec "PSBT record" + API-DECISIONS "PSBT record fields"):
- * the decoded PSBT plus what only the caller knows (which outputs are change, the estimated
- * signed size, the threshold, the time).
+ * the decoded PSBT plus what only the wallet knows (which outputs are change, the estimated
+ * signed size, the threshold, the time). Its field names are the API's, so it lives here, not in core.
  */
-import { encodeAddress } from '../address.js';
-import type { DecodedTransaction } from '../decode.js';
-import { decodedValueBtc } from '../amount.js';
-import type { Network } from '../network.js';
-import { psbtToBase64 } from './codec.js';
-import { decodePsbtInSteps, psbtFee, type DecodedPsbtInput, type DecodedPsbtOutput } from './decode.js';
-import { minimumSignatureCount } from './signatures.js';
-import { PsbtError, type Psbt } from './types.js';
-import { formatFeeRate as formatFeeRateText } from '../coinselect/fee-rate.js';
+import { encodeAddress } from '../../core/address.js';
+import type { DecodedTransaction } from '../../core/decode.js';
+import { decodedValueBtc } from '../../core/amount.js';
+import type { Network } from '../../core/network.js';
+import { decodePsbtInSteps, minimumSignatureCount, psbtFee, psbtToBase64, PsbtError, type DecodedPsbtInput, type DecodedPsbtOutput, type Psbt } from '../../core/psbt/index.js';
+import { formatFeeRate as formatFeeRateText } from '../../core/coinselect/fee-rate.js';
 
 export interface PsbtRecordOptions {
   network: Network;
