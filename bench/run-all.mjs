@@ -15,6 +15,7 @@ const BENCHMARKS = [
   'web/run.mjs',
   'rescan/run.mjs',
   'rescan/first-read.bench.mjs',
+  'miniscript/miniscript.bench.mjs',
 ];
 
 const only = process.argv.slice(2);
