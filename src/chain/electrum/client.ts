@@ -9,6 +9,7 @@
  */
 import { readVersion } from '../../version.js';
 import { ChainError, type ChainLog } from '../types.js';
+import { BATCH_MAX_CALLS, BatchPager } from './batch-pages.js';
 import { BatchRefused, RpcConnection, type BatchAnswer, type CallOutcome, type RpcCall } from './json-rpc.js';
 import { asChainError, openTransport, parseFingerprint, parseProxyUrl, parseServerUrl, type Endpoint } from './transport.js';
 
@@ -47,23 +48,8 @@ const PROTOCOL_MAX = '1.6';
 const DEFAULT_TIMEOUT_MS = 30_000;
 /** Longest accepted line: a block's worth of headers or a large transaction fits many times over. */
 const MAX_LINE_BYTES = 64 * 1024 * 1024;
-/** Fulcrum takes at most 345 calls in a batch (its max_batch); ElectrumX about 1 MB of request per message. */
-const BATCH_MAX_CALLS = 300;
-const BATCH_MAX_BYTES = 500_000;
 /** Pages sent before the first answers come back: keeps the pipe busy without queueing megabytes at the server. */
 const PAGES_IN_FLIGHT = 2;
-/**
- * A page's answer arrives as one line, parsed in one step: pages are sized so that line stays near 1 MiB (about
- * 20 ms of the event loop; 300 transactions of 20 KB in one answer held it for 280 ms, bench/electrum).
- */
-const PAGE_ANSWER_BYTES = 1024 * 1024;
-/** Answer bytes per call assumed until a method's answers were seen. */
-const FIRST_GUESS_ANSWER_BYTES: Record<string, number> = {
-  'blockchain.transaction.get': 16 * 1024,
-  // Up to 2016 headers of 160 hex digits.
-  'blockchain.block.headers': 330 * 1024,
-};
-const DEFAULT_ANSWER_BYTES = 1024;
 const DEFAULT_KEEP_ALIVE_MS = 60_000;
 const BACKOFF_FIRST_MS = 500;
 const BACKOFF_MAX_MS = 30_000;
@@ -93,8 +79,7 @@ export class ElectrumClient {
   private keepAliveTimer: NodeJS.Timeout | undefined;
   /** The server answered a batch array with one error: this connection sends single calls instead. */
   private batchesRefused = false;
-  /** Answer bytes per call last seen, by method: sizes the next pages. */
-  private readonly answerBytes = new Map<string, number>();
+  private readonly pager = new BatchPager();
   private closed = false;
 
   constructor(options: ElectrumClientOptions) {
@@ -162,13 +147,13 @@ export class ElectrumClient {
       while (next < calls.length && !failure) {
         // Each page is cut when it is sent, so it follows the answer sizes seen so far.
         const start = next;
-        next = this.pageEnd(calls, start, maxCalls);
+        next = this.pager.pageEnd(calls, start, maxCalls);
         const page = calls.slice(start, next).map(({ method, params }) => ({ method, params }));
         try {
           const { outcomes, answerBytes } = await this.sendPage(page);
           const broken = outcomes.find((outcome) => !outcome.ok && outcome.error.code !== 'rpc_error');
           if (broken && !broken.ok) throw broken.error;
-          this.learnAnswerSize(page, answerBytes);
+          this.pager.learn(page, answerBytes);
           for (let i = 0; i < outcomes.length; i++) results[start + i] = outcomes[i]!;
         } catch (error) {
           failure ??= asChainError(error);
@@ -298,33 +283,6 @@ export class ElectrumClient {
       throw new ChainError('bad_response', 'The Electrum server did not tell its genesis block hash (server.features)');
     }
     return { software: software.slice(0, 100), protocol, genesisHash: genesisHash.toLowerCase() };
-  }
-
-  /**
-   * Where the page starting at `start` ends: at most `maxCalls` calls, about BATCH_MAX_BYTES of request and
-   * PAGE_ANSWER_BYTES of expected answer, and at least one call.
-   */
-  private pageEnd(calls: ReadonlyArray<{ method: string; params: unknown[] }>, start: number, maxCalls: number): number {
-    let end = start;
-    let requestBytes = 0;
-    let answerBytes = 0;
-    while (end < calls.length && end - start < maxCalls) {
-      const call = calls[end]!;
-      // The envelope ({"jsonrpc":"2.0","method":..,"params":..,"id":N}) adds about 50 bytes to the call's own text.
-      const size = call.method.length + JSON.stringify(call.params).length + 50;
-      const answer = this.answerBytes.get(call.method) ?? FIRST_GUESS_ANSWER_BYTES[call.method] ?? DEFAULT_ANSWER_BYTES;
-      if (end > start && (requestBytes + size > BATCH_MAX_BYTES || answerBytes + answer > PAGE_ANSWER_BYTES)) break;
-      requestBytes += size;
-      answerBytes += answer;
-      end++;
-    }
-    return end;
-  }
-
-  private learnAnswerSize(page: readonly RpcCall[], answerBytes: number): void {
-    if (answerBytes <= 0) return;
-    const perCall = answerBytes / page.length;
-    for (const method of new Set(page.map((call) => call.method))) this.answerBytes.set(method, perCall);
   }
 
   private async sendPage(page: readonly RpcCall[]): Promise<BatchAnswer> {
