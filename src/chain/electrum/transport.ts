@@ -28,17 +28,17 @@ export interface TransportOptions {
 
 /** Parses `tcp://host:port` or `ssl://host:port` (`tls://` is taken as `ssl://`). */
 export function parseServerUrl(url: string): Endpoint {
-  const match = /^(tcp|ssl|tls):\/\/(\[[0-9a-fA-F:.]+\]|[^:/?#\s]+):(\d{1,5})\/?$/.exec(url.trim());
+  const match = /^(tcp|ssl|tls):\/\/(\[[0-9a-fA-F:.]+\]|[^:/?#\s]+):(\d{1,5})\/?$/i.exec(url.trim());
   const port = match ? Number(match[3]) : 0;
   if (!match || port < 1 || port > 65_535) {
     throw new ChainError('bad_config', 'The Electrum server url must look like tcp://host:port or ssl://host:port');
   }
-  return { host: match[2]!.replace(/^\[|\]$/g, ''), port, tls: match[1] !== 'tcp' };
+  return { host: match[2]!.replace(/^\[|\]$/g, ''), port, tls: match[1]!.toLowerCase() !== 'tcp' };
 }
 
 /** Parses `socks5://host:port` (`socks5h://` is the same: the proxy always resolves names here). */
 export function parseProxyUrl(url: string): { host: string; port: number } {
-  const match = /^socks5h?:\/\/(\[[0-9a-fA-F:.]+\]|[^:/?#\s@]+):(\d{1,5})\/?$/.exec(url.trim());
+  const match = /^socks5h?:\/\/(\[[0-9a-fA-F:.]+\]|[^:/?#\s@]+):(\d{1,5})\/?$/i.exec(url.trim());
   const port = match ? Number(match[2]) : 0;
   if (!match || port < 1 || port > 65_535) {
     throw new ChainError('bad_config', 'The Electrum proxy must look like socks5://host:port');
