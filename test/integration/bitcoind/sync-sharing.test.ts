@@ -102,6 +102,11 @@ describeWithBitcoind('wallets followed by a share of the instances (sync_sharing
 
   it('takes the wallets of a killed instance over: the next payment shows, each transaction once', async () => {
     const alias = 'w_wsh2of3';
+    // Settled first: each holds no more than its share (3 of 7), so no lease is being handed on when one dies.
+    await waitFor(async () => {
+      const held = [...(await followers()).values()];
+      return held.length === ALIASES.length && instances.every((i) => held.filter((pid) => pid === pidOf(i)).length <= 3);
+    }, 'each instance holding at most 3 of the 7 wallets');
     const victimPid = (await followers()).get(alias)!;
     const victim = instances.find((i) => pidOf(i) === victimPid)!;
     const theirs = [...(await followers())].filter(([, pid]) => pid === victimPid).map(([a]) => a);
@@ -114,8 +119,11 @@ describeWithBitcoind('wallets followed by a share of the instances (sync_sharing
     await survivor.waitForBalance(alias, { total: 2 * PAID, confirmed: 2 * PAID }, 60_000);
 
     const survivors = live().map(pidOf);
-    const held = await followers();
-    for (const other of theirs) expect(survivors, `${other} followed by a live instance`).toContain(held.get(other));
+    expect(survivors).toContain((await followers()).get(alias));
+    await waitFor(async () => {
+      const held = await followers();
+      return theirs.every((other) => survivors.includes(held.get(other)!));
+    }, `the killed instance's wallets (${theirs.join(', ')}) followed by the survivors`);
     const first = (await survivor.details(alias)).txlist.map((t: { txid: string }) => t.txid).filter((t: string) => t !== txid);
     expect(first).toHaveLength(1);
     await expectEachTransactionOnce(survivor, alias, [first[0], txid]);
@@ -141,5 +149,28 @@ describeWithBitcoind('wallets followed by a share of the instances (sync_sharing
     await chain.pay([{ address, sat: PAID }]);
     await chain.mine(1);
     await onJoined.waitForBalance('w_tr', { total: 2 * PAID, confirmed: 2 * PAID });
+  }, 120_000);
+
+  it('an instance paused past its leases comes back to find its wallets taken: it writes none of them again', async () => {
+    const alias = 'w_wsh2of2';
+    const pausedPid = (await followers()).get(alias)!;
+    const paused = live().find((i) => pidOf(i) === pausedPid)!;
+    const other = client.on(live().find((i) => i !== paused)!.api);
+    const before = (await other.details(alias)).txlist.map((t: { txid: string }) => t.txid);
+    paused.child.kill('SIGSTOP');
+    try {
+      await waitFor(async () => [...(await followers()).values()].every((pid) => pid !== pausedPid), 'the others holding every wallet');
+      const txid = await chain.pay([{ address: await other.nextAddress(alias), sat: PAID }]);
+      await chain.mine(1);
+      await other.waitForBalance(alias, { total: 2 * PAID, confirmed: 2 * PAID });
+      await expectEachTransactionOnce(other, alias, [...before, txid]);
+    } finally {
+      paused.child.kill('SIGCONT');
+    }
+    // Back, it renews nothing it lost and takes a share again through claims; nothing is announced twice.
+    await waitFor(async () => (await followers()).size === ALIASES.length && [...(await followers()).values()].includes(pausedPid), 'the resumed instance holding a share again');
+    const txids = (await other.details(alias)).txlist.map((t: { txid: string }) => t.txid);
+    expect(txids).toHaveLength(before.length + 1);
+    await expectEachTransactionOnce(client.on(paused.api), alias, txids);
   }, 120_000);
 });
