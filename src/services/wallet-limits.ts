@@ -26,7 +26,7 @@ export class WalletLimits {
     requirePermission(principal, 'wallets:manage');
     this.checkGapLimit(input.gap_limit);
     const max = this.deps.maxWalletsPerUser;
-    const owned = (await this.deps.store.wallets.listAccessible(principal.userName)).filter((w) => w.access === 'owner').length;
+    const owned = await this.deps.store.wallets.countOwned(principal.userName);
     if (owned >= max) {
       throw new ServiceError('unprocessable', 'too_many_wallets', `A user may own at most ${max} wallets on this service; delete one to create another`);
     }

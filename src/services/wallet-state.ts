@@ -2,6 +2,7 @@
  * Wallet state for reads, rebuilt from the store's truth: an in-process engine per wallet, kept
  * while the wallet's stored revision is unchanged. Any instance (syncing or not) answers the same.
  */
+import { fromHex } from '../core/bytes.js';
 import { DescriptorDeriver, parseDescriptor } from '../core/descriptor/index.js';
 import { NETWORKS, type NetworkName } from '../core/network.js';
 import {
@@ -42,21 +43,52 @@ interface KeptAddress {
   address: string;
 }
 
-/** Derives scripts of a wallet's two branches, remembering what it derived (derivation is the slow part). */
+/**
+ * A wallet's scripts of both branches: those the store holds (read, never derived again) and those derived
+ * since, remembered (derivation is the slow part). The descriptors are parsed only once something must be
+ * derived: a wallet loaded from its stored addresses derives nothing until its gap moves.
+ */
 export class WalletScripts {
-  private readonly known: [Uint8Array[], Uint8Array[]] = [[], []];
-  private readonly derivers: [DescriptorDeriver, DescriptorDeriver];
+  /** By branch and index: stored scripts as read (hex, the strings the engine holds too), derived ones as bytes. */
+  private readonly known: [Array<Uint8Array | string>, Array<Uint8Array | string>] = [[], []];
+  private parsed: [DescriptorDeriver, DescriptorDeriver] | undefined;
   /** Addresses shown for derived scripts, by branch and index. */
   private readonly addresses: [Array<KeptAddress | undefined>, Array<KeptAddress | undefined>] = [[], []];
   private readonly network: NetworkName;
+  private readonly descriptors: [string, string];
 
   constructor(wallet: Pick<StoredWallet, 'receiveDescriptor' | 'changeDescriptor' | 'network'>) {
     this.network = wallet.network;
-    const network = NETWORKS[wallet.network];
-    this.derivers = [
-      new DescriptorDeriver(parseDescriptor(wallet.receiveDescriptor, network)),
-      new DescriptorDeriver(parseDescriptor(wallet.changeDescriptor, network)),
-    ];
+    this.descriptors = [wallet.receiveDescriptor, wallet.changeDescriptor];
+  }
+
+  private get derivers(): [DescriptorDeriver, DescriptorDeriver] {
+    if (!this.parsed) {
+      const network = NETWORKS[this.network];
+      this.parsed = [new DescriptorDeriver(parseDescriptor(this.descriptors[0], network)), new DescriptorDeriver(parseDescriptor(this.descriptors[1], network))];
+    }
+    return this.parsed;
+  }
+
+  /**
+   * Takes the scripts of stored address rows as this wallet's, so that they are not derived again. Rows extend
+   * what is known only where they follow on from it (rows of indexes already known are the same scripts: the
+   * store holds what derivation gave).
+   */
+  remember(rows: readonly { branch: number; index: number; script: string }[]): void {
+    for (const branch of [0, 1] as const) {
+      const known = this.known[branch];
+      const ahead = rows.filter((row) => row.branch === branch && row.index >= known.length).sort((a, b) => a.index - b.index);
+      for (const row of ahead) {
+        if (row.index !== known.length) break; // a hole: the rest is derived when needed
+        known.push(row.script);
+      }
+    }
+  }
+
+  /** How many scripts of the branch are known (indexes 0 .. n-1), stored or derived. */
+  knownCount(branch: Branch): number {
+    return this.known[branch].length;
   }
 
   readonly derive: ScriptDeriver = (branch: Branch, fromIndex: number, count: number) => {
@@ -71,8 +103,18 @@ export class WalletScripts {
       const added = this.derivers[branch].deriveRange(known.length, Math.max(fromIndex + count - known.length, DERIVE_AHEAD));
       for (const output of added) known.push(output.scriptPubKey);
     }
-    return known.slice(fromIndex, fromIndex + count);
+    return known.slice(fromIndex, fromIndex + count).map((script) => (typeof script === 'string' ? fromHex(script) : script));
   };
+
+  /** The script at (branch, index): known, or derived alone (kept when it follows on from what is known). */
+  scriptAt(branch: Branch, index: number): Uint8Array {
+    const known = this.known[branch];
+    const script = known[index];
+    if (script !== undefined) return typeof script === 'string' ? fromHex(script) : script;
+    const [derived] = this.derivers[branch].deriveRange(index, 1);
+    if (index === known.length) known.push(derived!.scriptPubKey);
+    return derived!.scriptPubKey;
+  }
 
   /**
    * Derives the branch's scripts up to index `count - 1` ahead of the engine, giving way every few
@@ -81,6 +123,7 @@ export class WalletScripts {
    */
   async deriveInParts(branch: Branch, count: number): Promise<void> {
     const known = this.known[branch];
+    if (known.length >= count) return;
     const part = Math.max(1, Math.floor(DERIVE_KEYS_PER_PART / this.derivers[branch].descriptor.keys.length));
     let since = performance.now();
     while (known.length < count) {
@@ -134,6 +177,7 @@ export class WalletScriptsCache {
  * for receive addresses revealed since the rows were written.
  */
 export async function loadWalletInto(state: EngineState, wallet: StoredWallet, rows: WalletChainRows, scripts: WalletScripts) {
+  scripts.remember(rows.addresses); // read, not derived again
   const parsedTransactions = await parseInParts(wallet.id, rows.sync.tip, rows.transactions);
   await deriveAheadOfLoad(wallet, rows, scripts);
   return addWallet(state, { walletId: wallet.id, gapLimit: wallet.gapLimit, derive: scripts.derive }, {
@@ -157,8 +201,12 @@ async function deriveAheadOfLoad(wallet: StoredWallet, rows: WalletChainRows, sc
   }
 }
 
-/** Derives in parts the stored addresses' scripts, which the sync watches (and derives all at once otherwise). */
+/**
+ * Makes the stored addresses' scripts, which the sync watches, known before the wallet is in the state (the sync
+ * would otherwise derive them all at once): read from the rows, so nothing is derived but what they lack.
+ */
 export async function deriveStoredInParts(rows: WalletChainRows, scripts: WalletScripts): Promise<void> {
+  scripts.remember(rows.addresses);
   const stored = storedCounts(rows);
   for (const branch of [0, 1] as const) await scripts.deriveInParts(branch, stored[branch]);
 }
@@ -291,6 +339,7 @@ export class WalletStateCache {
         if (changes.revision === loaded.view.revision) return loaded.view;
         // Parsed before the state changes: a first scan's changes hold every transaction of the wallet.
         const { transactions, ...rest } = changes;
+        this.scripts.get(wallet).remember(rest.addresses);
         const parsedTransactions = await parseInParts(wallet.id, changes.sync.tip, transactions);
         try {
           loaded.lists.changed(applyStoredChanges(loaded.state, wallet.id, { ...rest, parsedTransactions }));

@@ -219,6 +219,21 @@ export class KyselyWallets implements WalletRepository {
     return all.sort((a, b) => a.wallet.createdAt - b.wallet.createdAt || (a.wallet.alias < b.wallet.alias ? -1 : 1));
   }
 
+  async listAccessibleNames(userName: string): Promise<Array<{ id: string; alias: string; name: string }>> {
+    return this.db
+      .selectFrom('wallets')
+      .select(['wallets.id', 'wallets.alias', 'wallets.name'])
+      .where((eb) => eb.or([eb('wallets.owner_name', '=', userName), eb.exists(eb.selectFrom('wallet_shares').select('wallet_shares.wallet_id').whereRef('wallet_shares.wallet_id', '=', 'wallets.id').where('wallet_shares.user_name', '=', userName))]))
+      .orderBy('wallets.created_at')
+      .orderBy('wallets.alias')
+      .execute();
+  }
+
+  async countOwned(userName: string): Promise<number> {
+    const counted = await this.db.selectFrom('wallets').select((eb) => eb.fn.countAll<number | string>().as('n')).where('owner_name', '=', userName).executeTakeFirstOrThrow();
+    return Number(counted.n);
+  }
+
   async listAccessiblePage(userName: string, page: { limit?: number; offset?: number; walletIds?: readonly string[] }): Promise<{ wallets: StoredWallet[]; total: number }> {
     if (page.walletIds?.length === 0) return { wallets: [], total: 0 };
     const accessible = this.db

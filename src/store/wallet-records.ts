@@ -138,6 +138,10 @@ export interface WalletRepository {
   findOfOtherNetwork(network: NetworkName): Promise<StoredWallet | undefined>;
   /** Wallets the user owns or that are shared with them, oldest first, with the user's access. */
   listAccessible(userName: string): Promise<Array<{ wallet: StoredWallet; access: 'owner' | WalletShareAccess }>>;
+  /** The id, alias and name of each wallet the user owns or that is shared with them, oldest first then by alias (no other column read). */
+  listAccessibleNames(userName: string): Promise<Array<{ id: string; alias: string; name: string }>>;
+  /** How many wallets the user owns. */
+  countOwned(userName: string): Promise<number>;
   /**
    * One page of the wallets the user owns or that are shared with them (only those of `walletIds` when given),
    * oldest first then by alias, and how many there are in all: read with the page's cost, whatever the total.

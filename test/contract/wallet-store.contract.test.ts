@@ -86,6 +86,22 @@ describe.each(STORE_KINDS)('wallet store conformance: $kind', ({ open }) => {
     expect((await store.wallets.listAccessiblePage('alice', { limit: 1 })).wallets[0]).toEqual(wallet({ id: 'w-2', alias: 'a', createdAt: 5 }));
   });
 
+  it('lists the id, alias and name of the wallets a user may reach, in the pages\' order, and counts those they own', async () => {
+    await store.wallets.insert(wallet({ id: 'w-1', alias: 'b', name: 'Bee', createdAt: 5 }), [{ userName: 'bob', access: 'read' }]);
+    await store.wallets.insert(wallet({ id: 'w-2', alias: 'a', name: 'Ay', createdAt: 5 }), []);
+    await store.wallets.insert(wallet({ id: 'w-3', alias: 'c', name: 'Sea', createdAt: 1, ownerName: 'bob' }), []);
+    await store.wallets.insert(wallet({ id: 'w-4', alias: 'd', name: 'Dee', createdAt: 9 }), [{ userName: 'bob', access: 'spend' }]);
+    expect(await store.wallets.listAccessibleNames('alice')).toEqual([
+      { id: 'w-2', alias: 'a', name: 'Ay' },
+      { id: 'w-1', alias: 'b', name: 'Bee' },
+      { id: 'w-4', alias: 'd', name: 'Dee' },
+    ]);
+    expect((await store.wallets.listAccessibleNames('bob')).map((w) => w.alias)).toEqual((await store.wallets.listAccessible('bob')).map((w) => w.wallet.alias));
+    expect(await store.wallets.countOwned('alice')).toBe(3);
+    expect(await store.wallets.countOwned('bob')).toBe(1);
+    expect(await store.wallets.countOwned('carol')).toBe(0);
+  });
+
   it('finds a wallet of another network than the one asked, the oldest, or none', async () => {
     await store.wallets.insert(wallet(), []);
     expect(await store.wallets.findOfOtherNetwork('regtest')).toBeUndefined();

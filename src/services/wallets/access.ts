@@ -61,6 +61,11 @@ export class WalletAccess {
     return this.store.wallets.listAccessiblePage(principal.userName, { ...page, ...(principal.walletIds !== undefined ? { walletIds: principal.walletIds } : {}) });
   }
 
+  /** The id, alias and name of each wallet the caller reaches, as `reachable` lists them. */
+  async reachableNames(principal: Principal): Promise<Array<{ id: string; alias: string; name: string }>> {
+    return (await this.store.wallets.listAccessibleNames(principal.userName)).filter((w) => walletInScope(principal, w.id));
+  }
+
   /** The wallets the caller reaches (its own, shared with it, within a narrowed token's list), whatever the permissions. */
   async reachable(principal: Principal): Promise<StoredWallet[]> {
     return (await this.store.wallets.listAccessible(principal.userName)).map((w) => w.wallet).filter((w) => walletInScope(principal, w.id));

@@ -100,7 +100,7 @@ export class WalletAdmin {
     const shareRows: WalletShare[] = shares.map((s) => ({ userName: s.userName, access: s.access }));
     const stored = await this.insertWithAlias(base, givenAlias, name, shareRows);
     this.deps.scans.requestPass();
-    return this.deps.reads.detailsOf(stored);
+    return this.deps.reads.newWalletDetails(stored);
   }
 
   private async nameOfUnnamed(principal: Principal, setup: WalletSetup, alias: unknown): Promise<string> {
