@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { toHex } from '../../../src/core/bytes.js';
 import { NETWORKS } from '../../../src/core/network.js';
 import {
-  compilePolicy, deriveMiniscriptOutput, miniscriptOutputPlan, parseMiniscriptDescriptor, satisfy, sequenceMeets, lockTimeMeets, type SimplePolicy,
+  compilePolicy, deriveMiniscriptOutput, miniscriptOutputPlan, miniscriptSpendPlan, parseMiniscriptDescriptor, satisfy, sequenceMeets, lockTimeMeets, type SimplePolicy,
 } from '../../../src/core/miniscript/index.js';
 import { startBitcoind, type BitcoindNode } from '../../support/bitcoind.js';
 import { locateBitcoind, realNodeRequired } from '../../support/bitcoind-locate.js';
@@ -54,6 +54,20 @@ describeWithBitcoind('miniscript descriptors against Bitcoin Core', () => {
     await node?.stop();
   });
 
+  it.each([
+    ['3-of-3 decaying to 2-of-3', [{ threshold: 3, keys: ['alice', 'bob', 'carol'] }, { threshold: 2, keys: ['alice', 'bob', 'carol'], older: 4320 }]],
+    ["2-of-3 becoming 2-of-4 with the heir's key", [{ threshold: 2, keys: ['alice', 'bob', 'carol'] }, { threshold: 2, keys: ['alice', 'bob', 'carol', 'heir'], older: 26280 }]],
+    ['two recoveries, one by height', [{ threshold: 2, keys: ['alice', 'bob'] }, { threshold: 1, keys: ['carol'], older: 1000 }, { threshold: 1, keys: ['heir'], after: 900000 }]],
+  ] as const)('wsh %s: Core accepts it and derives the same addresses', async (_, paths) => {
+    const descriptor = compilePolicy({
+      script: 'wsh',
+      paths: paths.map((p) => ({ ...p, keys: p.keys.map((n) => `${xpub[n]}/<0;1>/*`) })),
+    }).descriptor;
+    const core: string[][] = await node.rpc.call('deriveaddresses', [await withChecksum(descriptor), [0, 4]]);
+    const parsed = parseMiniscriptDescriptor(descriptor, NETWORKS.regtest);
+    for (const branch of [0, 1]) expect(Array.from({ length: 5 }, (_, i) => deriveMiniscriptOutput(parsed, i, branch).address)).toEqual(core[branch]);
+  });
+
   const cases: [string, (d: string) => string, 'wsh' | 'tr'][] = [
     ['wsh', (d) => d, 'wsh'],
     ['sh(wsh())', (d) => `sh(${d})`, 'wsh'],
@@ -72,58 +86,75 @@ describeWithBitcoind('miniscript descriptors against Bitcoin Core', () => {
     });
   }
 
-  it.each(['wsh', 'tr'] as const)('%s: the satisfier builds the witness finalizepsbt builds from the same signatures', async (script) => {
-    // A watch-only wallet holds the descriptor; alice and bob sign from their own wallets.
-    const watched = parseMiniscriptDescriptor(compilePolicy(policy(script, xpub)).descriptor, NETWORKS.regtest);
-    const name = `ms-${script}`;
-    await node.rpc.call('createwallet', { wallet_name: name, disable_private_keys: true, blank: true });
-    const wallet = node.rpc.wallet(name);
-    const imported = await wallet.call('importdescriptors', [[{ desc: await withChecksum(compilePolicy(policy(script, xpub)).descriptor), timestamp: 'now', range: [0, 5] }]]);
+  /**
+   * Funds the policy's output at index 3 from a watch-only wallet, has `signers` sign from their own
+   * wallets (input nSequence `sequence`, after `wait` more blocks), and returns Core's final witness
+   * beside the one our satisfier and the output plan's path `path` build from the same signatures.
+   */
+  async function spend(label: string, desc: string, signers: string[], path: number, sequence?: number, wait = 0) {
+    const watched = parseMiniscriptDescriptor(desc, NETWORKS.regtest);
+    await node.rpc.call('createwallet', { wallet_name: label, disable_private_keys: true, blank: true });
+    const wallet = node.rpc.wallet(label);
+    const imported = await wallet.call('importdescriptors', [[{ desc: await withChecksum(desc), timestamp: 'now', range: [0, 5] }]]);
     expect(imported.every((r: { success: boolean }) => r.success), JSON.stringify(imported)).toBe(true);
 
     const miner = node.rpc.wallet('alice');
     const minerAddress = await miner.call('getnewaddress');
     if ((await node.rpc.call('getblockcount')) < 101) await node.rpc.call('generatetoaddress', [101, minerAddress]);
     const output = deriveMiniscriptOutput(watched, 3, 0);
-    await miner.call('sendtoaddress', [output.address, 1]);
-    await node.rpc.call('generatetoaddress', [1, minerAddress]);
+    const txid = await miner.call('sendtoaddress', [output.address, 1]);
+    const vout = (await node.rpc.call('getrawtransaction', [txid, true])).vout.findIndex((o: { scriptPubKey: { address: string } }) => o.scriptPubKey.address === output.address);
+    await node.rpc.call('generatetoaddress', [1 + wait, minerAddress]);
 
-    const funded = await wallet.call('walletcreatefundedpsbt', [[], [{ [minerAddress]: 0.5 }], 0, { changeAddress: minerAddress }]);
-    const bySigner = await Promise.all(['alice', 'bob'].map(async (n) => (await node.rpc.wallet(n).call('walletprocesspsbt', [funded.psbt, true, 'ALL', true, false])).psbt));
-    const signed = await node.rpc.call('combinepsbt', [bySigner]);
+    const inputs = [{ txid, vout, ...(sequence !== undefined && { sequence }) }];
+    const funded = await wallet.call('walletcreatefundedpsbt', [inputs, [{ [minerAddress]: 0.5 }], 0, { changeAddress: minerAddress, add_inputs: false }]);
+    const bySigner = await Promise.all(signers.map(async (n) => (await node.rpc.wallet(n).call('walletprocesspsbt', [funded.psbt, true, 'ALL', true, false])).psbt));
+    const signed = bySigner.length > 1 ? await node.rpc.call('combinepsbt', [bySigner]) : bySigner[0];
     const decoded = await node.rpc.call('decodepsbt', [signed]);
     const input = decoded.inputs[0];
     const finalized = await node.rpc.call('finalizepsbt', [signed, true]);
     expect(finalized.complete).toBe(true);
     const coreWitness: string[] = (await node.rpc.call('decoderawtransaction', [finalized.hex])).vin[0].txinwitness;
+    // Core itself accepts the transaction it finalized (the lock is met).
+    expect((await node.rpc.call('testmempoolaccept', [[finalized.hex]]))[0].allowed).toBe(true);
 
-    const signatures = new Map<string, string>();
-    if (script === 'wsh') for (const [pubkey, sig] of Object.entries(input.partial_signatures as Record<string, string>)) signatures.set(pubkey, sig);
-    else for (const s of input.taproot_script_path_sigs as { pubkey: string; sig: string }[]) signatures.set(s.pubkey, s.sig);
+    const signatures = new Map<string, Uint8Array>();
+    const add = (pubkey: string, sig: string) => signatures.set(pubkey, Uint8Array.from(Buffer.from(sig, 'hex')));
+    for (const [pubkey, sig] of Object.entries((input.partial_signatures ?? {}) as Record<string, string>)) add(pubkey, sig);
+    for (const s of (input.taproot_script_path_sigs ?? []) as { pubkey: string; sig: string }[]) add(s.pubkey, s.sig);
     // PSBT version 0 carries the transaction, version 2 the fields.
-    const sequence: number = decoded.tx?.vin[0].sequence ?? input.sequence ?? 0xffffffff;
+    const inputSequence: number = decoded.tx?.vin[0].sequence ?? input.sequence ?? 0xffffffff;
     const lockTime: number = decoded.tx?.locktime ?? decoded.fallback_locktime ?? 0;
-    const leafIndex = 0;
-    const root = watched.leaves[leafIndex]!.root;
+
+    const plan = miniscriptOutputPlan(watched, output);
+    const planned = plan.paths[path]!;
+    const leaf = watched.kind === 'tr' ? output.taproot!.leafHashes.findIndex((h) => toHex(h) === toHex(planned.tapLeafHash!)) : 0;
     const keyBytes = (text: string) => output.keys[watched.keyTexts.indexOf(text)]!;
-    const items = satisfy(root, {
+    const items = satisfy(watched.leaves[leaf]!.root, {
       keyBytes,
-      signatureOf: (text) => {
-        const sig = signatures.get(toHex(keyBytes(text)));
-        return sig === undefined ? undefined : Uint8Array.from(Buffer.from(sig, 'hex'));
-      },
-      checkOlder: (n) => sequenceMeets(sequence, n),
+      signatureOf: (text) => signatures.get(toHex(keyBytes(text))),
+      checkOlder: (n) => sequenceMeets(inputSequence, n),
       checkAfter: (n) => lockTimeMeets(lockTime, n),
     });
-    const tail = script === 'wsh' ? [output.witnessScript!] : [output.taproot!.leafScripts[leafIndex]!, output.taproot!.controlBlocks[leafIndex]!];
-    expect([...items, ...tail].map(toHex)).toEqual(coreWitness);
-    // The output's spend plan, primary path, from the same signatures by key index: the same witness.
-    const primary = miniscriptOutputPlan(watched, output).paths[0]!;
-    const final = primary.finalize((i) => {
-      const sig = signatures.get(toHex(output.keys[i]!));
-      return sig === undefined ? undefined : Uint8Array.from(Buffer.from(sig, 'hex'));
-    });
-    expect(typeof final === 'string' ? final : final.witness.map(toHex)).toEqual(coreWitness);
-    expect(decoded.inputs[0].witness_utxo.amount).toBe(1);
+    const tail = output.taproot ? [output.taproot.leafScripts[leaf]!, output.taproot.controlBlocks[leaf]!] : [output.witnessScript!];
+    const final = planned.finalize((i) => signatures.get(toHex(output.keys[i]!)));
+    return { coreWitness, satisfied: [...items, ...tail].map(toHex), finalized: typeof final === 'string' ? final : final.witness.map(toHex), planned };
+  }
+
+  it.each(['wsh', 'tr'] as const)('%s primary path: the satisfier and the plan build the witness finalizepsbt builds', async (script) => {
+    const r = await spend(`primary-${script}`, compilePolicy(policy(script, xpub)).descriptor, ['alice', 'bob'], 0);
+    expect(r.satisfied).toEqual(r.coreWitness);
+    expect(r.finalized).toEqual(r.coreWitness);
+  }, 60_000);
+
+  it.each(['wsh', 'tr'] as const)('%s heir path after its lock: the same witness as finalizepsbt, with the nSequence the plan names', async (script) => {
+    const heirPolicy: SimplePolicy = { ...policy(script, xpub), paths: [policy(script, xpub).paths[0]!, { threshold: 1, keys: [`${xpub.heir}/<0;1>/*`], older: 10 }] };
+    const desc = compilePolicy(heirPolicy).descriptor;
+    const plan = miniscriptSpendPlan(parseMiniscriptDescriptor(desc, NETWORKS.regtest));
+    const heirPath = plan.paths.findIndex((p) => p.sequence === 10);
+    const r = await spend(`heir-${script}`, desc, ['heir'], heirPath, 10, 10);
+    expect(r.satisfied).toEqual(r.coreWitness);
+    expect(r.finalized).toEqual(r.coreWitness);
+    expect(r.coreWitness.length).toBe(r.planned.size.witness.length);
   }, 60_000);
 });
