@@ -7,25 +7,13 @@ import type { Network } from '../network.js';
 import { encodeExtendedPublicKey, keyFingerprint } from '../keys/extended-key.js';
 import { formatPath } from '../keys/path.js';
 import { DescriptorError } from './errors.js';
-import { expandMultipath, formatDescriptor, isDescriptorType, multipathCount, parseDescriptor, type Descriptor, type DescriptorType } from './descriptor.js';
+import { DESCRIPTOR_TYPES, expandMultipath, formatDescriptor, isDescriptorType, multipathCount, parseDescriptor, type Descriptor, type DescriptorType } from './descriptor.js';
 import { toHex } from '../bytes.js';
+import { scriptKind, type AddressType } from '../script-kinds/index.js';
 import { CoreError } from '../errors.js';
 import { parseKeyExpression, type KeyExpression } from './key-expression.js';
 
-export type AddressType = 'bech32' | 'bech32m' | 'p2sh-segwit' | 'legacy';
-
-export const ADDRESS_TYPES: Readonly<Record<DescriptorType, AddressType>> = {
-  wpkh: 'bech32',
-  'wsh-multi': 'bech32',
-  'wsh-sortedmulti': 'bech32',
-  tr: 'bech32m',
-  'sh-wpkh': 'p2sh-segwit',
-  'sh-wsh-multi': 'p2sh-segwit',
-  'sh-wsh-sortedmulti': 'p2sh-segwit',
-  pkh: 'legacy',
-  'sh-multi': 'legacy',
-  'sh-sortedmulti': 'legacy',
-};
+export type { AddressType };
 
 export interface WalletPolicy {
   readonly type: DescriptorType;
@@ -57,8 +45,6 @@ export interface DescriptorInfo {
   readonly keys: readonly DescriptorKeyInfo[];
 }
 
-const SINGLE_KEY: readonly DescriptorType[] = ['wpkh', 'sh-wpkh', 'pkh', 'tr'];
-const MAX_POLICY_KEYS: Partial<Record<DescriptorType, number>> = { 'sh-multi': 15, 'sh-sortedmulti': 15 };
 
 function policyError(message: string): DescriptorError {
   return new DescriptorError('invalid_policy', message);
@@ -84,13 +70,14 @@ function parsePolicyKey(text: unknown, position: number, network: Network): KeyE
 /** The receive (`/0/*`) and change (`/1/*`) descriptors of a policy, canonical and with checksums. */
 export function descriptorsFromPolicy(policy: WalletPolicy, network: Network): DescriptorPair {
   if (typeof policy !== 'object' || policy === null) throw policyError('Policy must be an object');
-  if (!isDescriptorType(policy.type)) throw policyError(`Unknown policy type; expected one of ${['wpkh', 'sh-wpkh', 'pkh', 'tr', 'wsh-sortedmulti', 'wsh-multi', 'sh-wsh-sortedmulti', 'sh-wsh-multi', 'sh-sortedmulti', 'sh-multi'].join(', ')}`);
+  if (!isDescriptorType(policy.type)) throw policyError(`Unknown policy type; expected one of ${DESCRIPTOR_TYPES.join(', ')}`);
   if (!Array.isArray(policy.keys) || policy.keys.length === 0) throw policyError('Policy needs at least one key');
-  const single = SINGLE_KEY.includes(policy.type);
+  const kind = scriptKind(policy.type);
+  const single = !kind.multisig;
   const threshold = policy.threshold ?? (single ? 1 : undefined);
   if (typeof threshold !== 'number' || !Number.isInteger(threshold)) throw policyError('Policy threshold must be an integer');
   if (single && (policy.keys.length !== 1 || threshold !== 1)) throw policyError(`A ${policy.type} policy has exactly one key and threshold 1`);
-  const maxKeys = MAX_POLICY_KEYS[policy.type] ?? 20;
+  const maxKeys = kind.maxKeys;
   if (policy.keys.length > maxKeys) throw policyError(`A ${policy.type} policy has at most ${maxKeys} keys`);
   if (threshold < 1 || threshold > policy.keys.length) throw policyError(`Threshold ${threshold} must be between 1 and ${policy.keys.length}`);
   const keys = policy.keys.map((k, i) => parsePolicyKey((k as { key?: unknown } | null)?.key, i, network));
@@ -123,7 +110,7 @@ export function describeDescriptor(descriptor: Descriptor): DescriptorInfo {
   });
   return {
     type: descriptor.type,
-    addressType: ADDRESS_TYPES[descriptor.type],
+    addressType: scriptKind(descriptor.type).addressType,
     sigsRequired: descriptor.threshold,
     sigsTotal: descriptor.keys.length,
     keys,

@@ -14,7 +14,7 @@ import type { ScriptKind } from './types.js';
 import { wpkh } from './wpkh.js';
 import { wshMulti, wshSortedMulti } from './wsh-multi.js';
 
-export type { OutputScripts, ScriptKind } from './types.js';
+export type { AddressType, OutputScripts, ScriptKind } from './types.js';
 export { multisigScript } from './multisig.js';
 
 export const SCRIPT_KINDS: Readonly<Record<DescriptorType, ScriptKind>> = {

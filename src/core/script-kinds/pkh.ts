@@ -11,6 +11,8 @@ export const pkh: ScriptKind = {
   type: 'pkh',
   expressions: ['pkh'],
   multisig: false,
+  maxKeys: 1,
+  addressType: 'legacy',
   outputScripts: (_, [key]) => ({ scriptPubKey: p2pkhScript(hash160(key!)) }),
   spendPlan: () => plan,
 };

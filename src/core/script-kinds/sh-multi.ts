@@ -13,6 +13,8 @@ const shMultiKind = (sorted: boolean): ScriptKind => ({
   type: sorted ? 'sh-sortedmulti' : 'sh-multi',
   expressions: ['sh', sorted ? 'sortedmulti' : 'multi'],
   multisig: true,
+  maxKeys: 15, // 15 compressed keys fill a 520-byte redeem script
+  addressType: 'legacy',
   checkKeys: (keys) => {
     const size = 3 + keys.reduce((n, k) => n + 1 + (k.kind === 'pubkey' ? k.publicKey.length : 33), 0);
     if (size > MAX_REDEEM_SCRIPT) throw new DescriptorError('invalid_descriptor', `P2SH redeem script would be ${size} bytes; at most 520 are allowed`);

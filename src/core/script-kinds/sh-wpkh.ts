@@ -11,6 +11,8 @@ export const shWpkh: ScriptKind = {
   type: 'sh-wpkh',
   expressions: ['sh', 'wpkh'],
   multisig: false,
+  maxKeys: 1,
+  addressType: 'p2sh-segwit',
   outputScripts: (_, [key]) => {
     const redeemScript = witnessScript(0, hash160(key!));
     return { scriptPubKey: p2shScript(hash160(redeemScript)), redeemScript };

@@ -10,6 +10,8 @@ const shWshMultiKind = (sorted: boolean): ScriptKind => ({
   type: sorted ? 'sh-wsh-sortedmulti' : 'sh-wsh-multi',
   expressions: ['sh', 'wsh', sorted ? 'sortedmulti' : 'multi'],
   multisig: true,
+  maxKeys: 20,
+  addressType: 'p2sh-segwit',
   outputScripts: (threshold, keys) => {
     const ws = multisigScriptOf(sorted, threshold, keys);
     const redeemScript = witnessScript(0, sha256(ws));

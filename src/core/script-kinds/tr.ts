@@ -9,6 +9,8 @@ export const tr: ScriptKind = {
   type: 'tr',
   expressions: ['tr'],
   multisig: false,
+  maxKeys: 1,
+  addressType: 'bech32m',
   // No outputScripts: output keys are tweaked in batches over a range (descriptor/derive.ts).
   spendPlan: () => plan,
 };

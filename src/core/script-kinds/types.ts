@@ -12,6 +12,9 @@ export interface OutputScripts {
   readonly witnessScript?: Uint8Array;
 }
 
+/** The address family of a kind's outputs, as wallet details show it. */
+export type AddressType = 'bech32' | 'bech32m' | 'p2sh-segwit' | 'legacy';
+
 export interface ScriptKind {
   /** The kind's name: the descriptor type and the wallet policy type of the API. */
   readonly type: DescriptorType;
@@ -19,6 +22,9 @@ export interface ScriptKind {
   readonly expressions: readonly string[];
   /** True for k-of-n kinds: the innermost expression takes the threshold, then the keys. */
   readonly multisig: boolean;
+  /** The most keys a wallet policy of this kind may have (one for single-key kinds). */
+  readonly maxKeys: number;
+  readonly addressType: AddressType;
   /** Refuses keys the kind cannot hold (throws DescriptorError), beyond what the descriptor grammar checks. */
   readonly checkKeys?: (keys: readonly KeyExpression[]) => void;
   /**

@@ -11,6 +11,8 @@ export const wpkh: ScriptKind = {
   type: 'wpkh',
   expressions: ['wpkh'],
   multisig: false,
+  maxKeys: 1,
+  addressType: 'bech32',
   outputScripts: (_, [key]) => ({ scriptPubKey: witnessScript(0, hash160(key!)) }),
   spendPlan: () => plan,
 };

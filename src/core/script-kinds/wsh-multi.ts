@@ -9,6 +9,8 @@ const wshMultiKind = (sorted: boolean): ScriptKind => ({
   type: sorted ? 'wsh-sortedmulti' : 'wsh-multi',
   expressions: ['wsh', sorted ? 'sortedmulti' : 'multi'],
   multisig: true,
+  maxKeys: 20,
+  addressType: 'bech32',
   outputScripts: (threshold, keys) => {
     const ws = multisigScriptOf(sorted, threshold, keys);
     return { scriptPubKey: witnessScript(0, sha256(ws)), witnessScript: ws };
