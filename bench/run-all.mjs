@@ -16,6 +16,7 @@ const BENCHMARKS = [
   'rescan/run.mjs',
   'rescan/first-read.bench.mjs',
   'miniscript/miniscript.bench.mjs',
+  'electrum/batch.bench.mjs',
 ];
 
 const only = process.argv.slice(2);

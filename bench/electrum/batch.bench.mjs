@@ -93,6 +93,30 @@ async function main() {
     await measure(`one answer of 300 transactions (a ${bigLineMb} MB line), x4`, async () => {
       for (let i = 0; i < TX_CALLS / 300; i++) await client.request('bench.transactions', [300]);
     });
+
+    // The client's own work on one answer line (joining the chunks, decoding, JSON.parse), in CPU time: what a
+    // page of that answer size holds the event loop for, without the machine's other load.
+    console.log('\nCPU time to read one answer line, median of 5:');
+    const history = Array.from({ length: 1_000 }, (_, n) => ({ tx_hash: n.toString(16).padStart(64, '0'), height: 800_000 + n }));
+    const lines = {
+      '25 transactions of 20 KB': () => Array.from({ length: 25 }, () => 'ab'.repeat(TX_HEX_CHARS / 2)),
+      '300 transactions of 20 KB': () => Array.from({ length: 300 }, () => 'ab'.repeat(TX_HEX_CHARS / 2)),
+      '10 histories of 1,000 entries': () => Array.from({ length: 10 }, () => history),
+      '100 histories of 1,000 entries': () => Array.from({ length: 100 }, () => history),
+    };
+    for (const [name, results] of Object.entries(lines)) {
+      const line = JSON.stringify(results().map((result, id) => ({ jsonrpc: '2.0', result, id })));
+      const chunks = [];
+      for (let i = 0; i < line.length; i += 65_536) chunks.push(Buffer.from(line.slice(i, i + 65_536)));
+      const cpu = [];
+      for (let i = 0; i < 5; i++) {
+        const before = process.cpuUsage();
+        JSON.parse(Buffer.concat(chunks).toString('utf8'));
+        const used = process.cpuUsage(before);
+        cpu.push((used.user + used.system) / 1000);
+      }
+      console.log(`  ${`${name} (${(line.length / 1e6).toFixed(1)} MB)`.padEnd(58)} ${median(cpu).toFixed(1).padStart(6)} ms`);
+    }
   } finally {
     await client.close();
     child.kill();

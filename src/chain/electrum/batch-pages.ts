@@ -9,8 +9,9 @@ import type { RpcCall } from './json-rpc.js';
 export const BATCH_MAX_CALLS = 300;
 const BATCH_MAX_BYTES = 500_000;
 /**
- * A page's answer arrives as one line, parsed in one step: pages are sized so that line stays near 1 MiB (300
- * transactions of 20 KB, one 12 MB line, held the event loop for 150-280 ms on a loaded machine, bench/electrum).
+ * A page's answer arrives as one line, parsed in one step: pages are sized so that line stays near 1 MiB, about
+ * 1.5-2.5 ms of the event loop (reading a line costs 1.2-2.6 ms of CPU per MB, bench/electrum); a page of 300
+ * long histories would make a line near the 64 MiB cap, over 100 ms in one step.
  */
 const PAGE_ANSWER_BYTES = 1024 * 1024;
 /** Answer bytes per call assumed until a method's answers were seen. */
