@@ -46,6 +46,23 @@ describe('PostgreSQL sync leadership', () => {
     }
   });
 
+  it('lets instances sharing the wallets hold the lock together, never beside a single leader', async () => {
+    const lockId = 900_000 + Math.floor(Math.random() * 99_999);
+    const [sharing1, sharing2] = [new PostgresSyncLeadership(TEST_DATABASE_URL, lockId, true), new PostgresSyncLeadership(TEST_DATABASE_URL, lockId, true)];
+    const leader = new PostgresSyncLeadership(TEST_DATABASE_URL, lockId);
+    try {
+      expect(await sharing1.acquire()).toBe(true);
+      expect(await sharing2.acquire()).toBe(true);
+      expect(await leader.acquire()).toBe(false);
+      await sharing1.release();
+      await sharing2.release();
+      expect(await leader.acquire()).toBe(true);
+      expect(await sharing1.acquire()).toBe(false);
+    } finally {
+      for (const leadership of [sharing1, sharing2, leader]) await leadership.release();
+    }
+  });
+
   it('answers false, without throwing, when the database cannot be reached', async () => {
     const leadership = new PostgresSyncLeadership('postgres://nobody:wrong@127.0.0.1:1/none', 1);
     expect(await leadership.acquire()).toBe(false);
