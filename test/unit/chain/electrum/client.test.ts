@@ -79,6 +79,7 @@ describe('negotiation refusals', () => {
     for (const url of ['http://127.0.0.1:50001', 'tcp://127.0.0.1', 'tcp://127.0.0.1:70000', 'electrum.example']) {
       expect(() => new ElectrumClient({ url })).toThrow(expect.objectContaining({ code: 'bad_config' }));
     }
+    for (const url of ['TCP://[::1]:50001', 'ssl://electrum.example:50002/', 'tls://10.0.0.1:50002']) expect(() => new ElectrumClient({ url })).not.toThrow();
     expect(() => new ElectrumClient({ url: 'tcp://127.0.0.1:1', tlsFingerprint: 'ab'.repeat(32) })).toThrow(expect.objectContaining({ code: 'bad_config' }));
     expect(() => new ElectrumClient({ url: 'ssl://127.0.0.1:1', tlsFingerprint: 'abcd' })).toThrow(expect.objectContaining({ code: 'bad_config' }));
     expect(() => new ElectrumClient({ url: 'ssl://127.0.0.1:1', proxy: 'http://127.0.0.1:9050' })).toThrow(expect.objectContaining({ code: 'bad_config' }));
