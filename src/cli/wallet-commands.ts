@@ -4,6 +4,7 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import type { Config } from '../config.js';
+import { singleSignaturePathWarning } from '../core/descriptor/index.js';
 import { createRuntime } from '../main.js';
 import type { Principal } from '../services/principal.js';
 import { ServiceError } from '../services/errors.js';
@@ -75,6 +76,8 @@ export async function runWalletCommand(
           birthday: birthday !== undefined && /^\d+$/.test(birthday) ? Number(birthday) : birthday,
           gap_limit: integerOption(options, '--gap-limit'),
         });
+        const warning = singleSignaturePathWarning(details.keys);
+        if (warning) process.stderr.write(`wcs: warning: ${warning}\n`);
         return `Imported wallet ${shown(details.alias)} (${shown(details.name)}): ${details.address_type}, ${details.sigs_required} of ${details.sigs_total}\nFirst address: ${details.address}`;
       }
       case 'export': {

@@ -5,3 +5,4 @@ export type { DerivationStep, KeyExpression, KeyOrigin } from './key-expression.
 export * from './descriptor.js';
 export * from './derive.js';
 export * from './policy.js';
+export { singleSignaturePathWarning } from './key-purpose.js';

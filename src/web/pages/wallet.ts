@@ -1,5 +1,6 @@
 /** The wallet page (overview with receive, transactions, coins, addresses) and its small actions. */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { singleSignaturePathWarning } from '../../core/descriptor/index.js';
 import { ServiceError } from '../../services/errors.js';
 import { field, respond, sessionOf, walletUrl, type WebDeps } from '../context.js';
 import { html, type Html } from '../html.js';
@@ -82,8 +83,10 @@ ${addressesTable(details, entries, session, access, base)}${pager(base, n, true)
 <a class="button secondary" href="${walletUrl(alias, '/files')}">Files and labels</a>
 ${access === 'owner' ? html`<form method="post" action="${walletUrl(alias, '/rescan')}" class="inline">${csrfField(session)}<button type="submit" class="secondary">Rescan</button></form>
 <form method="post" action="${walletUrl(alias, '/delete')}" class="inline" data-confirm="Delete this wallet with its PSBTs and labels? The coins stay on the chain.">${csrfField(session)}<button type="submit" class="danger">Delete wallet</button></form>` : ''}`;
+    const pathWarning = singleSignaturePathWarning(details.keys);
     const body = html`<div class="title-row"><h1>${details.name}</h1><div class="actions">${actions}</div></div>
 <p class="muted">${details.description} ${details.sigs_required} of ${details.sigs_total} · ${details.address_type} · ${details.network} · your access: ${access}</p>
+${pathWarning ? html`<p class="notice" role="note" data-key-path-warning>${pathWarning}</p>` : ''}
 ${scan}
 ${balances(details, trustedUnconfirmed)}
 <nav class="tabs" aria-label="Wallet views">${tabs}</nav>
