@@ -131,3 +131,24 @@ export function signaturesNeeded(signers: SignerThreshold): number {
   const costs = signers.of.map((p) => (typeof p === 'number' ? 1 : signaturesNeeded(p))).sort((a, b) => a - b);
   return costs.slice(0, signers.k).reduce((sum, c) => sum + c, 0);
 }
+
+/** nLockTime values from this one on are Unix times, below it block heights. */
+export const LOCKTIME_THRESHOLD = 500_000_000;
+const SEQUENCE_FINAL = 0xffffffff;
+
+/**
+ * The nSequence and nLockTime a transaction spending by `path` carries, given what the wallet
+ * would use otherwise (e.g. RBF signalling and the tip height against fee sniping): the path's
+ * nSequence replaces the default; its nLockTime wins over a default of the other unit, and the
+ * later of two of the same unit is kept. A final nSequence would switch nLockTime off, so it is
+ * lowered by one when the path needs a lock time.
+ */
+export function pathTimelocks(path: SpendPath, defaults: { readonly sequence: number; readonly lockTime: number }): { sequence: number; lockTime: number } {
+  const sequence = path.sequence ?? defaults.sequence;
+  if (path.lockTime === undefined) return { sequence, lockTime: defaults.lockTime };
+  const sameUnit = path.lockTime < LOCKTIME_THRESHOLD === defaults.lockTime < LOCKTIME_THRESHOLD;
+  return {
+    sequence: sequence === SEQUENCE_FINAL ? SEQUENCE_FINAL - 1 : sequence,
+    lockTime: sameUnit ? Math.max(path.lockTime, defaults.lockTime) : path.lockTime,
+  };
+}

@@ -17,7 +17,7 @@ import { parsePath } from '../../core/keys/index.js';
 import type { Network } from '../../core/network.js';
 import { buildPsbt, type BuildInput, type BuildOutput, type KeyDerivation, type Psbt, type TaprootKeyInfo } from '../../core/psbt/index.js';
 import { spendPlanOf } from '../../core/script-kinds/index.js';
-import type { SpendPlan } from '../../core/spend-plan.js';
+import { pathTimelocks, type SpendPlan } from '../../core/spend-plan.js';
 import { parseTransaction } from '../../core/tx.js';
 import { ServiceError } from '../errors.js';
 import type { SpendableUtxo, WalletForSpending } from '../wallets/spending.js';
@@ -320,7 +320,8 @@ export function planPsbt(request: ParsedCreateRequest, context: PlanContext): Ps
     selectionError(error);
   }
 
-  const sequence = request.rbf ? SEQUENCE_RBF : SEQUENCE_FINAL_LOCKTIME;
+  // The wallet spends by its plan's first path: that path's nSequence and nLockTime, if it needs any.
+  const { sequence, lockTime } = pathTimelocks(inputType.paths[0]!, { sequence: request.rbf ? SEQUENCE_RBF : SEQUENCE_FINAL_LOCKTIME, lockTime: spending.tipHeight });
   // Back from the chosen coins to their candidates: kept ones by coin, the others (replaced coins) by a map built if needed.
   let others: Map<Coin, CandidateCoin> | undefined;
   const chosen = selection.inputs.map((c) => candidateOfCoin.get(c) ?? (others ??= new Map(all.map((a) => [a.coin, a]))).get(c)!);
@@ -350,7 +351,7 @@ export function planPsbt(request: ParsedCreateRequest, context: PlanContext): Ps
     inputs,
     outputs,
     version: 2,
-    locktime: spending.tipHeight,
+    locktime: lockTime,
     sequence,
     ...(globalXpubs ? { globalXpubs } : {}),
   });
