@@ -1,13 +1,19 @@
 /**
  * The Electrum client against a real Fulcrum over a real Bitcoin Core (regtest): negotiation, a batch of block
- * headers checked against the node's, a server error kept, and a restart of Fulcrum survived.
+ * headers checked against the node's, a server error kept, TLS with a pinned self-signed certificate, and a
+ * restart of Fulcrum survived.
  */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { ElectrumClient } from '../../../src/chain/electrum/client.js';
 import { startBitcoind, type BitcoindNode } from '../../support/bitcoind.js';
 import { chainFailure } from '../../support/chain-error.js';
 import { describeWithFulcrum } from '../../support/fulcrum-locate.js';
 import { FULCRUM_NODE_ARGS, headerHash, startFulcrum, type FulcrumServer } from '../../support/fulcrum.js';
+import { selfSignedCertificate, type SelfSignedCertificate } from '../../support/tls-certificate.js';
 
 const REGTEST_GENESIS = '0f9188f13cb7b2c71f2a335e3a4fc328bf5beb436012afca590b1a11466e2206';
 const BLOCKS = 20;
@@ -18,6 +24,9 @@ describeWithFulcrum('Electrum client against Fulcrum', () => {
   let node: BitcoindNode;
   let fulcrum: FulcrumServer;
   let client: ElectrumClient;
+  let certificate: SelfSignedCertificate;
+  let certFolder: string | undefined;
+  let sslPort: number;
   beforeAll(async () => {
     node = await startBitcoind({ args: FULCRUM_NODE_ARGS });
     const address = await node.rpc.call<string>('getnewaddress', []).catch(async () => {
@@ -25,13 +34,19 @@ describeWithFulcrum('Electrum client against Fulcrum', () => {
       return node.rpc.call<string>('getnewaddress', []);
     });
     await node.rpc.call('generatetoaddress', [BLOCKS, address]);
-    fulcrum = await startFulcrum(node);
+    certificate = selfSignedCertificate();
+    certFolder = mkdtempSync(join(tmpdir(), 'wcs-fulcrum-cert-'));
+    writeFileSync(join(certFolder, 'cert.pem'), certificate.cert);
+    writeFileSync(join(certFolder, 'key.pem'), certificate.key);
+    sslPort = await freePort();
+    fulcrum = await startFulcrum(node, { args: ['-s', `127.0.0.1:${sslPort}`, '-c', join(certFolder, 'cert.pem'), '-k', join(certFolder, 'key.pem')] });
     client = new ElectrumClient({ url: fulcrum.url, timeoutMs: 10_000 });
   }, 120_000);
   afterAll(async () => {
     await client?.close();
     await fulcrum?.stop();
     await node?.stop();
+    if (certFolder) rmSync(certFolder, { recursive: true, force: true });
   });
 
   it('negotiates protocol 1.4 to 1.6 and reads the regtest genesis hash', async () => {
@@ -65,6 +80,26 @@ describeWithFulcrum('Electrum client against Fulcrum', () => {
     expect(typeof error.rpcCode).toBe('number');
   });
 
+  it('talks TLS to Fulcrum with its self-signed certificate pinned, and refuses it otherwise', async () => {
+    const pinned = new ElectrumClient({ url: `ssl://127.0.0.1:${sslPort}`, tlsFingerprint: certificate.fingerprint256 });
+    try {
+      expect((await pinned.connect()).genesisHash).toBe(REGTEST_GENESIS);
+      expect(headerHash(await pinned.request<string>('blockchain.block.header', [BLOCKS]))).toBe(await node.rpc.call<string>('getblockhash', [BLOCKS]));
+    } finally {
+      await pinned.close();
+    }
+    for (const options of [{ tlsFingerprint: 'ab'.repeat(32) }, {}]) {
+      const refused = new ElectrumClient({ url: `ssl://localhost:${sslPort}`, ...options });
+      try {
+        const error = await chainFailure(refused.connect());
+        expect(error.code).toBe('unreachable');
+        expect(error.message).toMatch(/does not match the pinned fingerprint|not trusted/);
+      } finally {
+        await refused.close();
+      }
+    }
+  });
+
   it('comes back after Fulcrum is killed and restarted, and tells its listeners', async () => {
     let reconnects = 0;
     const unsubscribe = client.onReconnect(() => reconnects++);
@@ -78,3 +113,13 @@ describeWithFulcrum('Electrum client against Fulcrum', () => {
     expect(headerHash(tip.hex)).toBe(await node.rpc.call<string>('getbestblockhash'));
   });
 });
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = net.createServer();
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
