@@ -4,13 +4,13 @@
  */
 import { createHook } from 'node:async_hooks';
 import net from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ElectrumClient } from '../../../../src/chain/electrum/client.js';
 import type { ChainLog } from '../../../../src/chain/types.js';
 import { chainFailure } from '../../../support/chain-error.js';
 import { FakeRpcError, NO_REPLY, startFakeElectrum, type FakeElectrumServer } from '../../../support/electrum-fake-server.js';
 import { startSocks5Proxy } from '../../../support/socks5-proxy.js';
-import { selfSignedCertificate } from '../../../support/tls-certificate.js';
+import { selfSignedCertificate, type SelfSignedCertificate } from '../../../support/tls-certificate.js';
 
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -373,7 +373,10 @@ describe('line limits', () => {
 });
 
 describe('TLS', () => {
-  const certificate = selfSignedCertificate();
+  let certificate: SelfSignedCertificate;
+  beforeAll(() => {
+    certificate = selfSignedCertificate();
+  });
 
   it('accepts a self-signed certificate whose fingerprint is pinned (colons or not)', async () => {
     const server = await fake({ tls: certificate });
