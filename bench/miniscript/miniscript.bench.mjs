@@ -1,6 +1,7 @@
 // Miniscript parse + type/sanity analysis + spending paths, per policy shape; beside
 // @bitcoinerlab/miniscript's analyzeMiniscript (types and sanity only) when it can be imported
 // (it is not a dependency: BITCOINERLAB=/path/to/node_modules/@bitcoinerlab/miniscript/dist/index.js).
+// Times are CPU time of the process, medians of RUNS runs of at least 200 ms each.
 // Runs against the built dist/ (npm run build first), or MINISCRIPT_DIST=<bundle of src/core/miniscript>.
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -36,14 +37,18 @@ function ours(text, ctx) {
   return ms.spendingPaths(root, ctx, [...new Set(ms.keysInOrder(root))], { signature: 72 });
 }
 
-function time(fn, minMs = 200) {
+/** CPU µs per call (user + system of this process: the machine's other load does not count). */
+function time(fn, minCpuMs = 200) {
   let n = 0;
-  const start = performance.now();
-  while (performance.now() - start < minMs) {
+  const start = process.cpuUsage();
+  let used = 0;
+  while (used < minCpuMs * 1000) {
     fn();
     n++;
+    const d = process.cpuUsage(start);
+    used = d.user + d.system;
   }
-  return ((performance.now() - start) * 1000) / n; // µs per call
+  return used / n;
 }
 
 const rows = [];

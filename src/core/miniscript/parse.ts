@@ -13,26 +13,6 @@ const MAX_DEPTH = 1100;
 const WRAPPERS = 'asctdvjnlu';
 const ARITY: Partial<Record<Fragment, number>> = { and_v: 2, and_b: 2, or_b: 2, or_c: 2, or_d: 2, or_i: 2, andor: 3 };
 
-/** Split `a,b(c,d),e` at top-level commas. */
-function splitTop(text: string): string[] {
-  const parts: string[] = [];
-  let depth = 0;
-  let start = 0;
-  for (let i = 0; i < text.length; i++) {
-    const ch = text[i];
-    if (ch === '(' || ch === '{') depth++;
-    else if (ch === ')' || ch === '}') depth--;
-    else if (ch === ',' && depth === 0) {
-      parts.push(text.slice(start, i));
-      start = i + 1;
-    }
-    if (depth < 0) throw new MiniscriptError('invalid_miniscript', 'Unbalanced parentheses');
-  }
-  if (depth !== 0) throw new MiniscriptError('invalid_miniscript', 'Unbalanced parentheses');
-  parts.push(text.slice(start));
-  return parts;
-}
-
 function parseNumber(text: string, what: string): number {
   if (!/^[0-9]{1,10}$/.test(text) || (text.length > 1 && text.startsWith('0'))) {
     throw new MiniscriptError('invalid_miniscript', `${what} must be a decimal number, got ${quoteInput(text, 20)}`);
@@ -46,14 +26,14 @@ function parseLock(text: string, fragment: 'older' | 'after'): number {
   return k;
 }
 
-function parseKeyArgs(args: string[], fragment: string): string[] {
+function checkKeys(args: string[], fragment: string): string[] {
   args.forEach((k) => {
     if (k.length === 0) throw new MiniscriptError('invalid_miniscript', `Missing key in ${fragment}()`);
   });
   return args;
 }
 
-function parseThresholdArgs(fragment: 'multi' | 'multi_a', args: string[], ctx: ScriptContext): MiniscriptNode {
+function thresholdNode(fragment: 'multi' | 'multi_a', args: string[], ctx: ScriptContext): MiniscriptNode {
   if (fragment === 'multi' && ctx === 'tapscript') throw new MiniscriptError('multi_in_tapscript', 'multi() is not allowed in tapscript: use multi_a()');
   if (fragment === 'multi_a' && ctx === 'wsh') throw new MiniscriptError('multi_a_in_wsh', 'multi_a() is only allowed in tapscript: use multi() in wsh');
   const [kText = '', ...keys] = args;
@@ -61,45 +41,7 @@ function parseThresholdArgs(fragment: 'multi' | 'multi_a', args: string[], ctx: 
   const max = fragment === 'multi' ? 20 : 999;
   if (keys.length < 1 || keys.length > max) throw new MiniscriptError('invalid_threshold', `${fragment}() takes 1 to ${max} keys, got ${keys.length}`);
   if (k < 1 || k > keys.length) throw new MiniscriptError('invalid_threshold', `${fragment}() threshold ${k} must lie within 1..${keys.length}`);
-  return node(fragment, [], { k, keys: parseKeyArgs(keys, fragment) });
-}
-
-function parseFragment(name: string, argText: string, ctx: ScriptContext, depth: number): MiniscriptNode {
-  const args = splitTop(argText);
-  const sub = (text: string) => parseExpression(text, ctx, depth + 1);
-  const one = () => {
-    if (args.length !== 1) throw new MiniscriptError('invalid_miniscript', `${name}() takes one argument`);
-    return args[0]!;
-  };
-  switch (name) {
-    case 'pk': return node('c', [node('pk_k', [], { keys: parseKeyArgs([one()], name) })]);
-    case 'pkh': return node('c', [node('pk_h', [], { keys: parseKeyArgs([one()], name) })]);
-    case 'pk_k': case 'pk_h': return node(name, [], { keys: parseKeyArgs([one()], name) });
-    case 'older': case 'after': return node(name, [], { k: parseLock(one(), name) });
-    case 'multi': case 'multi_a': return parseThresholdArgs(name, args, ctx);
-    case 'and_n': {
-      if (args.length !== 2) throw new MiniscriptError('invalid_miniscript', `and_n() takes 2 arguments, got ${args.length}`);
-      return node('andor', [sub(args[0]!), sub(args[1]!), node('0')]);
-    }
-    case 'thresh': {
-      const [kText = '', ...subs] = args;
-      const k = parseNumber(kText, 'thresh() threshold');
-      if (subs.length < 1 || k < 1 || k > subs.length) throw new MiniscriptError('invalid_threshold', `thresh() threshold ${k} must lie within 1..${subs.length}`);
-      return node('thresh', subs.map(sub), { k });
-    }
-  }
-  if ((HASH_FRAGMENTS as readonly string[]).includes(name)) {
-    const fragment = name as HashFragment;
-    const text = one();
-    if (!/^[0-9a-fA-F]*$/.test(text) || text.length !== hashLength(fragment) * 2) {
-      throw new MiniscriptError('invalid_miniscript', `${name}() needs a ${hashLength(fragment)}-byte hex digest`);
-    }
-    return node(fragment, [], { hash: fromHex(text.toLowerCase()) });
-  }
-  const arity = ARITY[name as Fragment];
-  if (arity === undefined) throw new MiniscriptError('invalid_miniscript', `Unknown miniscript fragment ${quoteInput(name, 30)}`);
-  if (args.length !== arity) throw new MiniscriptError('invalid_miniscript', `${name}() takes ${arity} arguments, got ${args.length}`);
-  return node(name as Fragment, args.map(sub));
+  return node(fragment, [], { k, keys: checkKeys(keys, fragment) });
 }
 
 function applyWrapper(w: string, x: MiniscriptNode): MiniscriptNode {
@@ -109,27 +51,112 @@ function applyWrapper(w: string, x: MiniscriptNode): MiniscriptNode {
   return node(w as Fragment, [x]);
 }
 
-function parseExpression(text: string, ctx: ScriptContext, depth: number): MiniscriptNode {
-  if (depth > MAX_DEPTH) throw new MiniscriptError('invalid_miniscript', `Miniscript nests deeper than ${MAX_DEPTH} levels`);
-  if (text === '0' || text === '1') return node(text);
-  const paren = text.indexOf('(');
-  const colon = text.indexOf(':');
-  if (colon > 0 && (paren < 0 || colon < paren)) {
-    const wrappers = text.slice(0, colon);
-    if (![...wrappers].every((c) => WRAPPERS.includes(c))) throw new MiniscriptError('invalid_miniscript', `Unknown wrapper ${quoteInput(wrappers, 20)}`);
-    let inner = parseExpression(text.slice(colon + 1), ctx, depth + wrappers.length);
-    for (const w of [...wrappers].reverse()) inner = applyWrapper(w, inner);
-    return inner;
+const NAME = /[a-z0-9_]/;
+
+/** One pass over the text (each character read once), so the time grows with the length only. */
+class Reader {
+  pos = 0;
+  constructor(readonly text: string, readonly ctx: ScriptContext) {}
+
+  private expect(ch: string): void {
+    if (this.text[this.pos] !== ch) {
+      const found = this.pos < this.text.length ? quoteInput(this.text.slice(this.pos, this.pos + 20), 20) : 'the end';
+      throw new MiniscriptError('invalid_miniscript', `Expected "${ch}" at character ${this.pos + 1}, found ${found}`);
+    }
+    this.pos++;
   }
-  if (paren <= 0 || !text.endsWith(')')) throw new MiniscriptError('invalid_miniscript', `Not a miniscript expression: ${quoteInput(text, 40)}`);
-  return parseFragment(text.slice(0, paren), text.slice(paren + 1, -1), ctx, depth);
+
+  private name(): string {
+    const start = this.pos;
+    while (this.pos < this.text.length && NAME.test(this.text[this.pos]!)) this.pos++;
+    return this.text.slice(start, this.pos);
+  }
+
+  /** Plain arguments (keys, numbers, digests) up to the closing parenthesis. */
+  private plainArgs(): string[] {
+    const close = this.text.indexOf(')', this.pos);
+    if (close < 0) throw new MiniscriptError('invalid_miniscript', 'Unbalanced parentheses');
+    const inner = this.text.slice(this.pos, close);
+    if (inner.includes('(')) throw new MiniscriptError('invalid_miniscript', `Unexpected "(" in ${quoteInput(inner, 40)}`);
+    this.pos = close + 1;
+    return inner.split(',');
+  }
+
+  private subArgs(count: number, name: string, depth: number): MiniscriptNode[] {
+    const subs = [this.expression(depth + 1)];
+    while (this.text[this.pos] === ',') {
+      this.pos++;
+      subs.push(this.expression(depth + 1));
+    }
+    this.expect(')');
+    if (count > 0 && subs.length !== count) throw new MiniscriptError('invalid_miniscript', `${name}() takes ${count} arguments, got ${subs.length}`);
+    return subs;
+  }
+
+  expression(depth: number): MiniscriptNode {
+    if (depth > MAX_DEPTH) throw new MiniscriptError('invalid_miniscript', `Miniscript nests deeper than ${MAX_DEPTH} levels`);
+    const name = this.name();
+    if (this.text[this.pos] === ':') {
+      if (name.length === 0 || ![...name].every((c) => WRAPPERS.includes(c))) throw new MiniscriptError('invalid_miniscript', `Unknown wrapper ${quoteInput(name, 20)}`);
+      this.pos++;
+      let inner = this.expression(depth + name.length);
+      for (const w of [...name].reverse()) inner = applyWrapper(w, inner);
+      return inner;
+    }
+    if ((name === '0' || name === '1') && this.text[this.pos] !== '(') return node(name);
+    if (name.length === 0) throw new MiniscriptError('invalid_miniscript', `Expected a miniscript fragment at character ${this.pos + 1}`);
+    this.expect('(');
+    return this.fragment(name, depth);
+  }
+
+  private fragment(name: string, depth: number): MiniscriptNode {
+    const one = () => {
+      const args = this.plainArgs();
+      if (args.length !== 1) throw new MiniscriptError('invalid_miniscript', `${name}() takes one argument`);
+      return args[0]!;
+    };
+    switch (name) {
+      case 'pk': return node('c', [node('pk_k', [], { keys: checkKeys([one()], name) })]);
+      case 'pkh': return node('c', [node('pk_h', [], { keys: checkKeys([one()], name) })]);
+      case 'pk_k': case 'pk_h': return node(name, [], { keys: checkKeys([one()], name) });
+      case 'older': case 'after': return node(name, [], { k: parseLock(one(), name) });
+      case 'multi': case 'multi_a': return thresholdNode(name, this.plainArgs(), this.ctx);
+      case 'and_n': {
+        const [x, y] = this.subArgs(2, name, depth);
+        return node('andor', [x!, y!, node('0')]);
+      }
+      case 'thresh': {
+        const comma = this.text.indexOf(',', this.pos);
+        const kText = comma < 0 ? '' : this.text.slice(this.pos, comma);
+        const k = parseNumber(kText, 'thresh() threshold');
+        this.pos = comma + 1;
+        const subs = this.subArgs(0, name, depth);
+        if (k < 1 || k > subs.length) throw new MiniscriptError('invalid_threshold', `thresh() threshold ${k} must lie within 1..${subs.length}`);
+        return node('thresh', subs, { k });
+      }
+    }
+    if ((HASH_FRAGMENTS as readonly string[]).includes(name)) {
+      const fragment = name as HashFragment;
+      const text = one();
+      if (!/^[0-9a-fA-F]*$/.test(text) || text.length !== hashLength(fragment) * 2) {
+        throw new MiniscriptError('invalid_miniscript', `${name}() needs a ${hashLength(fragment)}-byte hex digest`);
+      }
+      return node(fragment, [], { hash: fromHex(text.toLowerCase()) });
+    }
+    const arity = ARITY[name as Fragment];
+    if (arity === undefined) throw new MiniscriptError('invalid_miniscript', `Unknown miniscript fragment ${quoteInput(name, 30)}`);
+    return node(name as Fragment, this.subArgs(arity, name, depth));
+  }
 }
 
 /** Parse miniscript text (keys kept as written; the caller checks them). */
 export function parseMiniscript(text: string, ctx: ScriptContext): MiniscriptNode {
   if (text.length === 0) throw new MiniscriptError('invalid_miniscript', 'Empty miniscript');
   if (/\s/.test(text)) throw new MiniscriptError('invalid_miniscript', 'Miniscript must not contain spaces');
-  return parseExpression(text, ctx, 0);
+  const reader = new Reader(text, ctx);
+  const root = reader.expression(0);
+  if (reader.pos !== text.length) throw new MiniscriptError('invalid_miniscript', `Unexpected text after the miniscript at character ${reader.pos + 1}`);
+  return root;
 }
 
 /** A node's text and whether it printed as a wrapper (so a parent wrapper joins without a colon). */

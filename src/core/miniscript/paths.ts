@@ -24,6 +24,8 @@ export interface MiniscriptPath {
 /** Beyond this many paths a tree is refused: no wallet policy comes near it. */
 export const MAX_PATHS = 1000;
 
+/** thresh() parts beyond plain signers are chosen explicitly: 2^n combinations. */
+const MAX_CHOICE_SUBS = 10;
 const NONE: SignerThreshold = { k: 0, of: [] };
 type Option = Omit<MiniscriptPath, 'witness'> & { readonly witness: number[] };
 interface Result { readonly sats: Option[]; readonly dsat: number[] | null }
@@ -142,6 +144,9 @@ function threshPaths(k: number, subs: readonly Result[]): Result {
   const simple = subs.map((r) => r.sats.length === 1 && r.dsat !== null && isPlain(r.sats[0]!) && r.dsat.length === r.sats[0]!.witness.length);
   const complex = subs.map((_, i) => i).filter((i) => !simple[i]);
   const simpleIdx = subs.map((_, i) => i).filter((i) => simple[i]);
+  if (complex.length > MAX_CHOICE_SUBS) {
+    throw new MiniscriptError('too_many_paths', `A thresh() with more than ${MAX_CHOICE_SUBS} parts that are not single signers has too many spending paths to list`);
+  }
   const sats: Option[] = [];
   for (let mask = 0; mask < 1 << complex.length; mask++) {
     const chosen = complex.filter((_, b) => mask & (1 << b));
