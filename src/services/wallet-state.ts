@@ -300,7 +300,15 @@ interface LoadedWallet {
   view: WalletView;
 }
 
+/**
+ * Wallet states the reads keep loaded at most: past it the least recently read is dropped and loaded again from
+ * the store when next read. A service of thousands of wallets, each read now and then (a listing's pages), would
+ * otherwise hold every one of them twice, once for the sync and once for the reads.
+ */
+export const READ_STATES_KEPT = 1_000;
+
 export class WalletStateCache {
+  /** By wallet id, least recently read first. */
   private readonly loaded = new Map<string, LoadedWallet>();
   /** The read under way per wallet: readers of a new revision share it, and the state changes one read at a time. */
   private readonly reading = new Map<string, Promise<WalletView>>();
@@ -308,13 +316,19 @@ export class WalletStateCache {
   constructor(
     private readonly store: Store,
     private readonly scripts: WalletScriptsCache,
+    private readonly kept = READ_STATES_KEPT,
   ) {}
 
   /** The wallet as stored now (or newer: a view read meanwhile). */
   async view(wallet: StoredWallet): Promise<WalletView> {
     for (;;) {
-      const current = this.loaded.get(wallet.id)?.view;
-      if (current && current.revision >= wallet.revision) return { ...current, wallet };
+      const loaded = this.loaded.get(wallet.id);
+      const current = loaded?.view;
+      if (current && current.revision >= wallet.revision) {
+        this.loaded.delete(wallet.id); // read last: kept longest
+        this.loaded.set(wallet.id, loaded);
+        return { ...current, wallet };
+      }
       const under = this.reading.get(wallet.id);
       if (under) {
         await under; // its failure is this reader's too; after it, look again (it may have read an older revision)
@@ -361,6 +375,11 @@ export class WalletStateCache {
     await fresh.lists.build(nextTurn);
     fresh.view = this.viewOf(wallet, rows.revision, fresh);
     this.loaded.set(wallet.id, fresh);
+    // A view handed out before stays valid: views never change, and the state is dropped only from here.
+    for (const id of this.loaded.keys()) {
+      if (this.loaded.size <= this.kept) break;
+      this.loaded.delete(id);
+    }
     return fresh.view;
   }
 

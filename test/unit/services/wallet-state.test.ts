@@ -89,6 +89,23 @@ describe('wallet state cache', () => {
     expect(chainReads).toBe(2);
   });
 
+  it('keeps the states of the wallets read last, up to its bound, and loads a dropped one again when read', async () => {
+    const others = [1, 2].map((n) => ({ ...wallet, id: `w-state-${n}`, alias: `state-${n}` }));
+    for (const other of others) await store.wallets.insert(other, []);
+    const cache = new WalletStateCache(store, new WalletScriptsCache(), 2);
+    const first = await cache.view(wallet);
+    await cache.view(others[0]!);
+    await cache.view(wallet); // read again: now the last read
+    expect(chainReads).toBe(2);
+    await cache.view(others[1]!); // drops others[0], the least recently read
+    expect(chainReads).toBe(3);
+    expect((await cache.view(wallet)).state).toBe(first.state);
+    expect(chainReads).toBe(3);
+    const again = await cache.view(others[0]!);
+    expect(chainReads).toBe(4);
+    expect(again.summary).toEqual({ ...first.summary, walletId: others[0]!.id });
+  });
+
   it('lets the next reader try again after a failed load', async () => {
     const cache = new WalletStateCache(store, new WalletScriptsCache());
     await expect(Promise.all([cache.view({ ...wallet, id: 'gone' }), cache.view({ ...wallet, id: 'gone' })])).rejects.toThrow(/vanished/);
