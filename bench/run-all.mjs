@@ -17,6 +17,7 @@ const BENCHMARKS = [
   'rescan/first-read.bench.mjs',
   'miniscript/miniscript.bench.mjs',
   'electrum/batch.bench.mjs',
+  'electrum/run.mjs',
 ];
 
 const only = process.argv.slice(2);
