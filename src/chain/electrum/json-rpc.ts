@@ -8,7 +8,6 @@
  */
 import type { Socket } from 'node:net';
 import { ChainError } from '../types.js';
-import { asChainError } from './transport.js';
 
 export type CallOutcome<T = unknown> = { ok: true; result: T } | { ok: false; error: ChainError };
 
@@ -68,14 +67,12 @@ export class RpcConnection {
     private readonly socket: Socket,
     private readonly options: RpcConnectionOptions,
   ) {
-    let socketError: unknown;
+    let socketError: NodeJS.ErrnoException | undefined;
     socket.on('data', (chunk: Buffer) => this.receive(chunk));
     socket.on('error', (error) => (socketError = error));
     socket.on('close', () => {
-      const cause = socketError ? asChainError(socketError) : undefined;
-      this.close(
-        new ChainError('unreachable', `The connection to the Electrum server was lost${cause ? ` (${cause.message})` : ''}`, { retryable: true }),
-      );
+      const cause = socketError?.code ? ` (${socketError.code})` : '';
+      this.close(new ChainError('unreachable', `The connection to the Electrum server was lost${cause}`, { retryable: true }));
     });
     socket.resume();
   }
