@@ -72,6 +72,9 @@ function sharedThresh(primary: PolicyPath, r: PolicyPath): string {
   if (!primary.keys.every((k) => r.keys.includes(k)) || r.threshold > primary.threshold) {
     throw fail('unsupported_policy', 'A recovery path that reuses primary keys must include all of them with a threshold no higher than the primary; otherwise give each path its own keys (e.g. another derivation path)');
   }
+  if (extra.length === 0 && r.threshold === primary.threshold) {
+    throw fail('invalid_policy', 'A recovery path with the primary\'s keys and threshold allows nothing the primary does not');
+  }
   const lock = lockOf(r)!;
   const subs = [
     ...primary.keys.map((k, i) => (i === 0 ? `pk(${k})` : `s:pk(${k})`)),
