@@ -49,7 +49,6 @@ function build(name) {
   const nodedir = matchingNodedir({ configured: process.env.npm_config_nodedir, execPath: process.execPath, abi: process.versions.modules });
   if (nodedir) env.npm_config_nodedir = nodedir;
   else delete env.npm_config_nodedir;
-  console.error(`${name}: building for Node.js ${process.version} (headers: ${nodedir ?? "node-gyp's own"})`);
   const built = join(folder, 'build', 'Release', `${name.replaceAll('-', '_')}.node`);
   const cached = join(cacheFolder(), `${name}-${JSON.parse(readFileSync(join(folder, 'package.json'), 'utf8')).version}-abi${process.versions.modules}-${process.platform}-${process.arch}.node`);
   if (existsSync(cached)) {
@@ -58,6 +57,7 @@ function build(name) {
     if (loads(name)) return console.error(`${name}: taken from ${cached}`);
     rmSync(built, { force: true });
   }
+  console.error(`${name}: building for Node.js ${process.version} (headers: ${nodedir ?? "node-gyp's own"})`);
   // A prebuilt binary first, as the package's own install script does (it needs the internet).
   const prebuild = join(projectRoot, 'node_modules', '.bin', 'prebuild-install');
   if (existsSync(prebuild) && run(prebuild, [], folder, env) && loads(name)) return;
