@@ -193,6 +193,20 @@ describe('wcs serve', () => {
     expect(flag.stderr).toMatch(/^wcs: Invalid setting SERVICE_NETWORK \(from --network\)/);
   });
 
+  it('refuses two chain sources, or a malformed Electrum address, with one line naming the setting, before starting', async () => {
+    const both = await runCli(['serve', '--electrum-url', 'tcp://127.0.0.1:50001'], { ...env, SERVICE_BITCOIND_URL: 'http://127.0.0.1:18443', SERVICE_BITCOIND_COOKIE: '/tmp/.cookie' });
+    expect(both).toMatchObject({
+      code: 2,
+      stderr: 'wcs: Invalid setting SERVICE_ELECTRUM_URL (--electrum-url, "electrum_url" in config.json): the chain is followed through Bitcoin Core or an Electrum server; give SERVICE_BITCOIND_URL (bitcoind_url) or SERVICE_ELECTRUM_URL (electrum_url), not both\n',
+    });
+    const malformed = await runCli(['serve'], { ...env, SERVICE_ELECTRUM_URL: 'electrum.example:50002' });
+    expect(malformed).toMatchObject({ code: 2, stderr: 'wcs: Invalid setting SERVICE_ELECTRUM_URL (from SERVICE_ELECTRUM_URL): must be an address like ssl://host:50002 or tcp://host:50001, got "electrum.example:50002"\n' });
+    const pinnedPlain = await runCli(['serve', '--electrum-url', 'tcp://127.0.0.1:50001', '--electrum-tls-fingerprint', 'ab'.repeat(32)], env);
+    expect(pinnedPlain.code).toBe(2);
+    expect(pinnedPlain.stderr).toMatch(/^wcs: Invalid setting SERVICE_ELECTRUM_TLS_FINGERPRINT .*only with an ssl:\/\/ SERVICE_ELECTRUM_URL \(electrum_url\)\n$/);
+    expect(existsSync(join(folder, 'service.sqlite'))).toBe(false);
+  });
+
   it('refuses a bad host naming the setting: malformed, not resolving, or not an address of this machine', async () => {
     const malformed = await runCli(['serve'], { ...env, SERVICE_HOST: 'http://example.com:80' });
     expect(malformed).toMatchObject({ code: 2, stderr: 'wcs: Invalid setting SERVICE_HOST (from SERVICE_HOST): must be an IP address (e.g. 127.0.0.1, 0.0.0.0, ::1) or a host name, without scheme or port, got "http://example.com:80"\n' });
