@@ -113,11 +113,11 @@ export class ElectrumFollower implements ChainFollower {
       if (headers.length === 0) return;
       if (prev && headers[0]!.prevHash !== prev.hash) return; // the server's chain changed since the group's block was checked
       checkHeaders(this.deps.network, headers, prev?.header);
-      await this.refresh(request, index, last);
+      await this.refresh(request, index, to);
       // The transactions known now in these blocks, proved in one batch ahead of the blocks applied.
       await this.transactions.prove(headers.map((header) => ({ header, txids: index.at(header.height) })).filter((b) => b.txids.length > 0));
       for (const header of headers) {
-        await this.refresh(request, index, last); // the block before may have made the wallets derive more scripts
+        await this.refresh(request, index, to); // the block before may have made the wallets derive more scripts
         const txids = index.at(header.height);
         const found = txids.length === 0 ? { ok: true as const, transactions: [] } : await this.transactions.inBlock(header, txids);
         if (!found.ok) return; // the block or a history moved: the next step reads them again
@@ -133,8 +133,8 @@ export class ElectrumFollower implements ChainFollower {
   /** The scripts' unconfirmed transactions: the entries of their histories without a height. */
   async mempool(scripts: WatchedScripts): Promise<MempoolSnapshot> {
     await this.deps.ensureNetwork();
-    const tip = this.headers.tip?.height ?? (await this.tip()).height;
-    const histories = await this.histories.histories(scripts.derive().map(scriptHashOf), tip, tip);
+    const tip = this.headers.tip?.hash ?? (await this.tip()).hash;
+    const histories = await this.histories.histories(scripts.derive().map(scriptHashOf), tip);
     const txids = new Set<string>();
     for (const history of histories.values()) for (const { txid, height } of history) if (height <= 0) txids.add(txid);
     const now = Math.floor(Date.now() / 1000);
@@ -174,16 +174,16 @@ export class ElectrumFollower implements ChainFollower {
   }
 
   /**
-   * The group's scripts, subscribed and their histories up to block `height` indexed; again when they grew or a
-   * status changed.
+   * The group's scripts, subscribed and their histories at the server's tip indexed; again when they grew, a status
+   * changed or the tip moved.
    */
-  private async refresh(request: FollowRequest, index: GroupIndex, height: number): Promise<void> {
+  private async refresh(request: FollowRequest, index: GroupIndex, to: ChainTip): Promise<void> {
     const scripts = request.scripts();
-    if (scripts.key === index.key && !this.histories.stale(index.hashes, height)) return;
-    const hashes = scripts.key === index.key ? index.hashes : scripts.derive().map(scriptHashOf);
     // The tip as known before asking: the answers reflect at least that chain.
-    const knownTip = this.headers.tip?.height ?? height;
-    index.add((await this.histories.histories(hashes, height, knownTip)).values());
+    const tip = this.headers.tip?.hash ?? to.hash;
+    if (scripts.key === index.key && !this.histories.stale(index.hashes, tip)) return;
+    const hashes = scripts.key === index.key ? index.hashes : scripts.derive().map(scriptHashOf);
+    index.add((await this.histories.histories(hashes, tip)).values());
     index.key = scripts.key;
     index.hashes = hashes;
   }

@@ -3,8 +3,8 @@
  * history read (`get_history`) only when its status differs from the history held, all in batches. The server's
  * status notifications mark a history out of date, but they may come after the header of the block that changed
  * it (Fulcrum answers a new header, and a second subscription with the status it sent last, before it has told the
- * block's new statuses): so a history is read again once the chain has grown past the tip it was read at, before it
- * is used for the new blocks. A new connection has no subscriptions: every script is subscribed again,
+ * block's new statuses): so a history is read again once the server's tip is another than the one it was read at (a new
+ * block, or a reorg, where a transaction's height may stay the same), before it is used. A new connection has no subscriptions: every script is subscribed again,
  * its history read again only if the status says it changed.
  */
 import { sha256 } from '@noble/hashes/sha2.js';
@@ -20,8 +20,8 @@ export interface HistoryEntry {
 
 interface ScriptState {
   subscribed: boolean;
-  /** The server's tip height (as known here) before the history or status was last read. */
-  askedAt: number;
+  /** The server's tip (its hash, as known here) before the history or status was last read. */
+  readAt: string;
   /** The status the server reported last (null: no history). */
   status: string | null;
   history: HistoryEntry[] | undefined;
@@ -58,21 +58,21 @@ export class ScriptHistories {
     });
   }
 
-  /** True when a held history may be out of date for blocks up to `height` (or its status changed since it was read). */
-  stale(hashes: Iterable<string>, height: number): boolean {
+  /** True when a held history may be out of date at the server's tip `tip` (or its status changed since it was read). */
+  stale(hashes: Iterable<string>, tip: string): boolean {
     for (const hash of hashes) {
       const state = this.scripts.get(hash);
-      if (!state || !state.subscribed || state.askedAt < height || state.historyStatus !== state.status) return true;
+      if (!state || !state.subscribed || state.readAt !== tip || state.historyStatus !== state.status) return true;
     }
     return false;
   }
 
   /**
-   * The histories of the scripts (by script hash), complete up to block `height` at least; `knownTip` is the
-   * server's tip height as known now (statuses asked now hold for it). ChainError `history_too_large` when the
-   * server refuses one as too large; the scripts it could serve keep what was read.
+   * The histories of the scripts (by script hash) at the server's tip `tip` (its hash as known now, before asking).
+   * ChainError `history_too_large` when the server refuses one as too large; the scripts it could serve keep what
+   * was read.
    */
-  async histories(hashes: readonly string[], height: number, knownTip: number): Promise<Map<string, readonly HistoryEntry[]>> {
+  async histories(hashes: readonly string[], tip: string): Promise<Map<string, readonly HistoryEntry[]>> {
     const unsubscribed = hashes.filter((hash) => !this.scripts.get(hash)?.subscribed);
     if (unsubscribed.length > 0) {
       const answers = await this.client.batchSettled(unsubscribed.map((hash) => ({ method: 'blockchain.scripthash.subscribe', params: [hash] })));
@@ -82,15 +82,14 @@ export class ScriptHistories {
         if (status !== null && (typeof status !== 'string' || !HASH.test(status))) throw new ChainError('bad_response', 'The Electrum server sent an unexpected script status');
         const hash = unsubscribed[i]!;
         const state = this.scripts.get(hash);
-        const askedAt = Math.max(knownTip, height);
-        if (state) Object.assign(state, { subscribed: true, status, askedAt });
-        else this.scripts.set(hash, { subscribed: true, askedAt, status, history: undefined, historyStatus: undefined });
+        if (state) Object.assign(state, { subscribed: true, status, readAt: tip });
+        else this.scripts.set(hash, { subscribed: true, readAt: tip, status, history: undefined, historyStatus: undefined });
       });
     }
     const fresh = new Set(unsubscribed);
     const outdated = hashes.filter((hash) => {
       const state = this.scripts.get(hash)!;
-      if (state.askedAt < height && !fresh.has(hash)) return true;
+      if (state.readAt !== tip && !fresh.has(hash)) return true;
       if (state.status === null && state.historyStatus !== null) Object.assign(state, { history: [], historyStatus: null });
       return state.historyStatus !== state.status;
     });
@@ -103,7 +102,7 @@ export class ScriptHistories {
         const state = this.scripts.get(outdated[i]!)!;
         const historyStatus = statusOf(history);
         // Read after the tip was known: newer than any status told before it.
-        if (state.askedAt < height) Object.assign(state, { status: historyStatus, askedAt: Math.max(knownTip, height) });
+        if (state.readAt !== tip) Object.assign(state, { status: historyStatus, readAt: tip });
         Object.assign(state, { history, historyStatus });
       });
     }
