@@ -85,3 +85,16 @@ rows.push([`Core's ${core.length} fixed vectors x 2 contexts (types, sanity)`, m
 
 console.log(`| case | ours µs | @bitcoinerlab/miniscript analyzeMiniscript µs |\n|---|---|---|`);
 for (const r of rows) console.log(`| ${r.join(' | ')} |`);
+
+// Addresses of compiled policies with four xpub keys (`/<0;1>/*`), derived 1,000 at a time.
+const { NETWORKS } = await import(process.env.NETWORK_DIST ?? '../../dist/core/network.js');
+const wallets = JSON.parse(readFileSync(new URL('../../test/fixtures/regtest/wallets.json', import.meta.url), 'utf8'));
+const tpubs = [...new Set(Object.values(wallets).flatMap((w) => w.keys.map((k) => k.tpub)))].slice(0, 4);
+console.log(`\n| descriptor (4 xpubs) | addresses per CPU second, batches of 1,000 |\n|---|---|`);
+for (const script of ['wsh', 'tr']) {
+  const paths = [{ threshold: 2, keys: tpubs.slice(0, 3).map((t) => `${t}/<0;1>/*`) }, { threshold: 1, keys: [`${tpubs[3]}/<0;1>/*`], older: 52560 }];
+  const desc = ms.parseMiniscriptDescriptor(ms.compilePolicy({ script, paths }).descriptor, NETWORKS.regtest);
+  let from = 0;
+  const perCall = median(Array.from({ length: Math.min(RUNS, 5) }, () => time(() => ms.deriveMiniscriptRange(desc, (from += 1000), 1000, 0), 500)));
+  console.log(`| ${script} 2-of-3 + heir | ${Math.round(1000 / (perCall / 1e6)).toLocaleString('en')} |`);
+}

@@ -7,7 +7,7 @@ import { sha256 } from '@noble/hashes/sha2.js';
 import { encodeAddress, p2shScript, witnessScript } from '../address.js';
 import { stripChecksum } from '../descriptor/checksum.js';
 import { multipathWidth, parseKeyExpression, selectMultipath, type KeyExpression } from '../descriptor/key-expression.js';
-import { derivePath } from '../keys/derive.js';
+import { branchNode, compressPoint, deriveChildPointsOfNodes, derivePath, MAX_BATCH, type BranchNode } from '../keys/derive.js';
 import type { Network } from '../network.js';
 import { hash160 } from '../script-type.js';
 import { assertSane, type MiniscriptFacts } from './analyse.js';
@@ -123,21 +123,55 @@ export interface MiniscriptOutput {
   };
 }
 
-function deriveKey(key: KeyExpression, index: number, branch: number): Uint8Array {
+/** A key at every index: fixed, or the children of its branch node (for `xpub/<0;1>/*`, the xpub's child 0 or 1). */
+type KeySource = { readonly fixed: Uint8Array } | { readonly node: BranchNode };
+
+function keySource(key: KeyExpression, branch: number): KeySource {
   const k = selectMultipath(key, branch);
-  if (k.kind === 'pubkey') return k.publicKey;
-  const steps = k.steps.map((s) => s as number);
-  return derivePath(k.xpub, k.wildcard ? [...steps, index] : steps).publicKey;
+  if (k.kind === 'pubkey') return { fixed: k.publicKey };
+  const parent = derivePath(k.xpub, k.steps.map((s) => s as number));
+  return k.wildcard ? { node: branchNode(parent) } : { fixed: parent.publicKey };
+}
+
+function checkBranch(desc: MiniscriptDescriptor, branch: number): void {
+  if (!Number.isInteger(branch) || branch < 0 || branch >= desc.multipath) {
+    throw new MiniscriptError('multipath', `The descriptor has ${desc.multipath} multipath branch(es)`);
+  }
+}
+
+/**
+ * Outputs of indices from..from+count-1 of one multipath branch: every key's children in one batch,
+ * which shares its field inversions (as DescriptorDeriver does for the fixed shapes).
+ */
+export function deriveMiniscriptRange(desc: MiniscriptDescriptor, from: number, count: number, branch = 0): MiniscriptOutput[] {
+  checkBranch(desc, branch);
+  if (!Number.isInteger(from) || from < 0 || !Number.isInteger(count) || count < 0 || count > MAX_BATCH || from + count > 2 ** 31) {
+    throw new MiniscriptError('invalid_index', `Index range must lie within 0..${2 ** 31 - 1}, at most ${MAX_BATCH} at a time`);
+  }
+  const sources = desc.keys.map((k) => keySource(k, branch));
+  const nodes = sources.flatMap((s) => ('node' in s ? [s.node] : []));
+  const points = deriveChildPointsOfNodes(nodes, from, count);
+  let next = 0;
+  const perKey = sources.map((s) => {
+    if ('fixed' in s) return undefined;
+    return points[next++]!;
+  });
+  return Array.from({ length: count }, (_, i) => {
+    const keys = sources.map((s, k) => {
+      const bytes = 'fixed' in s ? s.fixed : compressPoint(perKey[k]![i]!.x, perKey[k]![i]!.y);
+      return desc.kind === 'tr' && bytes.length === 33 ? bytes.subarray(1) : bytes;
+    });
+    return outputOf(desc, from + i, keys);
+  });
 }
 
 /** Scripts and address at `index` of multipath branch `branch` (0 receive, 1 change). */
 export function deriveMiniscriptOutput(desc: MiniscriptDescriptor, index: number, branch = 0): MiniscriptOutput {
-  if (branch < 0 || branch >= desc.multipath) throw new MiniscriptError('multipath', `The descriptor has ${desc.multipath} multipath branch(es)`);
+  return deriveMiniscriptRange(desc, index, 1, branch)[0]!;
+}
+
+function outputOf(desc: MiniscriptDescriptor, index: number, keys: Uint8Array[]): MiniscriptOutput {
   const taproot = desc.kind === 'tr';
-  const keys = desc.keys.map((k) => {
-    const bytes = deriveKey(k, index, branch);
-    return taproot && bytes.length === 33 ? bytes.subarray(1) : bytes;
-  });
   const keyBytes = (text: string) => keys[desc.keyTexts.indexOf(text)]!;
   const scripts = desc.leaves.map((l) => buildScript(l.root, keyBytes, l.facts.types));
   const address = (spk: Uint8Array) => encodeAddress(spk, desc.network)!;

@@ -9,6 +9,6 @@ export { assertSane, miniscriptFacts, sanityProblem, validityProblem, WSH_LIMITS
 export { spendingPaths, MAX_PATHS, type MiniscriptPath, type PathSizes } from './paths.js';
 export { satisfy, sequenceMeets, lockTimeMeets, type SatisfierInputs } from './satisfy.js';
 export { compilePolicy, tapTreeText, NUMS_H, type CompiledPolicy, type PolicyPath, type SimplePolicy } from './compile.js';
-export { parseMiniscriptDescriptor, deriveMiniscriptOutput, type MiniscriptDescriptor, type MiniscriptLeaf, type MiniscriptOutput } from './descriptor.js';
+export { parseMiniscriptDescriptor, deriveMiniscriptOutput, deriveMiniscriptRange, type MiniscriptDescriptor, type MiniscriptLeaf, type MiniscriptOutput } from './descriptor.js';
 export { taprootOutput, leafHash, type TapTree } from './taproot.js';
 export { miniscriptSpendPlan, miniscriptOutputPlan, isUnspendableKey, SIGNATURE_BYTES } from './plan.js';
