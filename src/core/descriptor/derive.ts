@@ -7,7 +7,7 @@ import { sha256 } from '@noble/hashes/sha2.js';
 import { secp256k1 } from '@noble/curves/secp256k1.js';
 import { encodeAddress, witnessScript } from '../address.js';
 import { concatBytes } from '../bytes.js';
-import { branchNode, compressPoint, deriveChildPointsOfNodes, derivePath, HARDENED, MAX_BATCH, type BranchNode } from '../keys/derive.js';
+import { branchNodesAt, compressPoint, deriveChildPointsOfNodes, HARDENED, MAX_BATCH, type BranchNode } from '../keys/derive.js';
 import { keyFingerprint } from '../keys/extended-key.js';
 import { formatPath } from '../keys/path.js';
 import { addTweaksToPoints, type AffinePoint } from '../keys/fixed-base.js';
@@ -59,19 +59,29 @@ type KeySource =
   | { readonly fixed: Uint8Array; readonly fingerprint: string; readonly path: readonly number[] }
   | { readonly node: BranchNode; readonly fingerprint: string; readonly path: readonly number[] };
 
-function keySource(key: KeyExpression): KeySource {
-  if (key.kind === 'pubkey') {
-    const fingerprint = key.origin?.fingerprint ?? keyFingerprint(key.publicKey.length === 32 ? Uint8Array.of(2, ...key.publicKey) : key.publicKey);
-    return { fixed: key.publicKey, fingerprint, path: key.origin?.path ?? [] };
-  }
-  const steps = key.steps.map((s) => {
-    if (typeof s !== 'number') throw new DescriptorError('multipath', 'Split a multipath <a;b> descriptor before deriving from it');
-    return s;
+/** Each key's source: the extended keys' branch nodes derived together (one field inversion per step for all). */
+function keySources(keys: readonly KeyExpression[]): KeySource[] {
+  const extended = keys.flatMap((key) => {
+    if (key.kind === 'pubkey') return [];
+    const steps = key.steps.map((s) => {
+      if (typeof s !== 'number') throw new DescriptorError('multipath', 'Split a multipath <a;b> descriptor before deriving from it');
+      return s;
+    });
+    return [{ key: key.xpub, path: steps }];
   });
-  const fingerprint = key.origin?.fingerprint ?? keyFingerprint(key.xpub.publicKey);
-  const path = [...(key.origin?.path ?? []), ...steps];
-  const parent = derivePath(key.xpub, steps);
-  return key.wildcard ? { node: branchNode(parent), fingerprint, path } : { fixed: parent.publicKey, fingerprint, path };
+  const nodes = branchNodesAt(extended);
+  let next = 0;
+  return keys.map((key) => {
+    if (key.kind === 'pubkey') {
+      const fingerprint = key.origin?.fingerprint ?? keyFingerprint(key.publicKey.length === 32 ? Uint8Array.of(2, ...key.publicKey) : key.publicKey);
+      return { fixed: key.publicKey, fingerprint, path: key.origin?.path ?? [] };
+    }
+    const { path: steps } = extended[next]!;
+    const node = nodes[next++]!;
+    const fingerprint = key.origin?.fingerprint ?? keyFingerprint(key.xpub.publicKey);
+    const path = [...(key.origin?.path ?? []), ...steps];
+    return key.wildcard ? { node, fingerprint, path } : { fixed: node.publicKey, fingerprint, path };
+  });
 }
 
 /** Indices derived together by derive(index), and how many such blocks are kept. */
@@ -87,7 +97,7 @@ export class DescriptorDeriver {
     if (multipathCount(descriptor) > 1) {
       throw new DescriptorError('multipath', 'Split a multipath <a;b> descriptor into its branches before deriving addresses');
     }
-    this.sources = descriptor.keys.map(keySource);
+    this.sources = keySources(descriptor.keys);
     this.kind = scriptKind(descriptor.type);
   }
 

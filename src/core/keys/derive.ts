@@ -115,6 +115,32 @@ export function deriveChild(parent: ExtendedPublicKey, index: number): ExtendedP
   };
 }
 
+/**
+ * The branch nodes of each key's descendant at its path (non-hardened steps), what a descriptor's `xpub/0/*` keys
+ * derive from. Each node keeps the point its derivation gave (decoding the child's compressed key again would
+ * cost a square root), and the keys take each step together, sharing its field inversion.
+ */
+export function branchNodesAt(items: readonly { key: ExtendedPublicKey; path: readonly number[] }[]): BranchNode[] {
+  const nodes = items.map(({ key, path }) => {
+    if (key.depth + path.length > 255) throw new KeyError('invalid_key', 'Derivation path is too deep');
+    path.forEach(checkIndex);
+    return branchNode(key);
+  });
+  const steps = Math.max(0, ...items.map((item) => item.path.length));
+  for (let step = 0; step < steps; step++) {
+    const stepping = items.flatMap((item, i) => (step < item.path.length ? [i] : []));
+    const tweaks = stepping.map((i) => childTweak(nodes[i]!, items[i]!.path[step]!));
+    const points = addTweaksToPoints(stepping.map((i) => ({ x: nodes[i]!.x, y: nodes[i]!.y })), tweaks.map((t) => t.tweak));
+    stepping.forEach((i, k) => {
+      const point = points[k];
+      if (!point) throw new KeyError('invalid_key', `Derivation at index ${items[i]!.path[step]} gives the point at infinity`);
+      const { chainCode } = tweaks[k]!;
+      nodes[i] = { publicKey: compressPoint(point.x, point.y), chainCode, x: point.x, y: point.y, keyedHmac: hmac.create(sha512, chainCode) };
+    });
+  }
+  return nodes;
+}
+
 /** Follows a path of non-hardened steps from `key`. */
 export function derivePath(key: ExtendedPublicKey, path: readonly number[]): ExtendedPublicKey {
   if (key.depth + path.length > 255) throw new KeyError('invalid_key', 'Derivation path is too deep');
