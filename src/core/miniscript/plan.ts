@@ -8,6 +8,7 @@ import { keysOf, type FinalScripts, type OutputSpendPath, type OutputSpendPlan, 
 import { NUMS_H } from './compile.js';
 import type { MiniscriptDescriptor, MiniscriptOutput } from './descriptor.js';
 import { MiniscriptError } from './errors.js';
+import type { MiniscriptNode } from './node.js';
 import { printMiniscript } from './parse.js';
 import { spendingPaths } from './paths.js';
 import { lockTimeMeets, satisfy, sequenceMeets } from './satisfy.js';
@@ -21,6 +22,12 @@ const SH_WSH_SCRIPT_SIG = 35;
 /** True when the taproot internal key is BIP341's unspendable H (no key path). */
 export const isUnspendableKey = (key: string): boolean => key.toLowerCase() === NUMS_H;
 
+/** The script with each key written as `@index` (as BIP388 wallet policies do): short and stable. */
+function template(root: MiniscriptNode, keyTexts: readonly string[]): string {
+  const map = (n: MiniscriptNode): MiniscriptNode => ({ ...n, keys: n.keys.map((k) => `@${keyTexts.indexOf(k)}`), subs: n.subs.map(map) });
+  return printMiniscript(map(root));
+}
+
 /** Each path with the leaf it satisfies (undefined: the taproot key path). */
 function planEntries(desc: MiniscriptDescriptor): { path: SpendPath; leaf?: number }[] {
   const entries: { path: SpendPath; leaf?: number }[] = [];
@@ -31,7 +38,7 @@ function planEntries(desc: MiniscriptDescriptor): { path: SpendPath; leaf?: numb
   desc.leaves.forEach((leaf, leafIndex) => {
     const ctx = taproot ? 'tapscript' : 'wsh';
     const signature = taproot ? SIGNATURE_BYTES.schnorr : SIGNATURE_BYTES.ecdsa;
-    const text = printMiniscript(leaf.root);
+    const text = template(leaf.root, desc.keyTexts);
     const tail = taproot ? [leaf.facts.scriptSize, 33 + 32 * leaf.depth] : [leaf.facts.scriptSize];
     const found = spendingPaths(leaf.root, ctx, desc.keyTexts, { signature });
     // Paths without a lock first: the one a wallet normally takes.

@@ -21,6 +21,7 @@ describe('wsh inheritance', () => {
   it('plans the 2-of-3 first, then the heir with its nSequence', () => {
     const plan = miniscriptSpendPlan(desc);
     expect(plan.keyCount).toBe(4);
+    expect(plan.paths.map((p) => p.name)).toEqual(['or_d(multi(2,@0,@1,@2),and_v(v:pkh(@3),older(52560)))#1', 'or_d(multi(2,@0,@1,@2),and_v(v:pkh(@3),older(52560)))#2']);
     expect(plan.paths.map((p) => ({ signers: p.signers, sequence: p.sequence, witness: p.size.witness, scheme: p.scheme }))).toEqual([
       { signers: { k: 2, of: [0, 1, 2] }, sequence: undefined, witness: [0, 72, 72, ws.length], scheme: 'ecdsa' },
       { signers: { k: 1, of: [3] }, sequence: 52560, witness: [72, 33, 0, 0, 0, ws.length], scheme: 'ecdsa' },
