@@ -1,11 +1,10 @@
 /**
  * The scripthash histories of the watched scripts: each script subscribed (`blockchain.scripthash.subscribe`), its
- * history read (`get_history`) only when its status differs from the history held, all in batches. The server's
- * status notifications mark a history out of date, but they may come after the header of the block that changed
- * it (Fulcrum answers a new header, and a second subscription with the status it sent last, before it has told the
- * block's new statuses): so a history is read again once the server's tip is another than the one it was read at (a new
- * block, or a reorg, where a transaction's height may stay the same), before it is used. A new connection has no subscriptions: every script is subscribed again,
- * its history read again only if the status says it changed.
+ * history read (`get_history`) when first subscribed, when its status changes, and when the server's tip is another
+ * than the one it was read at, all in batches. The statuses alone are not enough: Fulcrum tells a new header, and
+ * answers a subscription with the status it told last, before it tells the block's new statuses; and in a reorg a
+ * transaction may keep its height and so its status. A new connection has no subscriptions: every script is
+ * subscribed and read again.
  */
 import { sha256 } from '@noble/hashes/sha2.js';
 import { reverseHex } from '../../core/bytes.js';
@@ -86,12 +85,12 @@ export class ScriptHistories {
         else this.scripts.set(hash, { subscribed: true, readAt: tip, status, history: undefined, historyStatus: undefined });
       });
     }
+    // A new subscription's status may be the one Fulcrum told last too (it keeps one per script for all its
+    // clients): a script's history is read at least once.
     const fresh = new Set(unsubscribed);
     const outdated = hashes.filter((hash) => {
       const state = this.scripts.get(hash)!;
-      if (state.readAt !== tip && !fresh.has(hash)) return true;
-      if (state.status === null && state.historyStatus !== null) Object.assign(state, { history: [], historyStatus: null });
-      return state.historyStatus !== state.status;
+      return state.readAt !== tip || fresh.has(hash) || state.historyStatus !== state.status;
     });
     if (outdated.length > 0) {
       const answers = await this.client.batchSettled(outdated.map((hash) => ({ method: 'blockchain.scripthash.get_history', params: [hash] })));
@@ -102,7 +101,7 @@ export class ScriptHistories {
         const state = this.scripts.get(outdated[i]!)!;
         const historyStatus = statusOf(history);
         // Read after the tip was known: newer than any status told before it.
-        if (state.readAt !== tip) Object.assign(state, { status: historyStatus, readAt: tip });
+        if (state.readAt !== tip || fresh.has(outdated[i]!)) Object.assign(state, { status: historyStatus, readAt: tip });
         Object.assign(state, { history, historyStatus });
       });
     }
