@@ -26,9 +26,11 @@ const verifies = (sig: Uint8Array, pubkey: Uint8Array, hasher: EcdsaHasher) =>
   sig.length > 0 && checkEcdsaSignature(sig, hasher(sig[sig.length - 1]!), pubkey) === undefined;
 
 /** The keys of a multisig script whose signatures are among `sigs`, each key after the one matched before. */
-function multisigSigners(sigs: Uint8Array[], script: Uint8Array, hasher: EcdsaHasher): Uint8Array[] {
+function multisigSigners(sigs: Uint8Array[], script: Uint8Array, sighash: EcdsaHasher): Uint8Array[] {
   const multisig = parseBareMultisig(script);
   if (!multisig) return [];
+  const hashes = new Map<number, Uint8Array>(); // one sighash per hash type, not one per key tried
+  const hasher: EcdsaHasher = (hashType) => hashes.get(hashType) ?? hashes.set(hashType, sighash(hashType)).get(hashType)!;
   const signers: Uint8Array[] = [];
   let key = 0;
   for (const sig of sigs) {
