@@ -5,7 +5,7 @@
  */
 import { OutputPlanError, pushData, signaturesFor, spendableOutput, type SpendableOutput } from '../script-kinds/output-plan.js';
 import { assertTransactionVerifies, verifyTransaction } from '../signing/verify.js';
-import type { FinalScripts } from '../spend-plan.js';
+import type { FinalScripts, OutputSpendPlan } from '../spend-plan.js';
 import type { Transaction, TxOutput } from '../tx.js';
 import { spentOutput, spentOutputs } from './decode.js';
 import { PsbtError, isFinalized, type Psbt, type PsbtInput } from './types.js';
@@ -29,12 +29,12 @@ function checkSighashTypes(input: PsbtInput): void {
   if (types.some((t) => t !== expected)) notReady('a signature has another sighash type than the input requires');
 }
 
-/** The final fields of the first path of the output's plan that the signatures satisfy. */
-function finalFields(input: PsbtInput, utxo: TxOutput): FinalFields {
+/** The final fields of the first path of the output's plan (known to the caller, else read from the scripts) that the signatures satisfy. */
+function finalFields(input: PsbtInput, utxo: TxOutput, known: OutputSpendPlan | undefined): FinalFields {
   checkSighashTypes(input);
   let spendable: SpendableOutput | undefined;
   try {
-    spendable = spendableOutput(input, utxo);
+    spendable = known ? { plan: known } : spendableOutput(input, utxo);
   } catch (e) {
     if (e instanceof OutputPlanError) notReady(e.message);
     throw e;
@@ -78,11 +78,19 @@ export interface FinalizeResult {
   pending: { input: number; reason: string }[];
 }
 
+export interface FinalizeOptions {
+  /**
+   * Plans of the spent outputs the caller knows (by input index), e.g. a miniscript wallet's
+   * derived outputs; an input without one has its plan read from its scripts.
+   */
+  outputPlans?: readonly (OutputSpendPlan | undefined)[];
+}
+
 /**
  * Finalizes every input that has what it needs and whose signatures verify (Core's `finalizepsbt`).
  * Inputs that cannot be finalized yet are left unchanged and listed in `pending`.
  */
-export function finalizePsbt(psbt: Psbt): FinalizeResult {
+export function finalizePsbt(psbt: Psbt, options: FinalizeOptions = {}): FinalizeResult {
   const prevouts = psbt.inputs.map((_, i) => spentOutput(psbt, i));
   const pending: { input: number; reason: string }[] = [];
   const candidates = psbt.inputs.map((input, index) => {
@@ -93,7 +101,7 @@ export function finalizePsbt(psbt: Psbt): FinalizeResult {
       return input;
     }
     try {
-      return finalizedInput(input, finalFields(input, utxo));
+      return finalizedInput(input, finalFields(input, utxo, options.outputPlans?.[index]));
     } catch (e) {
       if (!(e instanceof NotReady)) throw e;
       pending.push({ input: index, reason: e.message });

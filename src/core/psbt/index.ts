@@ -5,7 +5,7 @@ export { buildPsbt, taprootOutputKey, type BuildInput, type BuildOutput, type Bu
 export { combinePsbts, sameTransaction } from './combine.js';
 export { mergeCosignerPsbt, startCosignerMerge, type CosignerMerge } from './merge.js';
 export { finalSignerKeys } from './final-signers.js';
-export { finalizePsbt, extractTransaction, extractVerifiedTransaction, pushData, type FinalizeResult } from './finalize.js';
+export { finalizePsbt, extractTransaction, extractVerifiedTransaction, pushData, type FinalizeOptions, type FinalizeResult } from './finalize.js';
 export {
   checkPartialSignatures,
   checkInputSignatures,

@@ -5,7 +5,7 @@
  */
 import { equalBytes, toHex } from '../bytes.js';
 import { OutputPlanError, signaturesFor, spendableOutput, type SpendableOutput } from '../script-kinds/output-plan.js';
-import { signaturesToward } from '../spend-plan.js';
+import { signaturesToward, type OutputSpendPlan } from '../spend-plan.js';
 import { SighashError, taprootKeyPathSighash, isValidTaprootHashType } from '../signing/sighash.js';
 import { checkEcdsaSignature, checkSchnorrSignature } from '../signing/signature.js';
 import { ecdsaHasher, isP2tr, type EcdsaHasher } from '../signing/verify.js';
@@ -20,12 +20,12 @@ export const signatureCount = (input: PsbtInput): number => input.partialSigs.le
  * Signatures of one input that count toward a path of its output's plan (the path with the most);
  * every signature present when the plan cannot be read (a script or the spent output missing).
  */
-export function signaturesTowardPlan(psbt: Psbt, index: number): number {
+export function signaturesTowardPlan(psbt: Psbt, index: number, known?: OutputSpendPlan): number {
   const input = psbt.inputs[index]!;
   const utxo = spentOutput(psbt, index);
   let output: SpendableOutput | undefined;
   try {
-    output = utxo && spendableOutput(input, utxo);
+    output = known ? { plan: known } : utxo && spendableOutput(input, utxo);
   } catch (e) {
     if (!(e instanceof OutputPlanError)) throw e;
   }
@@ -39,11 +39,12 @@ export function signaturesTowardPlan(psbt: Psbt, index: number): number {
 
 /**
  * The smallest number of signatures on any input (so a PSBT counts as signed only when every
- * input is), counted toward its output's plan; a finalized input counts as `threshold`.
+ * input is), counted toward its output's plan (`outputPlans`: those the caller knows, by input
+ * index); a finalized input counts as `threshold`.
  */
-export function minimumSignatureCount(psbt: Psbt, threshold: number): number {
+export function minimumSignatureCount(psbt: Psbt, threshold: number, outputPlans?: readonly (OutputSpendPlan | undefined)[]): number {
   if (psbt.inputs.length === 0) return 0;
-  return Math.min(...psbt.inputs.map((input, index) => (isFinalized(input) ? threshold : signaturesTowardPlan(psbt, index))));
+  return Math.min(...psbt.inputs.map((input, index) => (isFinalized(input) ? threshold : signaturesTowardPlan(psbt, index, outputPlans?.[index]))));
 }
 
 export interface PartialSignatureCheck {

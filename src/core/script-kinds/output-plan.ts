@@ -154,9 +154,26 @@ export function spendableOutput(input: PsbtInput, utxo: TxOutput): SpendableOutp
   return undefined;
 }
 
-/** The signatures an input holds for a path of its output's plan, by key index. */
+const PSBT_IN_TAP_SCRIPT_SIG = 0x14;
+
+/** A tapscript signature (PSBT_IN_TAP_SCRIPT_SIG, kept among the input's other fields) of an x-only key for a leaf. */
+function tapScriptSig(input: PsbtInput, key: Uint8Array, leafHash: Uint8Array): Uint8Array | undefined {
+  const xOnly = key.length === 33 ? key.subarray(1) : key;
+  const entry = input.other.find(
+    (kv) => kv.key.length === 65 && kv.key[0] === PSBT_IN_TAP_SCRIPT_SIG && equalBytes(kv.key.subarray(1, 33), xOnly) && equalBytes(kv.key.subarray(33), leafHash),
+  );
+  return entry?.value;
+}
+
+/**
+ * The signatures an input holds for a path of its output's plan, by key index: partial ECDSA
+ * signatures by key, the taproot key-path signature for key 0 of a key path, tapscript signatures
+ * by key and the path's leaf.
+ */
 export function signaturesFor(input: PsbtInput, plan: OutputSpendPlan, path: OutputSpendPath): SignatureOf {
-  if (path.scheme === 'schnorr') return (key) => (key === 0 && !path.tapLeafHash ? input.tapKeySig : undefined);
+  const { tapLeafHash } = path;
+  if (tapLeafHash) return (key) => (plan.keys[key] ? tapScriptSig(input, plan.keys[key], tapLeafHash) : undefined);
+  if (path.scheme === 'schnorr') return (key) => (key === 0 ? input.tapKeySig : undefined);
   return (key) => {
     const pubkey = plan.keys[key];
     return pubkey && input.partialSigs.find((s) => equalBytes(s.pubkey, pubkey))?.signature;

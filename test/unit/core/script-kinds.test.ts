@@ -9,9 +9,13 @@ import { DESCRIPTOR_TYPES, DescriptorDeriver, formatDescriptor, parseDescriptor 
 import { NETWORKS } from '../../../src/core/network.js';
 import { emptyInput } from '../../../src/core/psbt/types.js';
 import { SCRIPT_KINDS, kindOfExpressions, spendPlanOf, spendPlanOfKind } from '../../../src/core/script-kinds/index.js';
-import { spendableOutput } from '../../../src/core/script-kinds/output-plan.js';
+import { signaturesFor, spendableOutput } from '../../../src/core/script-kinds/output-plan.js';
+import { parsePsbt } from '../../../src/core/psbt/codec.js';
+import { finalizePsbt } from '../../../src/core/psbt/finalize.js';
+import { minimumSignatureCount } from '../../../src/core/psbt/signatures.js';
+import { fixturePsbts } from './psbt-support.js';
 import { estimateVsize, inputVsize, inputWeight, isSegwitInput } from '../../../src/core/size.js';
-import { isSatisfied, kOfN, keysOf, pathTimelocks, signaturesNeeded, signaturesToward, type SpendPlan } from '../../../src/core/spend-plan.js';
+import { isSatisfied, kOfN, keysOf, pathTimelocks, signaturesNeeded, signaturesToward, type OutputSpendPlan, type SpendPlan } from '../../../src/core/spend-plan.js';
 import { parseTransaction, vsize } from '../../../src/core/tx.js';
 import { loadFixture } from '../../support/fixtures.js';
 
@@ -112,5 +116,38 @@ describe('a plan with several paths and timelocks', () => {
     expect(pathTimelocks(after(900), { sequence: 0xffffffff, lockTime: 800 })).toEqual({ sequence: 0xfffffffe, lockTime: 900 });
     expect(pathTimelocks(after(700), { sequence: 0xfffffffe, lockTime: 800 })).toEqual({ sequence: 0xfffffffe, lockTime: 800 });
     expect(pathTimelocks(after(1_700_000_000), { sequence: 0xfffffffd, lockTime: 800 })).toEqual({ sequence: 0xfffffffd, lockTime: 1_700_000_000 });
+  });
+});
+
+describe('output plans the caller knows', () => {
+  const key = (byte: number) => Uint8Array.from({ length: 32 }, () => byte);
+  const leafHash = key(9);
+  const known = (finalize: OutputSpendPlan['paths'][number]['finalize']): OutputSpendPlan => ({
+    segwit: true,
+    keyCount: 2,
+    keys: [key(1), key(2)],
+    paths: [{ name: 'and_v(v:pk(A),pk(B))', signers: kOfN(2, 2), scheme: 'schnorr', size: { scriptSig: 0, witness: [64, 64, 68, 65] }, tapLeafHash: leafHash, finalize }],
+  });
+
+  it('finds tapscript signatures by key and leaf among the input`s other fields', () => {
+    const input = emptyInput();
+    const sig = Uint8Array.from({ length: 64 }, () => 7);
+    input.other.push({ key: Uint8Array.of(0x14, ...key(2), ...leafHash), value: sig });
+    input.other.push({ key: Uint8Array.of(0x14, ...key(1), ...key(8)), value: sig }); // another leaf
+    const plan = known(() => 'unused');
+    const signatureOf = signaturesFor(input, plan, plan.paths[0]!);
+    expect(signatureOf(1)).toEqual(sig);
+    expect(signatureOf(0)).toBeUndefined();
+  });
+
+  it('are used instead of the scripts to finalize and count signatures', () => {
+    const wallet = fixturePsbts().find((w) => w.wallet === 'w_wsh2of3')!;
+    const psbt = parsePsbt(wallet.stages[wallet.stages.length - 1]!.psbt);
+    const plans = psbt.inputs.map(() => known(() => 'the plan the caller knows is not satisfied'));
+    const result = finalizePsbt(psbt, { outputPlans: plans });
+    expect(result.complete).toBe(false);
+    expect(result.pending.map((p) => p.reason)).toEqual(psbt.inputs.map(() => 'the plan the caller knows is not satisfied'));
+    expect(minimumSignatureCount(psbt, 2)).toBe(2);
+    expect(minimumSignatureCount(psbt, 2, plans)).toBe(0);
   });
 });
