@@ -15,7 +15,7 @@ import { MiniscriptError } from './errors.js';
 import { keysInOrder, type MiniscriptNode, type ScriptContext } from './node.js';
 import { parseMiniscript } from './parse.js';
 import { buildScript } from './script.js';
-import { taprootOutput, type TapTree } from './taproot.js';
+import { taprootOutputs, type TapTree } from './taproot.js';
 
 export interface MiniscriptLeaf {
   readonly text: string;
@@ -156,40 +156,45 @@ export function deriveMiniscriptRange(desc: MiniscriptDescriptor, from: number, 
     if ('fixed' in s) return undefined;
     return points[next++]!;
   });
-  return Array.from({ length: count }, (_, i) => {
-    const keys = sources.map((s, k) => {
+  const keysAt = Array.from({ length: count }, (_, i) =>
+    sources.map((s, k) => {
       const bytes = 'fixed' in s ? s.fixed : compressPoint(perKey[k]![i]!.x, perKey[k]![i]!.y);
       return desc.kind === 'tr' && bytes.length === 33 ? bytes.subarray(1) : bytes;
-    });
-    return outputOf(desc, from + i, keys);
-  });
+    }),
+  );
+  if (desc.kind !== 'tr') return keysAt.map((keys, i) => segwitOutput(desc, from + i, keys));
+  return taprootRange(desc, from, keysAt);
 }
 
-/** Scripts and address at `index` of multipath branch `branch` (0 receive, 1 change). */
 export function deriveMiniscriptOutput(desc: MiniscriptDescriptor, index: number, branch = 0): MiniscriptOutput {
   return deriveMiniscriptRange(desc, index, 1, branch)[0]!;
 }
 
-function outputOf(desc: MiniscriptDescriptor, index: number, keys: Uint8Array[]): MiniscriptOutput {
-  const taproot = desc.kind === 'tr';
+const scriptsOf = (desc: MiniscriptDescriptor, keys: readonly Uint8Array[]) => {
   const keyBytes = (text: string) => keys[desc.keyTexts.indexOf(text)]!;
-  const scripts = desc.leaves.map((l) => buildScript(l.root, keyBytes, l.facts.types));
-  const address = (spk: Uint8Array) => encodeAddress(spk, desc.network)!;
-  if (!taproot) {
-    const ws = scripts[0]!;
-    const program = witnessScript(0, sha256(ws));
-    if (desc.kind === 'wsh') return { index, scriptPubKey: program, address: address(program), witnessScript: ws, keys };
-    const spk = p2shScript(hash160(program));
-    return { index, scriptPubKey: spk, address: address(spk), redeemScript: program, witnessScript: ws, keys };
-  }
-  const internalKey = keyBytes(desc.internalKey!);
-  const out = taprootOutput(internalKey, desc.tree, scripts);
-  const spk = witnessScript(1, out.outputKey);
-  return {
-    index,
-    scriptPubKey: spk,
-    address: address(spk),
-    keys,
-    taproot: { internalKey, outputKey: out.outputKey, leafScripts: scripts, leafHashes: out.leafHashes, controlBlocks: out.controlBlocks },
-  };
+  return desc.leaves.map((l) => buildScript(l.root, keyBytes, l.facts.types));
+};
+
+function segwitOutput(desc: MiniscriptDescriptor, index: number, keys: Uint8Array[]): MiniscriptOutput {
+  const ws = scriptsOf(desc, keys)[0]!;
+  const program = witnessScript(0, sha256(ws));
+  if (desc.kind === 'wsh') return { index, scriptPubKey: program, address: encodeAddress(program, desc.network)!, witnessScript: ws, keys };
+  const spk = p2shScript(hash160(program));
+  return { index, scriptPubKey: spk, address: encodeAddress(spk, desc.network)!, redeemScript: program, witnessScript: ws, keys };
+}
+
+function taprootRange(desc: MiniscriptDescriptor, from: number, keysAt: Uint8Array[][]): MiniscriptOutput[] {
+  const internal = desc.keyTexts.indexOf(desc.internalKey!);
+  const inputs = keysAt.map((keys) => ({ internalKey: keys[internal]!, tree: desc.tree, leafScripts: scriptsOf(desc, keys) }));
+  return taprootOutputs(inputs).map((out, i) => {
+    const spk = witnessScript(1, out.outputKey);
+    const { internalKey, leafScripts } = inputs[i]!;
+    return {
+      index: from + i,
+      scriptPubKey: spk,
+      address: encodeAddress(spk, desc.network)!,
+      keys: keysAt[i]!,
+      taproot: { internalKey, outputKey: out.outputKey, leafScripts, leafHashes: out.leafHashes, controlBlocks: out.controlBlocks },
+    };
+  });
 }

@@ -10,5 +10,5 @@ export { spendingPaths, MAX_PATHS, type MiniscriptPath, type PathSizes } from '.
 export { satisfy, sequenceMeets, lockTimeMeets, type SatisfierInputs } from './satisfy.js';
 export { compilePolicy, tapTreeText, NUMS_H, type CompiledPolicy, type PolicyPath, type SimplePolicy } from './compile.js';
 export { parseMiniscriptDescriptor, deriveMiniscriptOutput, deriveMiniscriptRange, type MiniscriptDescriptor, type MiniscriptLeaf, type MiniscriptOutput } from './descriptor.js';
-export { taprootOutput, leafHash, type TapTree } from './taproot.js';
+export { taprootOutput, taprootOutputs, leafHash, type TapTree, type TaprootInput, type TaprootOutput } from './taproot.js';
 export { miniscriptSpendPlan, miniscriptOutputPlan, isUnspendableKey, SIGNATURE_BYTES } from './plan.js';

@@ -1,7 +1,8 @@
 /** BIP341 script trees: leaf and branch hashes, the tweaked output key, control blocks. */
 import { sha256 } from '@noble/hashes/sha2.js';
 import { secp256k1 } from '@noble/curves/secp256k1.js';
-import { concatBytes } from '../bytes.js';
+import { concatBytes, fromHex, toHex } from '../bytes.js';
+import { addTweaksToPoints, type AffinePoint } from '../keys/fixed-base.js';
 import { encodeVarint } from '../tx.js';
 import { MiniscriptError } from './errors.js';
 
@@ -34,9 +35,17 @@ export interface TaprootOutput {
 }
 
 const bytesToBigint = (b: Uint8Array) => b.reduce((acc, v) => (acc << 8n) | BigInt(v), 0n);
+const bigintTo32 = (v: bigint) => fromHex(v.toString(16).padStart(64, '0'));
 
-/** Output key Q = P + t·G with t = hashTapTweak(P || root), and each leaf's path to the root. */
-export function taprootOutput(internalKey: Uint8Array, tree: TapTree | undefined, leafScripts: readonly Uint8Array[]): TaprootOutput {
+export interface TaprootInput {
+  /** x-only internal key. */
+  readonly internalKey: Uint8Array;
+  readonly tree: TapTree | undefined;
+  readonly leafScripts: readonly Uint8Array[];
+}
+
+/** Leaf hashes, each leaf's sibling hashes up to the root, and the root. */
+function treeHashes(tree: TapTree | undefined, leafScripts: readonly Uint8Array[]) {
   const leafHashes = leafScripts.map(leafHash);
   const paths: Uint8Array[][] = leafScripts.map(() => []);
   const walk = (t: TapTree): { hash: Uint8Array; leaves: number[] } => {
@@ -46,13 +55,42 @@ export function taprootOutput(internalKey: Uint8Array, tree: TapTree | undefined
     r.leaves.forEach((i) => paths[i]!.push(l.hash));
     return { hash: branch(l.hash, r.hash), leaves: [...l.leaves, ...r.leaves] };
   };
-  const root = tree === undefined ? undefined : walk(tree).hash;
-  const tweak = bytesToBigint(tapTweak(internalKey, ...(root ? [root] : [])));
-  if (tweak >= secp256k1.Point.Fn.ORDER) throw new MiniscriptError('invalid_key', 'Taproot tweak out of range');
-  const P = secp256k1.Point.fromBytes(Uint8Array.of(2, ...internalKey));
-  const Q = P.add(secp256k1.Point.BASE.multiply(tweak)).toAffine();
-  const outputKey = secp256k1.Point.fromAffine(Q).toBytes(true).subarray(1);
-  const parity = Number(Q.y & 1n);
-  const controlBlocks = paths.map((p) => concatBytes(Uint8Array.of(TAPSCRIPT_LEAF_VERSION | parity), internalKey, ...p));
-  return { outputKey, controlBlocks, leafHashes };
+  return { leafHashes, paths, root: tree === undefined ? undefined : walk(tree).hash };
 }
+
+/**
+ * Output keys Q = lift_x(P) + t·G with t = hashTapTweak(P || root), for many outputs at once: the
+ * additions share their field inversions (keys/fixed-base), as the key-path tr() deriver does.
+ */
+export function taprootOutputs(inputs: readonly TaprootInput[]): TaprootOutput[] {
+  const lifted = new Map<string, AffinePoint>();
+  const lift = (x: Uint8Array) => {
+    const key = toHex(x);
+    let p = lifted.get(key);
+    if (!p) {
+      p = secp256k1.Point.fromBytes(Uint8Array.of(2, ...x)).toAffine();
+      lifted.set(key, p);
+    }
+    return p;
+  };
+  const hashes = inputs.map((i) => treeHashes(i.tree, i.leafScripts));
+  const tweaks = inputs.map((input, i) => {
+    const root = hashes[i]!.root;
+    const t = bytesToBigint(tapTweak(input.internalKey, ...(root ? [root] : [])));
+    if (t >= secp256k1.Point.Fn.ORDER) throw new MiniscriptError('invalid_key', 'Taproot tweak out of range');
+    return t;
+  });
+  const points = addTweaksToPoints(inputs.map((i) => lift(i.internalKey)), tweaks);
+  return inputs.map((input, i) => {
+    const Q = points[i];
+    if (!Q) throw new MiniscriptError('invalid_key', 'Taproot output key is the point at infinity');
+    const parity = Number(Q.y & 1n);
+    const { leafHashes, paths } = hashes[i]!;
+    const controlBlocks = paths.map((p) => concatBytes(Uint8Array.of(TAPSCRIPT_LEAF_VERSION | parity), input.internalKey, ...p));
+    return { outputKey: bigintTo32(Q.x), controlBlocks, leafHashes };
+  });
+}
+
+/** One output (see taprootOutputs). */
+export const taprootOutput = (internalKey: Uint8Array, tree: TapTree | undefined, leafScripts: readonly Uint8Array[]): TaprootOutput =>
+  taprootOutputs([{ internalKey, tree, leafScripts }])[0]!;
