@@ -1,15 +1,18 @@
 /** The facts of PSBT events: who signed (master key fingerprints), how many signatures, the amounts. */
 import { toHex } from '../../core/bytes.js';
-import { finalSignerKeys, isFinalized, type Psbt } from '../../core/psbt/index.js';
+import { isFinalized, type Psbt } from '../../core/psbt/index.js';
 import type { PsbtRecord } from '../psbts/record.js';
 
-/** Fingerprints (hex) of the keys that have signed at least one input (a finalized one: read from its final witness), sorted. */
-export function signerFingerprints(psbt: Psbt): string[] {
+/**
+ * Fingerprints (hex) of the keys that have signed at least one input, sorted. `finalSigners[i]`: for a finalized
+ * input, the hex keys whose signatures its final witness or scriptSig carries (core's `finalSignerKeys`).
+ */
+export function signerFingerprints(psbt: Psbt, finalSigners: readonly (readonly string[])[]): string[] {
   const signers = new Set<string>();
   for (const [index, input] of psbt.inputs.entries()) {
     if (isFinalized(input)) {
-      for (const key of finalSignerKeys(psbt, index)) {
-        const origin = input.bip32Derivations.find((d) => equalHex(d.pubkey, key)) ?? input.tapBip32Derivations.find((d) => equalHex(d.pubkey, key));
+      for (const key of finalSigners[index] ?? []) {
+        const origin = input.bip32Derivations.find((d) => toHex(d.pubkey) === key) ?? input.tapBip32Derivations.find((d) => toHex(d.pubkey) === key);
         if (origin) signers.add(toHex(origin.fingerprint));
       }
       continue;

@@ -383,7 +383,8 @@ export class PsbtService {
       const before = await this.recordInParts(wallet, stored, storedPsbt);
       const after = await this.recordInParts(wallet, { ...stored, psbt: base64, updatedAt }, merged);
       await nextTurn();
-      const events = this.signingEvents(wallet, storedPsbt, merged, before, after, principal, updatedAt, stored.txid);
+      const finalSigners = { stored: await runInParts(finalSignersInSteps(storedPsbt), 16), merged: await runInParts(finalSignersInSteps(merged), 16) };
+      const events = this.signingEvents(wallet, storedPsbt, merged, finalSigners, before, after, principal, updatedAt, stored.txid);
       const version = await this.deps.store.transaction(async (repos) => {
         const written = await repos.psbts.updatePsbt(wallet.id, stored.txid, base64, updatedAt, stored.version);
         if (written !== undefined) await repos.events.append(events);
@@ -410,9 +411,9 @@ export class PsbtService {
   }
 
   /** psbt.signed when the merge added signers' signatures, and psbt.ready when it reached the threshold. */
-  private signingEvents(wallet: StoredWallet, stored: Psbt, merged: Psbt, before: PsbtRecord, after: PsbtRecord, principal: Principal, at: number, txid: string) {
-    const earlier = new Set(signerFingerprints(stored));
-    const signers = signerFingerprints(merged);
+  private signingEvents(wallet: StoredWallet, stored: Psbt, merged: Psbt, finalSigners: { stored: string[][]; merged: string[][] }, before: PsbtRecord, after: PsbtRecord, principal: Principal, at: number, txid: string) {
+    const earlier = new Set(signerFingerprints(stored, finalSigners.stored));
+    const signers = signerFingerprints(merged, finalSigners.merged);
     const facts = psbtFacts(txid, after, wallet.sigsRequired);
     const events = [];
     if (after.sigs_count > before.sigs_count || signers.some((f) => !earlier.has(f))) {
