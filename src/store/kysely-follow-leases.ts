@@ -34,11 +34,13 @@ export class KyselyFollowLeases implements FollowLeaseRepository {
       .values({ instance_id: instanceId, heartbeat_at: NOW })
       .onConflict((oc) => oc.column('instance_id').doUpdateSet({ heartbeat_at: NOW }))
       .execute();
-    // Renewed whether expired or not: a lease still naming this instance was taken over by nobody.
+    // Renewed whether expired or not: a lease still naming this instance was taken over by nobody. Locked in the
+    // order the fence locks them: a renewal beside a write of this instance's sync waits, never deadlocks.
     const held = await this.db
       .updateTable('wallet_follow_leases')
       .set({ expires_at: sql<number>`${NOW} + ${ttlMs}` })
       .where('instance_id', '=', instanceId)
+      .where('wallet_id', 'in', (eb) => eb.selectFrom('wallet_follow_leases').select('wallet_id').where('instance_id', '=', instanceId).orderBy('wallet_id').forUpdate())
       .returning('wallet_id')
       .execute();
     const counts = await this.db
@@ -95,6 +97,7 @@ export class KyselyFollowLeases implements FollowLeaseRepository {
       .where('wallet_id', 'in', ids)
       .where('instance_id', '=', instanceId)
       .where('expires_at', '>', NOW)
+      .orderBy('wallet_id') // one order for every lock taker (renewals, claims): no deadlock between them
       .forUpdate()
       .execute();
     if (rows.length === ids.length) return;
