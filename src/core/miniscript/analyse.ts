@@ -6,12 +6,14 @@
 import { MiniscriptError } from './errors.js';
 import { keysInOrder, type MiniscriptNode, type ScriptContext } from './node.js';
 import { printMiniscript } from './parse.js';
-import { opsCount, satisfactionFigures } from './limits.js';
+import { execStackSize, opsCount, satisfactionFigures } from './limits.js';
 import { scriptSize } from './script.js';
 import { has, typeString, typeTree, type TypeBits } from './types.js';
 
 /** Standardness limits of a P2WSH witness script (policy/policy.h, script/script.h). */
 export const WSH_LIMITS = { scriptBytes: 3600, ops: 201, stackItems: 100 } as const;
+/** Stack elements a script may hold while it runs (consensus, script/script.h MAX_STACK_SIZE). */
+export const MAX_EXEC_STACK = 1000;
 
 export interface MiniscriptFacts {
   readonly context: ScriptContext;
@@ -22,6 +24,8 @@ export interface MiniscriptFacts {
   readonly ops: number | null;
   /** Most witness items a satisfaction needs (without the script); null when unsatisfiable. */
   readonly stackSize: number | null;
+  /** Most stack elements while a satisfaction runs (tapscript's limit is 1,000); null when unsatisfiable. */
+  readonly execStackSize: number | null;
   /** Largest satisfaction in serialized bytes (Core's GetWitnessSize: ECDSA 73, Schnorr 66 a signature). */
   readonly maxWitnessSize: number | null;
   readonly types: Map<MiniscriptNode, TypeBits>;
@@ -37,6 +41,7 @@ export function miniscriptFacts(root: MiniscriptNode, ctx: ScriptContext): Minis
     scriptSize: scriptSize(root, ctx, types),
     ops: t === 0 ? null : opsCount(root, types),
     stackSize: figures.items,
+    execStackSize: t === 0 ? null : execStackSize(root, types),
     maxWitnessSize: figures.bytes,
     types,
   };
@@ -86,6 +91,9 @@ export function sanityProblem(root: MiniscriptNode, facts: MiniscriptFacts): Min
   }
   if (facts.context === 'wsh' && facts.stackSize !== null && facts.stackSize > WSH_LIMITS.stackItems) {
     return new MiniscriptError('stack_size', `A satisfaction can need ${facts.stackSize} witness items, over the ${WSH_LIMITS.stackItems} limit of wsh`);
+  }
+  if (facts.context === 'tapscript' && facts.execStackSize !== null && facts.execStackSize > MAX_EXEC_STACK) {
+    return new MiniscriptError('stack_size', `A satisfaction can hold ${facts.execStackSize} stack elements while it runs, over the ${MAX_EXEC_STACK} limit`);
   }
   if (!has(t, 'k')) return new MiniscriptError('timelock_mix', 'The script mixes height and time locks in one spending path, which no transaction can satisfy');
   const dup = duplicateKey(root);

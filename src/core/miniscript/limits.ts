@@ -4,7 +4,7 @@
  * `null` stands for "no such (dis)satisfaction".
  */
 import type { MiniscriptNode, ScriptContext } from './node.js';
-import { has, type TypeBits } from './types.js';
+import { has, T, type TypeBits } from './types.js';
 
 type Opt = number | null;
 const add = (...v: Opt[]): Opt => (v.some((x) => x === null) ? null : v.reduce<number>((s, x) => s + x!, 0));
@@ -100,4 +100,69 @@ export function satisfactionFigures(root: MiniscriptNode, ctx: ScriptContext, si
   };
   const r = fig(root);
   return { items: r.items.sat, bytes: r.bytes.sat };
+}
+
+/** Core's SatInfo: how far the stack can be above its final size, net and at any point during execution. */
+interface Sat { readonly netdiff: number; readonly exec: number }
+type SatOpt = Sat | null;
+const S = (netdiff: number, exec: number): Sat => ({ netdiff, exec });
+const seq = (...parts: SatOpt[]): SatOpt =>
+  parts.reduce<SatOpt>((a, b) => (a === null || b === null ? null : S(a.netdiff + b.netdiff, Math.max(b.exec, b.netdiff + a.exec))), S(0, 0));
+const either = (a: SatOpt, b: SatOpt): SatOpt => (a === null ? b : b === null ? a : S(Math.max(a.netdiff, b.netdiff), Math.max(a.exec, b.exec)));
+const PUSH = S(-1, 0);
+const NOP = S(0, 0);
+const IF = S(1, 1);
+const BINARY = S(1, 1);
+const DUP = S(-1, 0);
+const EQUALVERIFY = S(2, 2);
+const EQUAL = S(1, 1);
+const SIZE = S(-1, 0);
+const CHECKSIG = S(1, 1);
+const VERIFY = S(1, 1);
+
+/**
+ * Most stack elements a satisfaction can have while the script runs (Core's GetExecStackSize): what
+ * tapscript's 1,000-element stack limit is checked against. null when unsatisfiable.
+ */
+export function execStackSize(root: MiniscriptNode, types: Map<MiniscriptNode, TypeBits>): number | null {
+  const calc = (n: MiniscriptNode): { sat: SatOpt; dsat: SatOpt } => {
+    const s = n.subs.map(calc);
+    const [x, y, z] = s;
+    switch (n.fragment) {
+      case '0': return { sat: null, dsat: PUSH };
+      case '1': return { sat: PUSH, dsat: null };
+      case 'older': case 'after': return { sat: seq(PUSH, NOP), dsat: null };
+      case 'pk_k': return { sat: PUSH, dsat: PUSH };
+      case 'pk_h': { const v = seq(DUP, NOP, PUSH, EQUALVERIFY); return { sat: v, dsat: v }; }
+      case 'sha256': case 'ripemd160': case 'hash256': case 'hash160': return { sat: seq(SIZE, PUSH, EQUALVERIFY, NOP, PUSH, EQUAL), dsat: null };
+      case 'andor': return { sat: either(seq(x!.sat, IF, y!.sat), seq(x!.dsat, IF, z!.sat)), dsat: seq(x!.dsat, IF, z!.dsat) };
+      case 'and_v': return { sat: seq(x!.sat, y!.sat), dsat: null };
+      case 'and_b': return { sat: seq(x!.sat, y!.sat, BINARY), dsat: seq(x!.dsat, y!.dsat, BINARY) };
+      case 'or_b': return { sat: seq(either(seq(x!.sat, y!.dsat), seq(x!.dsat, y!.sat)), BINARY), dsat: seq(x!.dsat, y!.dsat, BINARY) };
+      case 'or_c': return { sat: either(seq(x!.sat, IF), seq(x!.dsat, IF, y!.sat)), dsat: null };
+      case 'or_d': return { sat: either(seq(x!.sat, S(-1, 0), IF), seq(x!.dsat, NOP, IF, y!.sat)), dsat: seq(x!.dsat, NOP, IF, y!.dsat) };
+      case 'or_i': return { sat: seq(IF, either(x!.sat, y!.sat)), dsat: seq(IF, either(x!.dsat, y!.dsat)) };
+      case 'multi': { const v = S(n.k, n.k + n.keys.length + 2); return { sat: v, dsat: v }; }
+      case 'multi_a': { const v = S(n.keys.length - 1, n.keys.length); return { sat: v, dsat: v }; }
+      case 'a': case 'n': case 's': return x!;
+      case 'c': return { sat: seq(x!.sat, CHECKSIG), dsat: seq(x!.dsat, CHECKSIG) };
+      case 'd': return { sat: seq(DUP, IF, x!.sat), dsat: seq(DUP, IF) };
+      case 'v': return { sat: seq(x!.sat, VERIFY), dsat: null };
+      case 'j': return { sat: seq(SIZE, NOP, IF, x!.sat), dsat: seq(SIZE, NOP, IF) };
+      case 'thresh': {
+        let sats: SatOpt[] = [S(0, 0)];
+        s.forEach((sub, i) => {
+          const add = i ? BINARY : S(0, 0);
+          const next: SatOpt[] = [seq(sats[0]!, sub.dsat, add)];
+          for (let j = 1; j < sats.length; j++) next.push(seq(either(seq(sats[j]!, sub.dsat), seq(sats[j - 1]!, sub.sat)), add));
+          next.push(seq(sats[sats.length - 1]!, sub.sat, add));
+          sats = next;
+        });
+        return { sat: seq(sats[n.k] ?? null, PUSH, EQUAL), dsat: seq(sats[0]!, PUSH, EQUAL) };
+      }
+    }
+  };
+  const sat = calc(root).sat;
+  const t = types.get(root)!;
+  return sat === null ? null : sat.exec + (t & (T('B') | T('K') | T('W')) ? 1 : 0);
 }

@@ -8,8 +8,13 @@ import { quoteInput } from '../text.js';
 import { MiniscriptError } from './errors.js';
 import { HASH_FRAGMENTS, hashLength, node, type Fragment, type HashFragment, type MiniscriptNode, type ScriptContext } from './node.js';
 
-/** Deepest nesting accepted; Core's own limit for a tapscript is larger, but no sane wallet nears this. */
-const MAX_DEPTH = 1100;
+/**
+ * Deepest nesting of fragments accepted (wrappers do not count): Core's deepest test vector (998 and_b
+ * with a: wrappers) fits, and the parser's recursion stays well inside Node.js's default stack.
+ */
+const MAX_DEPTH = 1200;
+/** Deepest tree accepted, wrappers included (each is a node the walkers recurse through). */
+const MAX_NODE_DEPTH = 2100;
 const WRAPPERS = 'asctdvjnlu';
 const ARITY: Partial<Record<Fragment, number>> = { and_v: 2, and_b: 2, or_b: 2, or_c: 2, or_d: 2, or_i: 2, andor: 3 };
 
@@ -82,34 +87,36 @@ class Reader {
     return inner.split(',');
   }
 
-  private subArgs(count: number, name: string, depth: number): MiniscriptNode[] {
-    const subs = [this.expression(depth + 1)];
+  private subArgs(count: number, name: string, depth: number, nodes: number): MiniscriptNode[] {
+    const subs = [this.expression(depth + 1, nodes + 1)];
     while (this.text[this.pos] === ',') {
       this.pos++;
-      subs.push(this.expression(depth + 1));
+      subs.push(this.expression(depth + 1, nodes + 1));
     }
     this.expect(')');
     if (count > 0 && subs.length !== count) throw new MiniscriptError('invalid_miniscript', `${name}() takes ${count} arguments, got ${subs.length}`);
     return subs;
   }
 
-  expression(depth: number): MiniscriptNode {
-    if (depth > MAX_DEPTH) throw new MiniscriptError('invalid_miniscript', `Miniscript nests deeper than ${MAX_DEPTH} levels`);
+  expression(depth: number, nodes: number): MiniscriptNode {
+    if (depth > MAX_DEPTH || nodes > MAX_NODE_DEPTH) {
+      throw new MiniscriptError('invalid_miniscript', `Miniscript nests deeper than ${MAX_DEPTH} fragments or ${MAX_NODE_DEPTH} fragments and wrappers`);
+    }
     const name = this.name();
     if (this.text[this.pos] === ':') {
       if (name.length === 0 || ![...name].every((c) => WRAPPERS.includes(c))) throw new MiniscriptError('invalid_miniscript', `Unknown wrapper ${quoteInput(name, 20)}`);
       this.pos++;
-      let inner = this.expression(depth + name.length);
+      let inner = this.expression(depth, nodes + name.length);
       for (const w of [...name].reverse()) inner = applyWrapper(w, inner);
       return inner;
     }
     if ((name === '0' || name === '1') && this.text[this.pos] !== '(') return node(name);
     if (name.length === 0) throw new MiniscriptError('invalid_miniscript', `Expected a miniscript fragment at character ${this.pos + 1}`);
     this.expect('(');
-    return this.fragment(name, depth);
+    return this.fragment(name, depth, nodes);
   }
 
-  private fragment(name: string, depth: number): MiniscriptNode {
+  private fragment(name: string, depth: number, nodes: number): MiniscriptNode {
     const one = () => {
       const args = this.plainArgs();
       if (args.length !== 1) throw new MiniscriptError('invalid_miniscript', `${name}() takes one argument`);
@@ -122,7 +129,7 @@ class Reader {
       case 'older': case 'after': return node(name, [], { k: parseLock(one(), name) });
       case 'multi': case 'multi_a': return thresholdNode(name, this.plainArgs(), this.ctx);
       case 'and_n': {
-        const [x, y] = this.subArgs(2, name, depth);
+        const [x, y] = this.subArgs(2, name, depth, nodes);
         return node('andor', [x!, y!, node('0')]);
       }
       case 'thresh': {
@@ -130,7 +137,7 @@ class Reader {
         const kText = comma < 0 ? '' : this.text.slice(this.pos, comma);
         const k = parseNumber(kText, 'thresh() threshold');
         this.pos = comma + 1;
-        const subs = this.subArgs(0, name, depth);
+        const subs = this.subArgs(0, name, depth, nodes);
         if (k < 1 || k > subs.length) throw new MiniscriptError('invalid_threshold', `thresh() threshold ${k} must lie within 1..${subs.length}`);
         return node('thresh', subs, { k });
       }
@@ -145,7 +152,7 @@ class Reader {
     }
     const arity = ARITY[name as Fragment];
     if (arity === undefined) throw new MiniscriptError('invalid_miniscript', `Unknown miniscript fragment ${quoteInput(name, 30)}`);
-    return node(name as Fragment, this.subArgs(arity, name, depth));
+    return node(name as Fragment, this.subArgs(arity, name, depth, nodes));
   }
 }
 
@@ -154,7 +161,7 @@ export function parseMiniscript(text: string, ctx: ScriptContext): MiniscriptNod
   if (text.length === 0) throw new MiniscriptError('invalid_miniscript', 'Empty miniscript');
   if (/\s/.test(text)) throw new MiniscriptError('invalid_miniscript', 'Miniscript must not contain spaces');
   const reader = new Reader(text, ctx);
-  const root = reader.expression(0);
+  const root = reader.expression(0, 0);
   if (reader.pos !== text.length) throw new MiniscriptError('invalid_miniscript', `Unexpected text after the miniscript at character ${reader.pos + 1}`);
   return root;
 }

@@ -16,7 +16,7 @@ const vector = (name: string) => JSON.parse(readFileSync(new URL(`../../vectors/
 interface CoreVector {
   miniscript: string; script: string | null; tapscript: string | null; validWsh: boolean; validTapscript: boolean;
   nonMalleable: boolean; needsSignature: boolean; timelockMix: boolean; ops: number | null; stackSize: number | null;
-  maxWitnessSize: number | null; maxTapWitnessSize: number | null;
+  maxWitnessSize: number | null; maxTapWitnessSize: number | null; execStackSize: number | null;
 }
 
 /** Core's vectors write compressed keys; a tapscript uses their x-only form. */
@@ -52,6 +52,7 @@ describe('Bitcoin Core miniscript_tests.cpp fixed tests', () => {
         expect(!facts.type.includes('k')).toBe(v.timelockMix);
         if (v.ops !== null) expect(facts.ops).toBe(v.ops);
         if (v.stackSize !== null) expect(facts.stackSize).toBe(v.stackSize);
+        if (v.execStackSize !== null) expect(facts.execStackSize).toBe(v.execStackSize);
         const witness = ctx === 'wsh' ? v.maxWitnessSize : v.maxTapWitnessSize;
         if (witness !== null) expect(facts.maxWitnessSize).toBe(witness);
       });
@@ -98,9 +99,15 @@ describe('Bitcoin Core miniscript_tests.cpp built cases', () => {
   it.each([99, 110, 200])('and_b chain of %i keys: past the wsh limits, fine in tapscript', (count) => {
     const text = `${Array.from({ length: count - 1 }, (_, i) => `and_b(pk(${pub(i + 1)}),a:`).join('')}pk(${pub(count)})${')'.repeat(count - 1)}`;
     const tap = facts(text, 'tapscript');
-    expect(tap).toMatchObject({ ops: count + (count - 1) * 3, stackSize: count });
+    expect(tap).toMatchObject({ ops: count + (count - 1) * 3, stackSize: count, execStackSize: count + 1 });
     expect(problem(text, 'tapscript')).toBeUndefined();
     expect(problem(text, 'wsh')).toMatch(/script_size|ops_limit|stack_size/);
+  });
+
+  it.each([[998, undefined], [999, 'stack_size']])('and_b(older(1),a:...) %i deep: execution stack within 1,000 or refused', (count, expected) => {
+    const text = `${'and_b(older(1),a:'.repeat(count)}pk(${pub(1)})${')'.repeat(count)}`;
+    expect(facts(text, 'tapscript')).toMatchObject({ ops: 4 * count + 1, stackSize: 1, execStackSize: count + 2 });
+    expect(problem(text, 'tapscript')).toBe(expected);
   });
 
   it('multi(1, 3 keys): 4 opcodes, 2 witness items', () => {

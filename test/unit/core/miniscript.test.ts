@@ -86,6 +86,13 @@ describe('sanity refusals name the reason', () => {
     expect(refusal(text, ctx)).toBe(reason);
   });
 
+  it('deep nesting is refused by name, never by overflowing the stack', () => {
+    expect(refusal(`${'or_i(0,'.repeat(2500)}pk(${A})${')'.repeat(2500)}`, 'tapscript')).toBe('invalid_miniscript');
+    expect(refusal(`${'n'.repeat(100_000)}:pk(${A})`, 'tapscript')).toBe('invalid_miniscript');
+    // 1,199 levels parse; the execution stack is what tapscript refuses them for.
+    expect(refusal(`${'or_i(0,'.repeat(1199)}pk(${A})${')'.repeat(1199)}`, 'tapscript')).toBe('stack_size');
+  });
+
   it('the same large script is fine in tapscript', () => {
     const text = `thresh(70,${many(70).map((k, i) => (i === 0 ? `pk(${k})` : `s:pk(${k})`)).join(',')})`;
     expect(refusal(text, 'tapscript')).toBe('sane');
