@@ -114,7 +114,8 @@ describeWithBitcoind('miniscript descriptors against Bitcoin Core', () => {
     const input = decoded.inputs[0];
     const finalized = await node.rpc.call('finalizepsbt', [signed, true]);
     expect(finalized.complete).toBe(true);
-    const coreWitness: string[] = (await node.rpc.call('decoderawtransaction', [finalized.hex])).vin[0].txinwitness;
+    const coreInput = (await node.rpc.call('decoderawtransaction', [finalized.hex])).vin[0];
+    const coreWitness: string[] = coreInput.txinwitness;
     // Core itself accepts the transaction it finalized (the lock is met).
     expect((await node.rpc.call('testmempoolaccept', [[finalized.hex]]))[0].allowed).toBe(true);
 
@@ -138,13 +139,25 @@ describeWithBitcoind('miniscript descriptors against Bitcoin Core', () => {
     });
     const tail = output.taproot ? [output.taproot.leafScripts[leaf]!, output.taproot.controlBlocks[leaf]!] : [output.witnessScript!];
     const final = planned.finalize((i) => signatures.get(toHex(output.keys[i]!)));
-    return { coreWitness, satisfied: [...items, ...tail].map(toHex), finalized: typeof final === 'string' ? final : final.witness.map(toHex), planned };
+    return {
+      coreWitness,
+      coreScriptSig: coreInput.scriptSig.hex as string,
+      satisfied: [...items, ...tail].map(toHex),
+      finalized: typeof final === 'string' ? final : final.witness.map(toHex),
+      scriptSig: typeof final === 'string' ? final : toHex(final.scriptSig),
+      planned,
+    };
   }
 
-  it.each(['wsh', 'tr'] as const)('%s primary path: the satisfier and the plan build the witness finalizepsbt builds', async (script) => {
-    const r = await spend(`primary-${script}`, compilePolicy(policy(script, xpub)).descriptor, ['alice', 'bob'], 0);
+  it.each([
+    ['wsh', (d: string) => d, 'wsh'],
+    ['sh(wsh())', (d: string) => `sh(${d})`, 'wsh'],
+    ['tr', (d: string) => d, 'tr'],
+  ] as const)('%s primary path: the satisfier and the plan build the input finalizepsbt builds', async (label, wrap, script) => {
+    const r = await spend(`primary-${script}-${label.length}`, wrap(compilePolicy(policy(script, xpub)).descriptor), ['alice', 'bob'], 0);
     expect(r.satisfied).toEqual(r.coreWitness);
     expect(r.finalized).toEqual(r.coreWitness);
+    expect(r.scriptSig).toBe(r.coreScriptSig);
   }, 60_000);
 
   it.each(['wsh', 'tr'] as const)('%s heir path after its lock: the same witness as finalizepsbt, with the nSequence the plan names', async (script) => {
