@@ -238,7 +238,7 @@ for (const variant of VARIANTS) {
       await chain.rpc.call('invalidateblock', [first]);
       expect(await chain.inMempool(payment), 'the payment back in Core\'s mempool').toBe(true);
       await settle('its block disconnected');
-      const [second] = await chain.mine(2);
+      const [second] = await chain.mine(2, await chain.minerAddressOf('bech32'));
       expect(await chain.inMempool(payment), 'the payment re-mined').toBe(false);
       await settle('re-mined on a longer branch');
       // Back to the first, shorter branch: the tip's height goes down.

@@ -109,9 +109,13 @@ export class Chain {
     return this.rpc.call('getblockcount');
   }
 
-  /** Mines `n` blocks to the miner; waits until the filter index has them. Returns the block hashes. */
-  async mine(n = 1): Promise<string[]> {
-    const hashes: string[] = await this.rpc.call('generatetoaddress', [n, this.minerAddress]);
+  /**
+   * Mines `n` blocks to the miner (or to `address`: after `invalidateblock`, a block mined to the same address in
+   * the same second is the invalidated one again, which the node refuses); waits until the filter index has them.
+   * Returns the block hashes.
+   */
+  async mine(n = 1, address = this.minerAddress): Promise<string[]> {
+    const hashes: string[] = await this.rpc.call('generatetoaddress', [n, address]);
     await this.filtersAt(await this.height());
     return hashes;
   }
