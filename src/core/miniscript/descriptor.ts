@@ -6,7 +6,7 @@
 import { sha256 } from '@noble/hashes/sha2.js';
 import { encodeAddress, p2shScript, witnessScript } from '../address.js';
 import { stripChecksum } from '../descriptor/checksum.js';
-import { multipathWidth, parseKeyExpression, selectMultipath, type KeyExpression } from '../descriptor/key-expression.js';
+import { formatKeyExpression, multipathWidth, parseKeyExpression, selectMultipath, type KeyExpression } from '../descriptor/key-expression.js';
 import { branchNode, compressPoint, deriveChildPointsOfNodes, derivePath, MAX_BATCH, type BranchNode } from '../keys/derive.js';
 import type { Network } from '../network.js';
 import { hash160 } from '../script-type.js';
@@ -101,6 +101,16 @@ export function parseMiniscriptDescriptor(text: string, network: Network): Minis
   const taproot = kind === 'tr';
   const keyTexts = [...new Set([...(internalKey ? [internalKey] : []), ...leaves.flatMap((l) => keysInOrder(l.root))])];
   const keys = keyTexts.map((k) => parseKeyExpression(k, { network, compressedOnly: true, taproot }));
+  // Two texts of one key (with and without its origin, `h` or `'`): the same key twice in a script.
+  const identity = (i: number) => formatKeyExpression({ ...keys[i]!, origin: undefined }, network);
+  for (const leaf of leaves) {
+    const seen = new Set<string>();
+    for (const text of new Set(keysInOrder(leaf.root))) {
+      const id = identity(keyTexts.indexOf(text));
+      if (seen.has(id)) throw new MiniscriptError('duplicate_key', `Key ${text.length > 80 ? `${text.slice(0, 77)}...` : text} appears more than once in ${leaf.text.length > 60 ? 'a script' : leaf.text}`);
+      seen.add(id);
+    }
+  }
   const widths = new Set(keys.map(multipathWidth).filter((w) => w > 1));
   if (widths.size > 1) throw new MiniscriptError('multipath', 'Every multipath <a;b> step must have the same number of branches');
   return { kind, network, keyTexts, keys, leaves, multipath: [...widths][0] ?? 1, ...(internalKey !== undefined && { internalKey }), ...(tree !== undefined && { tree }) };

@@ -88,6 +88,7 @@ describe('refusals', () => {
     [`wsh(or_i(pk(${A}),older(10)))`, 'no_signature_needed'],
     [`wsh(and_v(v:pk(${A}),pk(${A})))`, 'duplicate_key'],
     [`pkh(${A})`, 'invalid_descriptor'],
+    [`wsh(or_d(pk(${A}),and_v(v:pk([00000001/1h]${A}),older(10))))`, 'duplicate_key'],
     [`tr(${NUMS_H},{pk(${A})})`, 'invalid_descriptor'],
   ])('%s: %s', (text, expected) => expect(code(text)).toBe(expected));
 });
