@@ -17,6 +17,8 @@ import { fromHex } from '../../core/bytes.js';
 
 /** Headers read lately, by hash (stale ones included): a left block's parent, a birthday's header. */
 const REMEMBERED_HEADERS = 10_000;
+/** Unconfirmed transactions whose first sighting is kept. */
+const REMEMBERED_UNCONFIRMED = 100_000;
 
 export interface ElectrumFollowerDeps {
   client: ElectrumCalls;
@@ -139,7 +141,11 @@ export class ElectrumFollower implements ChainFollower {
     for (const history of histories.values()) for (const { txid, height } of history) if (height <= 0) txids.add(txid);
     const now = Math.floor(Date.now() / 1000);
     for (const txid of txids) if (!this.firstSeen.has(txid)) this.firstSeen.set(txid, now);
-    for (const txid of [...this.firstSeen.keys()]) if (!txids.has(txid)) this.firstSeen.delete(txid);
+    // Kept across groups (each asks for its own scripts), the oldest forgotten past a bound.
+    for (const txid of this.firstSeen.keys()) {
+      if (this.firstSeen.size <= REMEMBERED_UNCONFIRMED) break;
+      if (!txids.has(txid)) this.firstSeen.delete(txid);
+    }
     const list = [...txids];
     const transactions = await this.transactions.get(list);
     return { type: 'mempool', transactions: list.map((txid, i) => ({ tx: transactions[i]!, txid, time: this.firstSeen.get(txid)! })) };
