@@ -100,6 +100,8 @@ export function sanityProblem(root: MiniscriptNode, facts: MiniscriptFacts): Min
   if (dup !== undefined) return new MiniscriptError('duplicate_key', `Key ${dup.length > 80 ? `${dup.slice(0, 77)}...` : dup} appears more than once`);
   if (!has(t, 'm')) return new MiniscriptError('malleable', 'The script is malleable: a third party could change a witness without a signature');
   if (!has(t, 's')) return new MiniscriptError('no_signature_needed', 'The script can be spent without any signature');
+  // Beyond Core's sanity (which accepts e.g. or_b(0,a:0)): a script no witness satisfies holds coins forever.
+  if (facts.ops === null) return new MiniscriptError('unsatisfiable', 'No witness can satisfy the script');
   return undefined;
 }
 

@@ -8,8 +8,10 @@ import { readFileSync } from 'node:fs';
 import { fromHex, toHex } from '../../../src/core/bytes.js';
 import { secp256k1 } from '@noble/curves/secp256k1.js';
 import {
-  buildScript, miniscriptFacts, parseMiniscript, printMiniscript, sanityProblem, validityProblem, type ScriptContext,
+  buildScript, keysInOrder, lockTimeMeets, miniscriptFacts, parseMiniscript, printMiniscript, sanityProblem, satisfy, sequenceMeets, spendingPaths,
+  validityProblem, type ScriptContext,
 } from '../../../src/core/miniscript/index.js';
+import { keysOf as keysOfThreshold } from '../../../src/core/spend-plan.js';
 
 const vector = (name: string) => JSON.parse(readFileSync(new URL(`../../vectors/miniscript/${name}`, import.meta.url), 'utf8'));
 
@@ -136,4 +138,38 @@ describe('Bitcoin Core miniscript_tests.cpp built cases', () => {
   it.each(['after(-1)', 'after(+1)', `thresh(-1,pk(${pub(1)}))`, `multi(+1,${pub(1)})`])('numbers take no sign: %s', (text) => {
     expect(() => parseMiniscript(text, 'wsh')).toThrow();
   });
+});
+
+/**
+ * The spending paths against the satisfier, over every sane script of Core's vectors: each path
+ * without a hash preimage, given exactly its keys' signatures and its locks, is satisfied, with as
+ * many witness items as the path lists and no more bytes.
+ */
+describe("spending paths of Core's sane vectors match the satisfier", () => {
+  const vectors: CoreVector[] = vector('bitcoin-core-fixed-tests.json');
+  for (const v of vectors) {
+    for (const ctx of ['wsh', 'tapscript'] as const) {
+      if (!(ctx === 'wsh' ? v.validWsh : v.validTapscript)) continue;
+      const root = parseMiniscript(v.miniscript, ctx);
+      const facts = miniscriptFacts(root, ctx);
+      if (sanityProblem(root, facts)) continue;
+      it(`${ctx}: ${v.miniscript.length > 80 ? `${v.miniscript.slice(0, 77)}...` : v.miniscript}`, () => {
+        const keys = [...new Set(keysInOrder(root))];
+        const sigLength = ctx === 'tapscript' ? 64 : 72;
+        const paths = spendingPaths(root, ctx, keys, { signature: sigLength });
+        expect(paths.length).toBeGreaterThan(0);
+        for (const path of paths.filter((p) => p.needs.length === 0)) {
+          const own = new Set(keysOfThreshold(path.signers).map((i) => keys[i]!));
+          const items = satisfy(root, {
+            keyBytes: keyBytes(ctx),
+            signatureOf: (k) => (own.has(k) ? new Uint8Array(sigLength).fill(7) : undefined),
+            checkOlder: (n) => path.sequence !== undefined && sequenceMeets(path.sequence, n),
+            checkAfter: (n) => path.lockTime !== undefined && lockTimeMeets(path.lockTime, n),
+          });
+          expect(items.length).toBe(path.witness.length);
+          expect(items.reduce((s, i) => s + i.length, 0)).toBeLessThanOrEqual(path.witness.reduce((s, n) => s + n, 0));
+        }
+      });
+    }
+  }
 });

@@ -82,6 +82,7 @@ describe('sanity refusals name the reason', () => {
     ['multi_a_in_wsh', `multi_a(1,${A},${B})`, 'wsh'],
     ['multi_in_tapscript', `multi(1,${A},${B})`, 'tapscript'],
     ['invalid_type', `and_v(pk(${A}),pk(${B}))`, 'wsh'],
+    ['unsatisfiable', `and_b(pk(${A}),a:0)`, 'wsh'],
   ] as const)('%s', (reason, text, ctx) => {
     expect(refusal(text, ctx)).toBe(reason);
   });
