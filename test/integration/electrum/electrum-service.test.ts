@@ -1,6 +1,6 @@
 /**
- * The service on an Electrum server (a real Fulcrum over a real Bitcoin Core): the service details name the
- * source and its address, and readiness fails naming the Electrum server while it is down, refuses connections
+ * The service on an Electrum server (a real Fulcrum over a real Bitcoin Core): the service details and the
+ * administration page name the source and its address, and readiness fails naming the Electrum server while it is down, refuses connections
  * or follows another network, and passes again once it is back.
  */
 import { createServer, type AddressInfo } from 'node:net';
@@ -9,6 +9,7 @@ import { startBitcoind, type BitcoindNode } from '../../support/bitcoind.js';
 import { FULCRUM_NODE_ARGS, startFulcrum, type FulcrumServer } from '../../support/fulcrum.js';
 import { describeWithFulcrum } from '../../support/fulcrum-locate.js';
 import { TEST_ADMIN_PASSWORD, bearer, createToken, request, startTestServer, type TestServer } from '../../support/server.js';
+import { ensureWebAssets, WebClient } from '../../support/web-client.js';
 import { waitFor } from '../bitcoind/chain-world.js';
 
 /** A loopback port nothing listens on. */
@@ -37,6 +38,7 @@ describeWithFulcrum('the service on an Electrum server', () => {
   const readiness = async (server: TestServer, auth: { authorization: string }) => request(`${server.api}/readiness`, { headers: auth });
 
   beforeAll(async () => {
+    ensureWebAssets();
     node = await startBitcoind({ args: FULCRUM_NODE_ARGS });
     await node.rpc.call('generatetodescriptor', [110, 'raw(51)']);
     fulcrum = await startFulcrum(node);
@@ -55,6 +57,9 @@ describeWithFulcrum('the service on an Electrum server', () => {
     expect(details.chain).toMatchObject({ backend: 'electrum', network: 'regtest', tip_height: 110, tip_hash: await node.rpc.call('getbestblockhash') });
     expect((await readiness(server, auth)).body).toEqual({ message: 'ready', checks: { store: 'ok', chain: 'ok', wallets: 'ok' } });
     expect((await request(`${server.url}/healthz/ready`)).status).toBe(200);
+    const web = new WebClient(server.url);
+    await web.signIn('admin', TEST_ADMIN_PASSWORD);
+    expect((await web.get('/admin')).text).toContain(`<dt>Chain source</dt><dd>Electrum server at ${fulcrum.url} (regtest)</dd>`);
   });
 
   it('is not ready while the Electrum server is down, naming it, and ready again once it is back', async () => {
