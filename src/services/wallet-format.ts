@@ -4,6 +4,7 @@ import { satsToBtcNumber } from '../core/amount.js';
 import { fromHex } from '../core/bytes.js';
 import { NETWORKS, type NetworkName } from '../core/network.js';
 import type { WalletBalances, WalletTxEntry, WalletUtxo } from '../engine/index.js';
+import type { SpendingPathView } from './miniscript-wallet.js';
 
 export interface BalanceView {
   confirmed: number;
@@ -25,6 +26,8 @@ export interface UtxoView {
   confirmations: number;
   label: string;
   reserved_by: string | null;
+  /** Miniscript wallets: path id -> first block height that path can spend the coin in. */
+  spendable_from?: Record<string, number>;
 }
 
 export interface TxListEntry {
@@ -74,6 +77,8 @@ export interface UtxoContext {
   /** `txid:vout` -> label of the coin itself. */
   coinLabels: Map<string, string>;
   reservedBy: Map<string, string>;
+  /** Miniscript wallets: from which height each spending path can spend a coin mined at a height (null: unconfirmed). */
+  spendableFrom?: (blockHeight: number | null) => Record<string, number>;
 }
 
 export function utxoView(u: WalletUtxo, ctx: UtxoContext): UtxoView {
@@ -88,6 +93,7 @@ export function utxoView(u: WalletUtxo, ctx: UtxoContext): UtxoView {
     confirmations: u.confirmations,
     label: ctx.coinLabels.get(outpoint) || ctx.addressLabels.get(address) || '',
     reserved_by: ctx.reservedBy.get(outpoint) ?? null,
+    ...(ctx.spendableFrom && { spendable_from: ctx.spendableFrom(u.blockHeight) }),
   };
 }
 
@@ -139,6 +145,8 @@ export interface WalletDetails {
   txlist: TxListEntry[];
   scan: ScanState | null;
   pending_psbts: number;
+  /** Miniscript wallets: each way to spend, the primary first. */
+  spending_paths?: SpendingPathView[];
 }
 
 export interface WalletListItem {
@@ -149,6 +157,7 @@ export interface WalletListItem {
   sigs_required: number;
   sigs_total: number;
   balance: BalanceView;
+  spending_paths?: SpendingPathView[];
 }
 
 export interface AddressEntry {

@@ -1,10 +1,11 @@
 /** Validation of wallet creation and update input: names, alias, keys, birthday, sharing. */
-import { resolveWalletDescriptors, type WalletDescriptors, type WalletKeysInput } from '../core/descriptor/index.js';
+import { resolveWalletDescriptors, type DescriptorInfo, type WalletKeysInput } from '../core/descriptor/index.js';
 import { CoreError } from '../core/errors.js';
 import { NETWORKS, type NetworkName } from '../core/network.js';
 import { textProblem, type TextOptions } from '../core/text.js';
 import { DEFAULT_GAP_LIMIT } from '../engine/index.js';
 import { ServiceError, invalidField } from './errors.js';
+import { miniscriptFromDescriptor, miniscriptFromPair, miniscriptFromPolicy } from './miniscript-input.js';
 
 export const ALIAS_PATTERN = /^[a-z0-9_-]{1,64}$/;
 export const MAX_GAP_LIMIT = 1_000;
@@ -168,8 +169,31 @@ export function checkShares(value: unknown): ShareInput[] | undefined {
   });
 }
 
+/** A wallet's receive and change descriptors and what the wallet details show of them. */
+export interface ResolvedDescriptors {
+  readonly receive: string;
+  readonly change: string;
+  readonly info: Pick<DescriptorInfo, 'addressType' | 'sigsRequired' | 'sigsTotal' | 'keys'>;
+}
+
+/**
+ * Keys the fixed shapes refuse as unsupported may be miniscript (wsh(or_d(...)), tr(KEY,{...})): read as such,
+ * with the miniscript's own refusal (not sane, malleable...) when it is one.
+ */
+function resolveAny(keysInput: WalletKeysInput, network: NetworkName): ResolvedDescriptors & { labels?: (string | undefined)[] } {
+  const net = NETWORKS[network];
+  if ('policy' in keysInput && (keysInput.policy as { type?: unknown }).type === 'paths') return miniscriptFromPolicy(keysInput.policy as never, net);
+  try {
+    return resolveWalletDescriptors(keysInput, net);
+  } catch (error) {
+    if (!(error instanceof CoreError) || error.code !== 'unsupported' || 'policy' in keysInput) throw error;
+    if ('descriptor' in keysInput) return miniscriptFromDescriptor(keysInput.descriptor, net);
+    return miniscriptFromPair(keysInput.recv_descriptor, keysInput.change_descriptor, net);
+  }
+}
+
 /** The wallet's descriptors and summary; descriptor and key problems are 400 naming them, keys of another network 422. */
-export function resolveKeys(input: WalletCreateInput, network: NetworkName): { descriptors: WalletDescriptors; path: string; policyLabels: (string | undefined)[] } {
+export function resolveKeys(input: WalletCreateInput, network: NetworkName): { descriptors: ResolvedDescriptors; path: string; policyLabels: (string | undefined)[] } {
   const given = (['descriptor', 'recv_descriptor', 'policy'] as const).filter((k) => input[k] !== undefined && input[k] !== null);
   if (given.length !== 1 || (input.recv_descriptor !== undefined) !== (input.change_descriptor !== undefined)) {
     throw new ServiceError('invalid_input', 'invalid_request', 'Give exactly one of: descriptor, recv_descriptor with change_descriptor, policy', {
@@ -181,8 +205,9 @@ export function resolveKeys(input: WalletCreateInput, network: NetworkName): { d
   let policyLabels: (string | undefined)[] = [];
   if (given[0] === 'policy') {
     const policy = input.policy as { type?: unknown; threshold?: unknown; keys?: unknown } | null;
-    if (typeof policy !== 'object' || policy === null || !Array.isArray(policy.keys)) throw invalidField('/policy', 'must be {type, threshold, keys: [{key, label}]}');
-    policyLabels = (policy.keys as Array<{ label?: unknown } | null>).map((k) => (typeof k?.label === 'string' ? k.label : undefined));
+    const paths = typeof policy === 'object' && policy !== null && policy.type === 'paths';
+    if (!paths && (typeof policy !== 'object' || policy === null || !Array.isArray(policy.keys))) throw invalidField('/policy', 'must be {type, threshold, keys: [{key, label}]}');
+    if (!paths) policyLabels = (policy!.keys as Array<{ label?: unknown } | null>).map((k) => (typeof k?.label === 'string' ? k.label : undefined));
     keysInput = { policy: policy as never };
   } else if (given[0] === 'descriptor') {
     keysInput = { descriptor: input.descriptor as string };
@@ -190,7 +215,8 @@ export function resolveKeys(input: WalletCreateInput, network: NetworkName): { d
     keysInput = { recv_descriptor: input.recv_descriptor as string, change_descriptor: input.change_descriptor as string };
   }
   try {
-    return { descriptors: resolveWalletDescriptors(keysInput, NETWORKS[network]), path, policyLabels };
+    const resolved = resolveAny(keysInput, network);
+    return { descriptors: resolved, path, policyLabels: resolved.labels ?? policyLabels };
   } catch (error) {
     if (error instanceof CoreError) {
       if (error.code === 'wrong_network') {

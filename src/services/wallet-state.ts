@@ -3,7 +3,6 @@
  * while the wallet's stored revision is unchanged. Any instance (syncing or not) answers the same.
  */
 import { fromHex } from '../core/bytes.js';
-import { DescriptorDeriver, parseDescriptor } from '../core/descriptor/index.js';
 import { NETWORKS, type NetworkName } from '../core/network.js';
 import {
   addWallet,
@@ -30,6 +29,7 @@ import {
 import type { Store, StoredWallet, WalletChainRows } from '../store/repositories.js';
 import { mapInParts, nextTurn } from './turns.js';
 import { scriptAddress, type Page } from './wallet-format.js';
+import { branchDeriver, type BranchDeriver } from './miniscript-wallet.js';
 
 const DERIVE_AHEAD = 32;
 /** Keys derived in one step ahead of the engine (a few milliseconds): 3 scripts of a 20-key multisig, 64 of a single key. */
@@ -51,7 +51,7 @@ interface KeptAddress {
 export class WalletScripts {
   /** By branch and index: stored scripts as read (hex, the strings the engine holds too), derived ones as bytes. */
   private readonly known: [Array<Uint8Array | string>, Array<Uint8Array | string>] = [[], []];
-  private parsed: [DescriptorDeriver, DescriptorDeriver] | undefined;
+  private parsed: [BranchDeriver, BranchDeriver] | undefined;
   /** Addresses shown for derived scripts, by branch and index. */
   private readonly addresses: [Array<KeptAddress | undefined>, Array<KeptAddress | undefined>] = [[], []];
   private readonly network: NetworkName;
@@ -62,10 +62,10 @@ export class WalletScripts {
     this.descriptors = [wallet.receiveDescriptor, wallet.changeDescriptor];
   }
 
-  private get derivers(): [DescriptorDeriver, DescriptorDeriver] {
+  private get derivers(): [BranchDeriver, BranchDeriver] {
     if (!this.parsed) {
       const network = NETWORKS[this.network];
-      this.parsed = [new DescriptorDeriver(parseDescriptor(this.descriptors[0], network)), new DescriptorDeriver(parseDescriptor(this.descriptors[1], network))];
+      this.parsed = [branchDeriver(this.descriptors[0], network), branchDeriver(this.descriptors[1], network)];
     }
     return this.parsed;
   }
@@ -137,7 +137,7 @@ export class WalletScripts {
     }
   }
 
-  deriver(branch: Branch): DescriptorDeriver {
+  deriver(branch: Branch): BranchDeriver {
     return this.derivers[branch];
   }
 

@@ -26,6 +26,12 @@ export const UtxoSchema = Type.Object({
   confirmations: Type.Integer(),
   label: Type.String(),
   reserved_by: Nullable(Type.String(), { description: 'Txid of the pending PSBT holding the coin, or null.' }),
+  spendable_from: Type.Optional(
+    Type.Record(Type.String(), Type.Integer(), {
+      description:
+        'Miniscript wallets: spending path id -> the first block height a transaction spending the coin by that path can be mined in (its timelock reached). A path of a relative lock is absent while the coin is unconfirmed; a lock in time is not given in heights.',
+    }),
+  ),
 });
 
 export const UtxoWithFlagsSchema = Type.Object({ ...UtxoSchema.properties, frozen: Type.Boolean({ description: 'A frozen coin is never selected for a PSBT.' }) });
@@ -51,6 +57,26 @@ export const TxEntrySchema = Type.Object({
 
 export const KeySchema = Type.Object({ fingerprint: Type.String(), derivation: Type.String(), xpub: Type.String(), label: Type.String() });
 
+export const TimelockSchema = Type.Union(
+  [
+    Type.Object({ type: Type.Literal('relative_blocks'), blocks: Type.Integer({ description: 'Blocks after the coin\'s own block (older(n)).' }) }),
+    Type.Object({ type: Type.Literal('relative_time'), seconds: Type.Integer({ description: 'Seconds after the coin\'s block, in units of 512 (older(n) with the time flag).' }) }),
+    Type.Object({ type: Type.Literal('absolute_height'), height: Type.Integer({ description: 'The transaction\'s nLockTime (after(n)): mined from height + 1.' }) }),
+    Type.Object({ type: Type.Literal('absolute_time'), time: Type.Integer({ description: 'Unix time (after(n)).' }) }),
+    Type.Null(),
+  ],
+  { description: 'What the path waits for; null for a path without a lock.' },
+);
+
+export const SpendingPathSchema = Type.Object({
+  id: Type.String({ description: '`primary` (the first path without a lock), then `recovery-1`, `recovery-2`...' }),
+  threshold: Type.Integer({ description: 'Signatures the path needs.' }),
+  keys: Type.Array(Type.Object({ fingerprint: Type.String(), label: Type.String() }), { description: 'Keys that can sign on this path.' }),
+  timelock: TimelockSchema,
+});
+
+const SpendingPaths = Type.Optional(Type.Array(SpendingPathSchema, { description: 'Miniscript wallets only: each way to spend, the primary path first.' }));
+
 export const WalletDetailsSchema = Type.Object({
   alias: Type.String(),
   name: Type.String(),
@@ -73,6 +99,7 @@ export const WalletDetailsSchema = Type.Object({
     description: 'Progress while the wallet syncs; null when it is at the chain tip.',
   }),
   pending_psbts: Type.Integer(),
+  spending_paths: SpendingPaths,
 });
 
 export const WalletListSchema = Type.Object({
@@ -85,6 +112,7 @@ export const WalletListSchema = Type.Object({
       sigs_required: Type.Integer(),
       sigs_total: Type.Integer(),
       balance: BalanceSchema,
+      spending_paths: SpendingPaths,
     }),
   ),
   total: Type.Integer({ description: 'Wallets you can access in all, whatever the page.' }),
@@ -107,11 +135,34 @@ export const CreateWalletBody = Type.Object({
   recv_descriptor: Type.Optional(Type.String()),
   change_descriptor: Type.Optional(Type.String()),
   policy: Type.Optional(
-    Type.Object({
-      type: Type.String({ description: 'wpkh, sh-wpkh, pkh, tr, wsh-sortedmulti, wsh-multi, sh-wsh-sortedmulti, sh-wsh-multi, sh-sortedmulti, sh-multi.' }),
-      threshold: Type.Optional(Type.Integer()),
-      keys: Type.Array(Type.Object({ key: Type.String({ description: '`[fingerprint/path]xpub` (SLIP-132 forms accepted).' }), label: Type.Optional(Type.String()) })),
-    }),
+    Type.Union([
+      Type.Object({
+        type: Type.String({ description: 'wpkh, sh-wpkh, pkh, tr, wsh-sortedmulti, wsh-multi, sh-wsh-sortedmulti, sh-wsh-multi, sh-sortedmulti, sh-multi.' }),
+        threshold: Type.Optional(Type.Integer()),
+        keys: Type.Array(Type.Object({ key: Type.String({ description: '`[fingerprint/path]xpub` (SLIP-132 forms accepted).' }), label: Type.Optional(Type.String()) })),
+      }),
+      Type.Object(
+        {
+          type: Type.Literal('paths'),
+          script: Type.String({ description: '`wsh` or `tr`.' }),
+          paths: Type.Array(
+            Type.Object({
+              threshold: Type.Optional(Type.Integer()),
+              keys: Type.Array(
+                Type.Union([
+                  Type.Object({ key: Type.String({ description: 'Account key `[fingerprint/path]xpub`; `/<0;1>/*` is added.' }), label: Type.Optional(Type.String()) }),
+                  Type.String(),
+                ]),
+              ),
+              after_blocks: Type.Optional(Type.Integer({ description: 'Relative lock: the path spends a coin this many blocks after its block (1..65535).' })),
+              after_height: Type.Optional(Type.Integer({ description: 'Absolute lock: the path spends from this block height on (1..499999999).' })),
+            }),
+            { description: 'The first path without a lock is the primary one; the others are timelocked recoveries.' },
+          ),
+        },
+        { description: 'A miniscript wallet: the paths compiled to wsh(miniscript) or tr(KEY,{leaves}). A policy that is not sane miniscript is 400 naming the reason.' },
+      ),
+    ]),
   ),
   key_labels: Type.Optional(Type.Array(KeyLabelSchema)),
   birthday: Type.Optional(Type.Union([Type.Integer({ minimum: 0 }), Type.String()], { description: 'Block height or `YYYY-MM-DD`; default: the chain tip.' })),

@@ -13,6 +13,7 @@ import type { Store, StoredWallet, UtxoFlagRow } from '../../store/repositories.
 import { invalidField, ServiceError } from '../errors.js';
 import type { Principal } from '../principal.js';
 import { mapInParts, nextTurn } from '../turns.js';
+import { isMiniscriptText, MiniscriptDeriver, spendableFrom, spendingPathViews, type SpendingPathView } from '../miniscript-wallet.js';
 import type { WalletDirectory, WalletListing } from '../service-details.js';
 import {
   balanceView,
@@ -102,6 +103,7 @@ export class WalletReads implements WalletDirectory {
         sigs_required: wallet.sigsRequired,
         sigs_total: wallet.sigsTotal,
         balance: balanceView(walletBalances(view)),
+        ...this.pathsOf(wallet),
       });
     }
     return { wallets, total };
@@ -176,7 +178,15 @@ export class WalletReads implements WalletDirectory {
       txlist: chain.txlist,
       scan: await this.scanState(wallet, chain.tip),
       pending_psbts: await this.deps.store.psbts.countPending(wallet.id),
+      ...this.pathsOf(wallet),
     };
+  }
+
+  /** `{spending_paths}` of a miniscript wallet, nothing for the fixed shapes. */
+  private pathsOf(wallet: StoredWallet): { spending_paths?: SpendingPathView[] } {
+    if (!isMiniscriptText(wallet.receiveDescriptor)) return {};
+    const deriver = this.deps.scripts.get(wallet).deriver(0);
+    return deriver instanceof MiniscriptDeriver ? { spending_paths: spendingPathViews(deriver, wallet.keys) } : {};
   }
 
   /**
@@ -192,8 +202,11 @@ export class WalletReads implements WalletDirectory {
     const coinFlags = flags ?? (await this.deps.store.wallets.utxoFlags(wallet.id));
     const reservations = await this.deps.store.psbts.reservations(wallet.id);
     const scripts = this.deps.scripts.get(wallet);
+    const deriver = isMiniscriptText(wallet.receiveDescriptor) ? scripts.deriver(0) : undefined;
+    const miniscript = deriver instanceof MiniscriptDeriver ? deriver : undefined;
     return {
       addressOf: (utxo) => scripts.addressOf(utxo.branch, utxo.index, utxo.script),
+      ...(miniscript && { spendableFrom: (height: number | null) => spendableFrom(miniscript, height) }),
       addressLabels: labels,
       coinLabels: new Map(coinFlags.filter((f) => f.label !== '').map((f) => [`${f.txid}:${f.vout}`, f.label])),
       reservedBy: new Map(reservations.map((r) => [`${r.txid}:${r.vout}`, r.psbtTxid])),
