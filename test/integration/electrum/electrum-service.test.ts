@@ -1,14 +1,19 @@
 /**
  * The service on an Electrum server (a real Fulcrum over a real Bitcoin Core): the service details and the
- * administration page name the source and its address, and readiness fails naming the Electrum server while it is down, refuses connections
+ * administration page name the source and its address; over TLS the server's certificate is pinned by its
+ * fingerprint; and readiness fails naming the Electrum server while it is down, refuses connections
  * or follows another network, and passes again once it is back.
  */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startBitcoind, type BitcoindNode } from '../../support/bitcoind.js';
 import { FULCRUM_NODE_ARGS, startFulcrum, type FulcrumServer } from '../../support/fulcrum.js';
 import { describeWithFulcrum } from '../../support/fulcrum-locate.js';
 import { TEST_ADMIN_PASSWORD, bearer, createToken, request, startTestServer, type TestServer } from '../../support/server.js';
+import { selfSignedCertificate } from '../../support/tls-certificate.js';
 import { ensureWebAssets, WebClient } from '../../support/web-client.js';
 import { waitFor } from '../bitcoind/chain-world.js';
 
@@ -96,5 +101,36 @@ describeWithFulcrum('the service on an Electrum server', () => {
     expect(answer.status).toBe(503);
     expect(answer.body.reasons).toEqual({ chain: 'The Electrum server follows regtest but the service is configured for signet' });
     expect((await request(`${server.api}/service`, { headers: auth })).body.chain).toMatchObject({ backend: 'electrum', network: 'regtest', sync_state: 'unavailable: wrong_network', tip_height: null });
+  });
+
+  it('reaches a TLS server through its pinned certificate fingerprint, and is not ready with another fingerprint or none', async () => {
+    const certificate = selfSignedCertificate();
+    const folder = mkdtempSync(join(tmpdir(), 'wcs-fulcrum-tls-'));
+    const [certFile, keyFile] = [join(folder, 'cert.pem'), join(folder, 'key.pem')];
+    writeFileSync(certFile, certificate.cert);
+    writeFileSync(keyFile, certificate.key);
+    const sslPort = await closedPort();
+    const tls = await startFulcrum(node, { args: ['-s', `127.0.0.1:${sslPort}`, '-c', certFile, '-k', keyFile] });
+    try {
+      const url = `ssl://127.0.0.1:${sslPort}`;
+      const pinned = await serve({ SERVICE_NETWORK: 'regtest', SERVICE_ELECTRUM_URL: url, SERVICE_ELECTRUM_TLS_FINGERPRINT: certificate.fingerprint256 });
+      expect((await readiness(pinned.server, pinned.auth)).body).toEqual({ message: 'ready', checks: { store: 'ok', chain: 'ok', wallets: 'ok' } });
+      const details = (await request(`${pinned.server.api}/service`, { headers: pinned.auth })).body;
+      expect(details.config).toMatchObject({ electrum_url: url, electrum_tls_fingerprint: certificate.fingerprint256.replaceAll(':', '').toLowerCase() });
+      expect(details.chain).toMatchObject({ backend: 'electrum', tip_height: 110 });
+
+      const other = await serve({ SERVICE_NETWORK: 'regtest', SERVICE_ELECTRUM_URL: url, SERVICE_ELECTRUM_TLS_FINGERPRINT: '00'.repeat(32) });
+      const refused = await readiness(other.server, other.auth);
+      expect(refused.status).toBe(503);
+      expect(refused.body.reasons).toEqual({ chain: "The Electrum server's TLS certificate does not match the pinned fingerprint" });
+
+      const unpinned = await serve({ SERVICE_NETWORK: 'regtest', SERVICE_ELECTRUM_URL: url });
+      const untrusted = await readiness(unpinned.server, unpinned.auth);
+      expect(untrusted.status).toBe(503);
+      expect(untrusted.body.reasons.chain).toMatch(/^The Electrum server's TLS certificate is not trusted \(.+\); pin its fingerprint/);
+    } finally {
+      await tls.stop();
+      rmSync(folder, { recursive: true, force: true });
+    }
   });
 });
