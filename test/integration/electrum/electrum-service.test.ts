@@ -1,7 +1,7 @@
 /**
  * The service on an Electrum server (a real Fulcrum over a real Bitcoin Core): the service details and the
  * administration page name the source and its address; over TLS the server's certificate is pinned by its
- * fingerprint; and readiness fails naming the Electrum server while it is down, refuses connections
+ * fingerprint, through a SOCKS5 proxy the proxy resolves its name; and readiness fails naming the Electrum server while it is down, refuses connections
  * or follows another network, and passes again once it is back.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -13,6 +13,7 @@ import { startBitcoind, type BitcoindNode } from '../../support/bitcoind.js';
 import { FULCRUM_NODE_ARGS, startFulcrum, type FulcrumServer } from '../../support/fulcrum.js';
 import { describeWithFulcrum } from '../../support/fulcrum-locate.js';
 import { TEST_ADMIN_PASSWORD, bearer, createToken, request, startTestServer, type TestServer } from '../../support/server.js';
+import { startSocks5Proxy } from '../../support/socks5-proxy.js';
 import { selfSignedCertificate } from '../../support/tls-certificate.js';
 import { ensureWebAssets, WebClient } from '../../support/web-client.js';
 import { waitFor } from '../bitcoind/chain-world.js';
@@ -131,6 +132,26 @@ describeWithFulcrum('the service on an Electrum server', () => {
     } finally {
       await tls.stop();
       rmSync(folder, { recursive: true, force: true });
+    }
+  });
+
+  it('reaches the server through a SOCKS5 proxy that resolves its name, and is not ready naming the proxy when it refuses', async () => {
+    const proxy = await startSocks5Proxy();
+    try {
+      const url = `tcp://localhost:${fulcrum.port}`;
+      const through = await serve({ SERVICE_NETWORK: 'regtest', SERVICE_ELECTRUM_URL: url, SERVICE_ELECTRUM_PROXY: proxy.url });
+      expect((await readiness(through.server, through.auth)).status).toBe(200);
+      expect((await request(`${through.server.api}/service`, { headers: through.auth })).body.config).toMatchObject({ electrum_url: url, electrum_proxy: proxy.url });
+      expect(proxy.targets).toContainEqual({ addressType: 3, host: 'localhost', port: fulcrum.port });
+
+      proxy.refuseWith = 5; // connection refused
+      const refused = await serve({ SERVICE_NETWORK: 'regtest', SERVICE_ELECTRUM_URL: url, SERVICE_ELECTRUM_PROXY: proxy.url });
+      const answer = await readiness(refused.server, refused.auth);
+      expect(answer.status).toBe(503);
+      expect(answer.body.reasons.chain).toMatch(/^The SOCKS5 proxy failed: /);
+      expect(answer.body.reasons.chain).not.toContain(String(fulcrum.port));
+    } finally {
+      await proxy.close();
     }
   });
 });
