@@ -2,7 +2,8 @@
  * A wallet's derived scripts are stored once (its address rows) and read back, not derived again: the stored
  * scripts equal what the descriptors derive, for every kind of wallet; after a restart the service answers with
  * the stored scripts (a row changed while it was stopped shows through); rows missing after a restart are derived
- * again and stored; a raised gap limit derives only the indexes not stored yet. SQLite and PostgreSQL.
+ * again and stored; a raised gap limit derives only the indexes not stored yet; a rescan derives them all again.
+ * SQLite and PostgreSQL.
  */
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
@@ -122,8 +123,18 @@ describe.each(['sqlite', 'postgres'] as const)('stored scripts on %s', (database
     const receive = (await second.running.runtime.store.wallets.chainRows(wpkh.id))!.addresses.filter((a) => a.branch === 0).sort((a, b) => a.index - b.index);
     expect(receive.length).toBe(wpkhReceive + 10);
     const expected = derived(wallets.w_wpkh!.recv_descriptor, wpkhReceive + 10);
+    const derivedAll = [...expected];
     expected[wpkhReceive - 1] = foreign;
     expect(receive.map((a) => a.script)).toEqual(expected);
+
+    // A rescan drops the rows: they are derived again, the changed one with them.
+    const rescan = await request(`${second.api}/wallets/w_wpkh/rescan`, { method: 'POST', headers: secondAuth, json: { from: 0 } });
+    expect(rescan.status, rescan.text).toBe(202);
+    expect((await second.running.runtime.services.sync.runOnce()).ran).toBe(true);
+    const rescanned = (await second.running.runtime.store.wallets.chainRows(wpkh.id))!.addresses.filter((a) => a.branch === 0).sort((a, b) => a.index - b.index);
+    expect(rescanned.map((a) => a.script)).toEqual(derivedAll.slice(0, rescanned.length));
+    expect(rescanned.length).toBeGreaterThanOrEqual(wpkhReceive + 10);
+    expect((await walletDetails({ server: second, auth: secondAuth }, 'w_wpkh')).balance).toEqual(before.get('w_wpkh'));
   }, 180_000);
 
   it('answers a new wallet\'s creation with the addresses and balance its details show once the sync has loaded it', async () => {

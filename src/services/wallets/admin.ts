@@ -202,8 +202,9 @@ export class WalletAdmin {
       }
     }
     await this.deps.store.transaction((repos) => repos.wallets.resetChain(wallet.id, from));
-    this.deps.scans.requestPass();
     this.deps.states.forget(wallet.id);
+    this.deps.scripts.forget(wallet.id); // the scripts read from the dropped rows: derived again
+    this.deps.scans.requestPass();
     return { alias: wallet.alias, from };
   }
 }
