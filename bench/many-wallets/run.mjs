@@ -5,11 +5,13 @@
 // API, and reads the server's resident memory.
 //
 //   npm run build && node bench/many-wallets/run.mjs [--wallets 3000] [--runs 2] [--creates 30] [--cpu-prof DIR]
+//     [--postgres] (a schema of its own at WCS_BENCH_DATABASE_URL, default the tests' database, dropped after)
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { randomUUID } from 'node:crypto';
+import pg from 'pg';
 import { loadConfig } from '../../dist/config.js';
 import { createRuntime } from '../../dist/main.js';
 import { addChecksum, DescriptorDeriver, parseDescriptor } from '../../dist/core/descriptor/index.js';
@@ -31,6 +33,14 @@ const profileAt = process.argv.indexOf('--cpu-prof');
 const PROFILE_DIR = profileAt >= 0 ? resolve(process.argv[profileAt + 1]) : undefined;
 const fixture = JSON.parse(readFileSync(join(root, 'test/fixtures/regtest/wallets.json'), 'utf8')).w_wsh2of3;
 
+const POSTGRES = process.argv.includes('--postgres');
+const DATABASE_URL = process.env.WCS_BENCH_DATABASE_URL ?? 'postgres://wcs_test:wcs_test@127.0.0.1:5432/wcs_test';
+const schema = `bench_many_${randomUUID().replaceAll('-', '').slice(0, 12)}`;
+const database = POSTGRES
+  ? { SERVICE_DATABASE_URL: `${DATABASE_URL}?options=${encodeURIComponent(`-c search_path=${schema}`)}`, SERVICE_JWT_KEY: 'bench-many-signing-key-0123456789abcdef' }
+  : {};
+if (POSTGRES) await onPostgres(`create schema "${schema}"`);
+
 const chainDir = mkdtempSync(join(tmpdir(), 'wcs-bench-many-node-'));
 const dataFolder = mkdtempSync(join(tmpdir(), 'wcs-bench-many-'));
 const node = await startBitcoind(locateBitcoind(root), chainDir);
@@ -39,7 +49,7 @@ try {
   const tip = { height: await node.rpc.call('getblockcount'), hash: await node.rpc.call('getbestblockhash') };
   const env = {
     SERVICE_DATA_FOLDER: dataFolder, SERVICE_NETWORK: 'regtest', SERVICE_API_ACTIVE: 'True', SERVICE_ADMIN_PASSWORD: 'bench-admin-password',
-    SERVICE_LOG_LEVEL: 'warn', SERVICE_BITCOIND_URL: node.url, SERVICE_BITCOIND_COOKIE: node.cookieFile, SERVICE_SYNC_INTERVAL: '5', SERVICE_HOST: '127.0.0.1', SERVICE_MAX_WALLETS_PER_USER: '100000',
+    SERVICE_LOG_LEVEL: 'warn', SERVICE_BITCOIND_URL: node.url, SERVICE_BITCOIND_COOKIE: node.cookieFile, SERVICE_SYNC_INTERVAL: '5', SERVICE_HOST: '127.0.0.1', SERVICE_MAX_WALLETS_PER_USER: '100000', ...database,
   };
   const written = performance.now();
   await writeWallets(env, tip);
@@ -53,6 +63,17 @@ try {
   await node.stop();
   rmSync(chainDir, { recursive: true, force: true });
   rmSync(dataFolder, { recursive: true, force: true });
+  if (POSTGRES) await onPostgres(`drop schema "${schema}" cascade`);
+}
+
+async function onPostgres(sql) {
+  const client = new pg.Client({ connectionString: DATABASE_URL });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
 }
 
 function ms(list) {
