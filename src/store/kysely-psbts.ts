@@ -20,6 +20,7 @@ const toStoredPsbt = (row: Selectable<PsbtsTable>): StoredPsbt => ({
   updatedAt: Number(row.updated_at),
   createdBy: row.created_by,
   version: Number(row.version),
+  ...(row.spending_path !== null && row.spending_path !== undefined && { spendingPath: Number(row.spending_path) }),
 });
 
 export class KyselyPsbts implements PsbtRepository {
@@ -45,6 +46,7 @@ export class KyselyPsbts implements PsbtRepository {
           updated_at: Math.round(psbt.updatedAt),
           created_by: psbt.createdBy,
           version: 0,
+          spending_path: psbt.spendingPath ?? null,
         })
         .execute();
     } catch (error) {

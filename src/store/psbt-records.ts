@@ -20,6 +20,8 @@ export interface StoredPsbt {
   createdBy: string;
   /** Raised by every change of the stored row: what a compare-and-set compares. */
   version: number;
+  /** Miniscript wallets: the index of the spending path in the wallet's plan (absent: the primary, 0). */
+  spendingPath?: number;
 }
 
 export interface Outpoint {

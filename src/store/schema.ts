@@ -1,3 +1,5 @@
+import type { ColumnType } from 'kysely';
+
 /**
  * Table shapes as Kysely sees them. Types stay portable between SQLite and PostgreSQL:
  * text, bigint (epoch milliseconds, seconds, satoshis) and integer 0/1 for booleans.
@@ -54,6 +56,8 @@ export interface PsbtsTable {
   created_by: string;
   /** Raised by every change of the row (compare-and-set). */
   version: number;
+  /** Miniscript wallets: index of the spending path in the wallet's plan; null for the fixed shapes. */
+  spending_path: ColumnType<number | null, number | null | undefined, number | null>;
 }
 
 export interface PsbtReservationsTable {

@@ -76,7 +76,9 @@ export const PsbtRecordSchema = Type.Object({
   amount: Type.Array(Type.Number(), { description: 'Recipient amounts (BTC), in output order; change left out.' }),
   address: Type.Array(Type.String(), { description: 'Recipient addresses, aligned with amount.' }),
   time: Type.Number({ description: 'Creation time, seconds since the epoch.' }),
-  sigs_count: Type.Integer({ description: 'Smallest number of signatures on any input.' }),
+  sigs_count: Type.Integer({ description: 'Smallest number of signatures on any input (miniscript wallets: toward the PSBT\'s spending path).' }),
+  spending_path: Type.Optional(Type.String({ description: 'Miniscript wallets: the id of the path the PSBT spends by (see the wallet\'s spending_paths).' })),
+  sigs_required: Type.Optional(Type.Integer({ description: 'Miniscript wallets: signatures each input needs on that path.' })),
 });
 
 
@@ -97,6 +99,12 @@ export const CreatePsbtBody = Type.Object({
   rbf_tx_id: Type.Optional(Type.String({ description: 'Txid of an unconfirmed wallet transaction to replace; empty for a new one.' })),
   inputs: Type.Optional(Type.Array(Type.Object({ txid: Type.String(), vout: Type.Integer({ minimum: 0 }) }), { description: 'Coin control: spend exactly these coins.' })),
   change_address: Type.Optional(Type.String({ description: 'Where change goes instead of the next unused change address.' })),
+  spending_path: Type.Optional(
+    Type.String({
+      description:
+        'Miniscript wallets: the id of the path to spend by (default `primary`). Coins that path cannot spend yet are not selected; none spendable yet, or such a coin in `inputs`: 422 `timelock_not_met` naming the height from which it can. The PSBT sets the nSequence / nLockTime the path needs and carries its keys\' derivations.',
+    }),
+  ),
 });
 
 

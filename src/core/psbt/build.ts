@@ -13,7 +13,8 @@ import { CoreError } from '../errors.js';
 import { OutputPlanError, spendableOutput, type SpendableOutput } from '../script-kinds/output-plan.js';
 import { taggedHash } from '../signing/sighash.js';
 import { parseTransaction, txid, type Transaction, type TxOutput } from '../tx.js';
-import { PsbtError, emptyInput, emptyOutput, type Bip32Derivation, type GlobalXpub, type Psbt, type PsbtInput, type PsbtOutput, type TaprootBip32Derivation } from './types.js';
+import type { OutputSpendPlan } from '../spend-plan.js';
+import { PsbtError, emptyInput, emptyOutput, type KeyValue, type Bip32Derivation, type GlobalXpub, type Psbt, type PsbtInput, type PsbtOutput, type TaprootBip32Derivation } from './types.js';
 
 const base58check = base58checkFactory(sha256);
 const MAX_MONEY = 21_000_000n * 100_000_000n;
@@ -45,6 +46,13 @@ export interface BuildInput {
   taproot?: TaprootKeyInfo;
   /** Overrides the request's sequence for this input. */
   sequence?: number;
+  /**
+   * The output's plan when the caller knows it (a miniscript output, whose scripts are not read back): the
+   * scripts are then taken as given, and its keys' derivations must be there.
+   */
+  plan?: OutputSpendPlan;
+  /** Further input fields kept verbatim (e.g. PSBT_IN_TAP_LEAF_SCRIPT). */
+  other?: KeyValue[];
 }
 
 export interface BuildOutput {
@@ -56,6 +64,8 @@ export interface BuildOutput {
     witnessScript?: Uint8Array;
     derivations?: KeyDerivation[];
     taproot?: TaprootKeyInfo;
+    /** As BuildInput's. */
+    plan?: OutputSpendPlan;
   };
 }
 
@@ -115,8 +125,13 @@ export function taprootOutputKey(internalKey: Uint8Array): Uint8Array {
 function checkScripts(
   what: string,
   spk: Uint8Array,
-  scripts: { redeemScript?: Uint8Array; witnessScript?: Uint8Array; derivations: Bip32Derivation[]; taproot?: TaprootKeyInfo },
+  scripts: { redeemScript?: Uint8Array; witnessScript?: Uint8Array; derivations: Bip32Derivation[]; taproot?: TaprootKeyInfo; plan?: OutputSpendPlan },
 ): { segwit: boolean; taproot: boolean } {
+  if (scripts.plan) {
+    const taproot = scripts.plan.paths.some((p) => p.scheme === 'schnorr');
+    if (taproot ? !scripts.taproot : !scripts.witnessScript) invalid(`${what}: the scripts of the known plan are missing`);
+    return { segwit: scripts.plan.segwit, taproot };
+  }
   const input: PsbtInput = { ...emptyInput(), bip32Derivations: scripts.derivations };
   if (scripts.redeemScript) input.redeemScript = scripts.redeemScript;
   if (scripts.witnessScript) input.witnessScript = scripts.witnessScript;
@@ -185,6 +200,7 @@ function buildInput(coin: BuildInput, index: number): PsbtInput {
   } else {
     input.bip32Derivations = derivations;
   }
+  if (coin.other) input.other = [...coin.other];
   return input;
 }
 

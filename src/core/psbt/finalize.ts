@@ -8,6 +8,7 @@ import { assertTransactionVerifies, verifyTransaction } from '../signing/verify.
 import type { FinalScripts, OutputSpendPlan } from '../spend-plan.js';
 import type { Transaction, TxOutput } from '../tx.js';
 import { spentOutput, spentOutputs } from './decode.js';
+import { checkInputSignatures } from './signatures.js';
 import { PsbtError, isFinalized, type Psbt, type PsbtInput } from './types.js';
 
 /** A minimal data push, as Core's `CScript() << bytes` writes it. */
@@ -100,8 +101,16 @@ export function finalizePsbt(psbt: Psbt, options: FinalizeOptions = {}): Finaliz
       pending.push({ input: index, reason: 'the spent output is unknown' });
       return input;
     }
+    const known = options.outputPlans?.[index];
+    // A known plan's script is not one the verifier interprets (miniscript): its ECDSA signatures are checked
+    // one by one instead, before they are used (tapscript signatures are left to the node).
+    const bad = known ? checkInputSignatures(psbt, index, () => true, known).find((c) => !c.valid) : undefined;
+    if (bad) {
+      pending.push({ input: index, reason: `the signature of ${bad.pubkey} is not valid: ${bad.reason}` });
+      return input;
+    }
     try {
-      return finalizedInput(input, finalFields(input, utxo, options.outputPlans?.[index]));
+      return finalizedInput(input, finalFields(input, utxo, known));
     } catch (e) {
       if (!(e instanceof NotReady)) throw e;
       pending.push({ input: index, reason: e.message });
@@ -113,7 +122,7 @@ export function finalizePsbt(psbt: Psbt, options: FinalizeOptions = {}): Finaliz
     const verification = verifyTransaction(extractUnchecked(psbt.tx, candidates), prevouts as TxOutput[]);
     candidates.forEach((candidate, index) => {
       const wasFinal = isFinalized(psbt.inputs[index]!);
-      if (!wasFinal && isFinalized(candidate) && !verification.inputs[index]!.valid) {
+      if (!wasFinal && isFinalized(candidate) && !verification.inputs[index]!.valid && !options.outputPlans?.[index]) {
         inputs[index] = psbt.inputs[index]!;
         pending.push({ input: index, reason: verification.inputs[index]!.reason ?? 'does not verify' });
       }

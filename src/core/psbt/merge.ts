@@ -10,6 +10,7 @@ import { combinePsbts } from './combine.js';
 import { spentOutput } from './decode.js';
 import { checkInputSignatures, signatureCount } from './signatures.js';
 import { PsbtError, isFinalized, type Psbt } from './types.js';
+import type { OutputSpendPlan } from '../spend-plan.js';
 
 /**
  * What a cosigner's copy may add to the stored PSBT: its signatures and finalized inputs. Everything else
@@ -53,8 +54,11 @@ export interface CosignerMerge {
   checkInput(index: number): number;
 }
 
-/** Combines the copy with the stored PSBT. Throws PsbtError `different_transaction` for another transaction. */
-export function startCosignerMerge(stored: Psbt, copy: Psbt): CosignerMerge {
+/**
+ * Combines the copy with the stored PSBT. Throws PsbtError `different_transaction` for another transaction.
+ * `outputPlans`: the plans the caller knows, by input (miniscript outputs), which signatures are checked against.
+ */
+export function startCosignerMerge(stored: Psbt, copy: Psbt, outputPlans?: readonly (OutputSpendPlan | undefined)[]): CosignerMerge {
   const merged = combinePsbts(stored, signaturesOf(copy));
   let finalTx: { tx: Transaction; prevouts: TxOutput[] } | undefined;
   const finalized = () => (finalTx ??= finalizedTransaction(merged));
@@ -72,7 +76,7 @@ export function startCosignerMerge(stored: Psbt, copy: Psbt): CosignerMerge {
       }
       const storedKeys = new Set(before.partialSigs.map((s) => toHex(s.pubkey)));
       const added = (pubkey: string) => (pubkey === '' || pubkey.length === 64 ? !before.tapKeySig : !storedKeys.has(pubkey));
-      const checks = checkInputSignatures(merged, index, added);
+      const checks = checkInputSignatures(merged, index, added, outputPlans?.[index]);
       const bad = checks.find((c) => !c.valid);
       if (bad) throw new PsbtError('invalid_signature', `Signature of ${bad.pubkey || 'the taproot key'} on input ${bad.input} is not valid: ${bad.reason}`);
       return checks.length;

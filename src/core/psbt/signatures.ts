@@ -87,10 +87,15 @@ function spendable(psbt: Psbt, index: number, utxo: TxOutput): SpendableOutput |
   }
 }
 
-/** How an ECDSA signature on this input is hashed, and which keys may sign. */
-function ecdsaContext(psbt: Psbt, index: number): EcdsaContext {
+/**
+ * How an ECDSA signature on this input is hashed, and which keys may sign. A plan the caller knows (a
+ * miniscript output) is a P2WSH script: its signatures hash the witness script the input carries.
+ */
+function ecdsaContext(psbt: Psbt, index: number, known?: OutputSpendPlan): EcdsaContext {
   const utxo = checkedSpentOutput(psbt, index);
-  const output = spendable(psbt, index, utxo);
+  const witnessScript = psbt.inputs[index]!.witnessScript;
+  if (known && !witnessScript) return unusable('the witness script is missing');
+  const output = known ? { plan: known, ecdsa: { scriptCode: witnessScript!, segwit: true } } : spendable(psbt, index, utxo);
   if (!output?.ecdsa) return unusable('unsupported script type for ECDSA signatures');
   const { scriptCode, segwit } = output.ecdsa;
   const { plan } = output;
@@ -114,7 +119,7 @@ function checkTapKeySig(psbt: Psbt, index: number, sig: Uint8Array): string | un
  * those `wanted` names (by hex public key, the taproot output key for a key-path signature). A key that cannot
  * sign the input is refused before any signature is verified, so the work is bounded by the keys of the input.
  */
-export function checkInputSignatures(psbt: Psbt, index: number, wanted: (pubkey: string) => boolean = () => true): PartialSignatureCheck[] {
+export function checkInputSignatures(psbt: Psbt, index: number, wanted: (pubkey: string) => boolean = () => true, known?: OutputSpendPlan): PartialSignatureCheck[] {
   const input = psbt.inputs[index]!;
   const checks: PartialSignatureCheck[] = [];
   if (isFinalized(input)) return checks;
@@ -132,7 +137,7 @@ export function checkInputSignatures(psbt: Psbt, index: number, wanted: (pubkey:
     const hex = toHex(pubkey);
     if (!wanted(hex)) continue;
     run(hex, () => {
-      context ??= ecdsaContext(psbt, index);
+      context ??= ecdsaContext(psbt, index, known);
       if (!context.accepts(pubkey)) return 'the key cannot sign this input';
       if (signature.length === 0) return 'empty signature';
       const hashType = signature[signature.length - 1]!;

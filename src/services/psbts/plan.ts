@@ -12,7 +12,7 @@ import {
   type FeeRate,
   type SelectionResult,
 } from '../../core/coinselect/index.js';
-import { DescriptorDeriver, describeDescriptor, parseDescriptor, type Descriptor, type DerivedOutput } from '../../core/descriptor/index.js';
+import { describeDescriptor, type Descriptor, type DerivedOutput } from '../../core/descriptor/index.js';
 import { parsePath } from '../../core/keys/index.js';
 import type { Network } from '../../core/network.js';
 import { buildPsbt, type BuildInput, type BuildOutput, type KeyDerivation, type Psbt, type TaprootKeyInfo } from '../../core/psbt/index.js';
@@ -21,20 +21,37 @@ import { pathTimelocks, type SpendPlan } from '../../core/spend-plan.js';
 import { parseTransaction } from '../../core/tx.js';
 import { ServiceError } from '../errors.js';
 import type { SpendableUtxo, WalletForSpending } from '../wallets/spending.js';
+import { branchDeriver, MiniscriptDeriver, miniscriptKeyInfo, type BranchDeriver, type MiniscriptDerivedOutput } from '../miniscript-wallet.js';
+import { choosePath, lockReached, miniscriptDetails, spendableFrom, timelockNotMet, type ChosenPath } from './spending-path.js';
+import { invalidField } from '../errors.js';
+import { isUnspendableKey } from '../../core/miniscript/index.js';
 import { SEQUENCE_FINAL_LOCKTIME, SEQUENCE_RBF, type ParsedCreateRequest } from './request.js';
 
 /** Coinbase outputs become spendable after 100 confirmations. */
 const COINBASE_MATURITY = 100;
 
 export interface WalletKeys {
-  receive: DescriptorDeriver;
-  change: DescriptorDeriver;
-  descriptor: Descriptor;
+  receive: BranchDeriver;
+  change: BranchDeriver;
+  /** The fixed shapes' receive descriptor; undefined for a miniscript wallet. */
+  descriptor: Descriptor | undefined;
+  /** A miniscript wallet's derivers. */
+  miniscript?: { receive: MiniscriptDeriver; change: MiniscriptDeriver };
 }
 
 export function walletKeys(receiveDescriptor: string, changeDescriptor: string, network: Network): WalletKeys {
-  const descriptor = parseDescriptor(receiveDescriptor, network);
-  return { receive: new DescriptorDeriver(descriptor), change: new DescriptorDeriver(parseDescriptor(changeDescriptor, network)), descriptor };
+  const receive = branchDeriver(receiveDescriptor, network);
+  const change = branchDeriver(changeDescriptor, network);
+  if (receive instanceof MiniscriptDeriver && change instanceof MiniscriptDeriver) return { receive, change, descriptor: undefined, miniscript: { receive, change } };
+  if (receive instanceof MiniscriptDeriver || change instanceof MiniscriptDeriver) throw new Error('A wallet\'s receive and change descriptors are of one kind');
+  return { receive, change, descriptor: receive.descriptor };
+}
+
+/** The path a request spends by: a miniscript wallet's chosen path, or undefined (the fixed shapes have one). */
+export function requestedPath(keys: WalletKeys, id: string | undefined): ChosenPath | undefined {
+  if (keys.miniscript) return choosePath(keys.miniscript.receive, id);
+  if (id !== undefined && id !== 'primary') throw invalidField('/spending_path', 'is not a spending path of this wallet (primary)');
+  return undefined;
 }
 
 export interface PlanContext {
@@ -56,6 +73,8 @@ export interface PsbtPlan {
   /** Outpoints spent, to reserve. */
   inputs: { txid: string; vout: number }[];
   selection: SelectionResult;
+  /** Miniscript wallets: the path spent by. */
+  chosen?: ChosenPath;
 }
 
 interface CandidateCoin {
@@ -77,7 +96,8 @@ function fingerprintBytes(hex: string): Uint8Array {
   return fromHex(hex);
 }
 
-function inputDetails(derived: DerivedOutput): Pick<BuildInput, 'redeemScript' | 'witnessScript' | 'derivations' | 'taproot'> {
+function inputDetails(derived: DerivedOutput, keys?: WalletKeys, chosen?: ChosenPath): Pick<BuildInput, 'redeemScript' | 'witnessScript' | 'derivations' | 'taproot' | 'plan' | 'other'> {
+  if (keys?.miniscript) return miniscriptDetails(keys.miniscript.receive, derived as MiniscriptDerivedOutput, chosen);
   if (derived.taproot) {
     const taproot: TaprootKeyInfo = {
       internalKey: derived.taproot.internalKey,
@@ -231,7 +251,13 @@ function selectionError(error: unknown): never {
 /** Builds the PSBT of a checked request. Throws ServiceError for what the wallet cannot do. */
 export function planPsbt(request: ParsedCreateRequest, context: PlanContext): PsbtPlan {
   const { spending, keys, reserved } = context;
-  const inputType = spendPlanOf(keys.descriptor);
+  const chosen = requestedPath(keys, request.spendingPath);
+  const inputType = chosen ? chosen.plan : spendPlanOf(keys.descriptor!);
+  // A timelocked path spends only the coins whose lock the next block reaches.
+  const locked = chosen !== undefined && chosen.index > 0 && (chosen.path.sequence !== undefined || chosen.path.lockTime !== undefined);
+  const reachable = (u: SpendableUtxo) => !locked || lockReached(chosen, u.blockHeight, spending.tipHeight);
+  let earliest: number | undefined;
+  let lockedOut = 0;
 
   let replaced: ReturnType<typeof replacedTransaction> | undefined;
   if (request.replaces) {
@@ -262,10 +288,11 @@ export function planPsbt(request: ParsedCreateRequest, context: PlanContext): Ps
       if (!utxo) throw unprocessable('unknown_input', `Coin ${id} is not an unspent coin of this wallet`);
       if (utxo.frozen) throw unprocessable('input_frozen', `Coin ${id} is frozen`);
       if (reserved.has(id)) throw unprocessable('input_reserved', `Coin ${id} is held by another pending PSBT`);
+      if (!reachable(utxo)) throw timelockNotMet(chosen!, spendableFrom(chosen!, utxo.blockHeight), `Coin ${id}`);
       return candidateOf(utxo, inputType);
     });
   } else {
-    const shared = replacedId === undefined ? sharedPool(spending.utxos, inputType, spending.tipHeight) : undefined;
+    const shared = replacedId === undefined && !locked ? sharedPool(spending.utxos, inputType, spending.tipHeight) : undefined;
     if (shared) {
       // The revision's pool, the same list for every creation: reserved coins are excluded by id.
       pool = shared;
@@ -277,10 +304,17 @@ export function planPsbt(request: ParsedCreateRequest, context: PlanContext): Ps
       for (const u of spending.utxos) {
         if (!selectable(u, spending.tipHeight) || u.txid === replacedId) continue;
         if (anyReserved && reserved.has(key(u.txid, u.vout))) continue;
+        if (!reachable(u)) {
+          const from = spendableFrom(chosen!, u.blockHeight);
+          if (from !== undefined && (earliest === undefined || from < earliest)) earliest = from;
+          lockedOut++;
+          continue;
+        }
         candidates.push(candidateOf(u, inputType));
       }
     }
   }
+  if (locked && candidates.length === 0 && lockedOut > 0) throw timelockNotMet(chosen, earliest, 'No coin of the wallet');
   const replacedCoins = replaced?.coins ?? [];
   const all = replacedCoins.length > 0 ? [...replacedCoins, ...candidates] : candidates;
 
@@ -320,32 +354,35 @@ export function planPsbt(request: ParsedCreateRequest, context: PlanContext): Ps
     selectionError(error);
   }
 
-  // The wallet spends by its plan's first path: that path's nSequence and nLockTime, if it needs any.
+  // The wallet spends by its plan's first path (a miniscript wallet: the chosen one): its nSequence and nLockTime, if it needs any.
   const { sequence, lockTime } = pathTimelocks(inputType.paths[0]!, { sequence: request.rbf ? SEQUENCE_RBF : SEQUENCE_FINAL_LOCKTIME, lockTime: spending.tipHeight });
   // Back from the chosen coins to their candidates: kept ones by coin, the others (replaced coins) by a map built if needed.
   let others: Map<Coin, CandidateCoin> | undefined;
-  const chosen = selection.inputs.map((c) => candidateOfCoin.get(c) ?? (others ??= new Map(all.map((a) => [a.coin, a]))).get(c)!);
-  const inputs: BuildInput[] = chosen.map((c) => {
+  const picked = selection.inputs.map((c) => candidateOfCoin.get(c) ?? (others ??= new Map(all.map((a) => [a.coin, a]))).get(c)!);
+  const inputs: BuildInput[] = picked.map((c) => {
     const derived = (c.branch === 0 ? keys.receive : keys.change).derive(c.index);
     return {
       txid: c.txid,
       vout: c.vout,
       value: c.value,
       scriptPubKey: fromHex(c.script),
-      ...(derived.taproot ? {} : { prevTx: c.prevTxHex }), // taproot signatures commit to every amount: no full transaction needed
-      ...inputDetails(derived),
+      ...(derived.taproot || (derived as MiniscriptDerivedOutput).miniscript?.taproot ? {} : { prevTx: c.prevTxHex }), // taproot signatures commit to every amount: no full transaction needed
+      ...inputDetails(derived, keys, chosen),
     };
   });
   const outputs: BuildOutput[] = selection.recipients.map((r) => ({ script: r.script, value: r.value }));
   const changeOutputs: number[] = [];
   if (selection.change !== null) {
     changeOutputs.push(outputs.length);
-    outputs.push({ script: changeScript, value: selection.change, change: inputDetails(changeDerived) });
+    const { other: _, ...details } = inputDetails(changeDerived, keys);
+    outputs.push({ script: changeScript, value: selection.change, change: details });
   }
-  const info = describeDescriptor(keys.descriptor);
+  const infoKeys = keys.miniscript
+    ? miniscriptKeyInfo(keys.miniscript.receive.descriptor).filter((_, i) => !isUnspendableKey(keys.miniscript!.receive.descriptor.keyTexts[i]!))
+    : describeDescriptor(keys.descriptor!).keys;
   const globalXpubs =
-    info.sigsTotal > 1
-      ? info.keys.map((k) => ({ xpub: k.xpub, fingerprint: fromHex(k.fingerprint), path: parsePath(k.derivation) }))
+    infoKeys.length > 1
+      ? infoKeys.map((k) => ({ xpub: k.xpub, fingerprint: fromHex(k.fingerprint), path: parsePath(k.derivation) }))
       : undefined;
   const psbt = buildPsbt({
     inputs,
@@ -355,5 +392,5 @@ export function planPsbt(request: ParsedCreateRequest, context: PlanContext): Ps
     sequence,
     ...(globalXpubs ? { globalXpubs } : {}),
   });
-  return { psbt, changeOutputs, fullSize: selection.vsize, inputs: chosen.map((c) => ({ txid: c.txid, vout: c.vout })), selection };
+  return { psbt, changeOutputs, fullSize: selection.vsize, inputs: picked.map((c) => ({ txid: c.txid, vout: c.vout })), selection, ...(chosen && { chosen }) };
 }

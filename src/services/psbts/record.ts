@@ -9,6 +9,7 @@ import { decodedValueBtc } from '../../core/amount.js';
 import type { Network } from '../../core/network.js';
 import { decodePsbtInSteps, minimumSignatureCount, psbtFee, psbtToBase64, PsbtError, type DecodedPsbtInput, type DecodedPsbtOutput, type Psbt } from '../../core/psbt/index.js';
 import { formatFeeRate as formatFeeRateText } from '../../core/coinselect/fee-rate.js';
+import type { OutputSpendPlan } from '../../core/spend-plan.js';
 
 export interface PsbtRecordOptions {
   network: Network;
@@ -20,6 +21,9 @@ export interface PsbtRecordOptions {
   threshold: number;
   /** Seconds since the epoch, with fraction. */
   time: number;
+  /** Miniscript wallets: the plans of the inputs (signatures counted toward them) and the path's id. */
+  outputPlans?: readonly (OutputSpendPlan | undefined)[];
+  spendingPath?: string;
 }
 
 export interface PsbtRecord {
@@ -35,6 +39,8 @@ export interface PsbtRecord {
   address: string[];
   time: number;
   sigs_count: number;
+  spending_path?: string;
+  sigs_required?: number;
 }
 
 /** fee / size in sat/vB, rounded half up to two decimals, as exact decimal text. */
@@ -80,6 +86,7 @@ export function* psbtRecordInSteps(psbt: Psbt, options: PsbtRecordOptions, base6
     // Outputs without an address form (OP_RETURN) are listed as '' to keep both lists aligned.
     address: recipients.map((o) => encodeAddress(o.script, network) ?? ''),
     time,
-    sigs_count: minimumSignatureCount(psbt, threshold),
+    sigs_count: minimumSignatureCount(psbt, threshold, options.outputPlans),
+    ...(options.spendingPath !== undefined && { spending_path: options.spendingPath, sigs_required: threshold }),
   };
 }

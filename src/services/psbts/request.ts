@@ -25,6 +25,7 @@ export interface CreatePsbtInput {
   rbf_tx_id?: unknown;
   inputs?: unknown;
   change_address?: unknown;
+  spending_path?: unknown;
 }
 
 export interface ParsedRecipient {
@@ -46,6 +47,8 @@ export interface ParsedCreateRequest {
   /** Coin control: only these outpoints (`txid:vout`). */
   inputs: { txid: string; vout: number }[] | undefined;
   changeAddress: { address: string; script: Uint8Array } | undefined;
+  /** The spending path's id (miniscript wallets); undefined: the primary path. */
+  spendingPath: string | undefined;
 }
 
 const TXID = /^[0-9a-f]{64}$/i;
@@ -188,5 +191,10 @@ export function parseCreateRequest(body: unknown, network: Network): ParsedCreat
     return { address, script, value: r.value, label: r.label };
   });
   const changeAddress = typeof input.change_address === 'string' && input.change_address !== '' ? readAddress(input.change_address, '/change_address', network) : undefined;
-  return { recipients, feeRate, rbf, subtractFrom, replaces, inputs, changeAddress };
+  let spendingPath: string | undefined;
+  if (input.spending_path !== undefined && input.spending_path !== null && input.spending_path !== '') {
+    if (typeof input.spending_path !== 'string' || !/^[a-z0-9-]{1,32}$/.test(input.spending_path)) throw invalidField('/spending_path', 'must be a spending path id such as "primary" or "recovery-1"');
+    spendingPath = input.spending_path;
+  }
+  return { recipients, feeRate, rbf, subtractFrom, replaces, inputs, changeAddress, spendingPath };
 }

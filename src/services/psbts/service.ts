@@ -37,6 +37,9 @@ import { newEvent } from '../events/types.js';
 import { psbtFacts, signerFingerprints } from '../events/psbt-events.js';
 import { settle } from './chain-reconciler.js';
 import { planPsbt, spendableTotal, walletKeys, type WalletKeys } from './plan.js';
+import { choosePath, lockReached, outputPlansOf, spendableFrom, timelockNotMet } from './spending-path.js';
+import { pathId } from '../miniscript-wallet.js';
+import type { OutputSpendPlan } from '../../core/spend-plan.js';
 import { checkFeeRate, parseCreateRequest, type CreatePsbtInput } from './request.js';
 import { unsignedTxid } from './unsigned-txid.js';
 import { replacementDraft, type ReplacementDraft } from './replacement-draft.js';
@@ -134,13 +137,16 @@ export class PsbtService {
 
   /** The record of a stored PSBT (the contract's shape). Decoding is cached: previous transactions make it costly. */
   recordOf(wallet: StoredWallet, stored: StoredPsbt): PsbtRecord {
-    return this.cachedRecord(wallet, stored) ?? this.keepRecord(wallet, stored, psbtRecord(parsePsbt(stored.psbt), this.recordOptions(wallet, stored)));
+    const cached = this.cachedRecord(wallet, stored);
+    if (cached) return cached;
+    const parsed = parsePsbt(stored.psbt);
+    return this.keepRecord(wallet, stored, psbtRecord(parsed, this.recordOptions(wallet, stored, parsed)));
   }
 
   /** `recordOf` for a PSBT already parsed, decoded in parts: a PSBT of a thousand inputs takes a good part of a second. */
   private async recordInParts(wallet: StoredWallet, stored: StoredPsbt, parsed: Psbt): Promise<PsbtRecord> {
     const cached = this.cachedRecord(wallet, stored);
-    return cached ?? this.keepRecord(wallet, stored, await runInParts(psbtRecordInSteps(parsed, this.recordOptions(wallet, stored), stored.psbt)));
+    return cached ?? this.keepRecord(wallet, stored, await runInParts(psbtRecordInSteps(parsed, this.recordOptions(wallet, stored, parsed), stored.psbt)));
   }
 
   private cachedRecord(wallet: StoredWallet, stored: StoredPsbt): PsbtRecord | undefined {
@@ -154,14 +160,30 @@ export class PsbtService {
     return record;
   }
 
-  private recordOptions(wallet: StoredWallet, stored: StoredPsbt): PsbtRecordOptions {
+  private recordOptions(wallet: StoredWallet, stored: StoredPsbt, parsed: Psbt): PsbtRecordOptions {
     return {
       network: getNetwork(wallet.network),
       changeOutputs: stored.changeOutputs,
       fullSizeVbytes: stored.fullSize,
       threshold: wallet.sigsRequired,
       time: stored.createdAt / 1000,
+      ...this.pathOptions(wallet, parsed, stored.spendingPath ?? 0),
     };
+  }
+
+  /** A miniscript wallet's PSBT: signatures counted toward its spending path, whose threshold it needs. */
+  private pathOptions(wallet: StoredWallet, psbt: Psbt, pathIndex: number): Partial<PsbtRecordOptions> {
+    const keys = this.keysOf(wallet);
+    if (!keys.miniscript) return {};
+    const path = keys.miniscript.receive.plan.paths[pathIndex];
+    if (!path) return {};
+    return { threshold: path.signers.k, outputPlans: outputPlansOf(psbt, keys.miniscript, pathIndex), spendingPath: pathId(pathIndex) };
+  }
+
+  /** Plans of a miniscript wallet's inputs (every path), which finalization and signature checks read; undefined for the fixed shapes. */
+  private outputPlans(wallet: StoredWallet, psbt: Psbt): (OutputSpendPlan | undefined)[] | undefined {
+    const keys = this.keysOf(wallet);
+    return keys.miniscript ? outputPlansOf(psbt, keys.miniscript) : undefined;
   }
 
   async create(principal: Principal, alias: string, body: unknown): Promise<{ txid: string; record: PsbtRecord }> {
@@ -189,6 +211,7 @@ export class PsbtService {
         createdAt: now,
         updatedAt: now,
         createdBy: principal.userName,
+        ...(plan.chosen && { spendingPath: plan.chosen.index }),
       };
       let outcome: 'stored' | 'wallet_changed' | 'coins_taken' | 'too_many';
       try {
@@ -245,7 +268,14 @@ export class PsbtService {
     const spending = await this.deps.coins.forSpending(wallet.id);
     const { reserved } = await this.reservedCoins(wallet.id, spending, request.replaces);
     const plan = planPsbt(request, { spending, keys: this.keysOf(wallet), network, reserved, feeRate, incrementalRate });
-    const record = psbtRecord(plan.psbt, { network, changeOutputs: plan.changeOutputs, fullSizeVbytes: plan.fullSize, threshold: wallet.sigsRequired, time: this.now() / 1000 });
+    const record = psbtRecord(plan.psbt, {
+      network,
+      changeOutputs: plan.changeOutputs,
+      fullSizeVbytes: plan.fullSize,
+      threshold: wallet.sigsRequired,
+      time: this.now() / 1000,
+      ...this.pathOptions(wallet, plan.psbt, plan.chosen?.index ?? 0),
+    });
     return { record, changeOutputs: plan.changeOutputs };
   }
 
@@ -353,7 +383,8 @@ export class PsbtService {
     const stored = TXID.test(id) ? await this.deps.store.psbts.find(wallet.id, id) : undefined;
     if (!stored) throw psbtNotFound(txid);
     const parsed = parsePsbt(stored.psbt);
-    const finalized = finalizePsbt(parsed);
+    const outputPlans = this.outputPlans(wallet, parsed);
+    const finalized = finalizePsbt(parsed, outputPlans ? { outputPlans } : {});
     const sentTxid = finalized.complete ? transactionId(extractTransaction(finalized.psbt)) : null;
     // Reading a finalized input's signers verifies its signatures: a few inputs a turn (ADR 0010).
     const finalSigners = await runInParts(finalSignersInSteps(parsed), 16);
@@ -375,7 +406,7 @@ export class PsbtService {
       // each is done once, with a turn between them (ADR 0010).
       const stored = await this.findPending(wallet, txid);
       const storedPsbt = await runInParts(parsePsbtInSteps(stored.psbt));
-      const merged = await mergeInto(storedPsbt, incoming);
+      const merged = await mergeInto(storedPsbt, incoming, this.outputPlans(wallet, storedPsbt));
       const base64 = psbtToBase64(merged);
       if (base64 === stored.psbt) return this.recordInParts(wallet, stored, storedPsbt); // nothing new
       await nextTurn();
@@ -419,8 +450,32 @@ export class PsbtService {
     if (after.sigs_count > before.sigs_count || signers.some((f) => !earlier.has(f))) {
       events.push(newEvent('psbt.signed', wallet, at, { ...facts, signed_by: signers.filter((f) => !earlier.has(f)), signers, updated_by: principal.userName }));
     }
-    if (before.sigs_count < wallet.sigsRequired && after.sigs_count >= wallet.sigsRequired) events.push(newEvent('psbt.ready', wallet, at, { ...facts, signers }));
+    const required = after.sigs_required ?? wallet.sigsRequired;
+    if (before.sigs_count < required && after.sigs_count >= required) events.push(newEvent('psbt.ready', wallet, at, { ...facts, signers }));
     return events;
+  }
+
+  /**
+   * 422 `timelock_not_met` when the node would refuse the transaction for a lock its path waits for: a
+   * coin's relative lock or the absolute one not reached by the next block (named by the height it is).
+   */
+  private async checkTimelocks(wallet: StoredWallet, stored: StoredPsbt, psbt: Psbt): Promise<void> {
+    const keys = this.keysOf(wallet);
+    if (!keys.miniscript) return;
+    const chosen = choosePath(keys.miniscript.receive, pathId(stored.spendingPath ?? 0));
+    if (chosen.path.sequence === undefined && chosen.path.lockTime === undefined) return;
+    const spending = await this.deps.coins.forSpending(wallet.id);
+    const coins = new Map(spending.utxos.map((u) => [outpointKey(u.txid, u.vout), u]));
+    let latest: number | undefined;
+    for (const input of psbt.tx.inputs) {
+      const coin = coins.get(outpointKey(input.txid, input.vout));
+      if (!coin) continue; // spent or unknown: the node answers for it
+      if (lockReached(chosen, coin.blockHeight, spending.tipHeight)) continue;
+      const from = spendableFrom(chosen, coin.blockHeight);
+      if (from === undefined) throw timelockNotMet(chosen, undefined, `Coin ${input.txid}:${input.vout}`);
+      if (latest === undefined || from > latest) latest = from;
+    }
+    if (latest !== undefined) throw timelockNotMet(chosen, latest, 'This transaction');
   }
 
   /** Finalizes, verifies every signature and broadcasts. The PSBT stays pending, as signed, until the sync sees its transaction. */
@@ -430,14 +485,18 @@ export class PsbtService {
     // Finalized in memory only: the stored PSBT keeps the signatures as collected (who signed stays
     // readable), and nothing changes under open pages while the node answers. The sync settles it.
     const stored = await this.findPending(wallet, txid);
-    const finalized = finalizePsbt(parsePsbt(stored.psbt));
+    const parsed = parsePsbt(stored.psbt);
+    const outputPlans = this.outputPlans(wallet, parsed);
+    const finalized = finalizePsbt(parsed, outputPlans ? { outputPlans } : {});
     if (!finalized.complete) {
       const reasons = finalized.pending.map((p) => `input ${p.input}: ${p.reason}`).join('; ');
       throw new ServiceError('unprocessable', 'not_enough_signatures', `The PSBT cannot be finalized yet (${reasons})`);
     }
+    if (outputPlans) await this.checkTimelocks(wallet, stored, parsed);
     let hex: string;
     try {
-      hex = toHex(serializeTransaction(extractVerifiedTransaction(finalized.psbt)));
+      // A miniscript input's scripts are not ones the verifier interprets: finalization checked its ECDSA signatures, the node checks the rest.
+      hex = toHex(serializeTransaction(outputPlans ? extractTransaction(finalized.psbt) : extractVerifiedTransaction(finalized.psbt)));
     } catch (error) {
       if (error instanceof CoreError) throw new ServiceError('unprocessable', 'invalid_signature', error.message);
       throw error;
@@ -459,6 +518,7 @@ export class PsbtService {
 }
 
 /** Signatures verified between two turns: about a millisecond each. */
+
 const SIGNATURES_PER_TURN = 16;
 /** The longest stretch of checks between two turns: a signature costs several times more on a loaded machine. */
 const CHECKING_MS_PER_TURN = 10;
@@ -467,9 +527,9 @@ const CHECKING_MS_PER_TURN = 10;
  * The stored PSBT with a cosigner's copy merged in: 409 for another transaction, 422 for a bad signature.
  * The copy is checked input by input, giving way to other requests every few signatures (ADR 0010).
  */
-async function mergeInto(stored: Psbt, incoming: Psbt): Promise<Psbt> {
+async function mergeInto(stored: Psbt, incoming: Psbt, outputPlans?: readonly (OutputSpendPlan | undefined)[]): Promise<Psbt> {
   try {
-    const merge = startCosignerMerge(stored, incoming);
+    const merge = startCosignerMerge(stored, incoming, outputPlans);
     let sinceTurn = 0;
     let turnedAt = performance.now();
     for (let index = 0; index < merge.merged.inputs.length; index++) {

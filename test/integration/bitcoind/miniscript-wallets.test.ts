@@ -5,9 +5,11 @@
  * and broadcast through the service, a recovery-path PSBT refused before its lock and spent after it.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { describeWithBitcoind, startChainWorld, type ChainWorld } from './chain-world.js';
+import type { WalletRpc } from '../../support/bitcoind-rpc.js';
+import { cosign, describeWithBitcoind, startChainWorld, stripChecksum, waitFor, type ChainWorld } from './chain-world.js';
 
 const COSIGNERS = ['alice', 'bob', 'carol', 'heir'] as const;
+type Cosigner = (typeof COSIGNERS)[number];
 /** The heir's relative lock, short enough to mine past in a test. */
 const HEIR_BLOCKS = 12;
 
@@ -45,6 +47,14 @@ describeWithBitcoind('miniscript wallets with a timelocked recovery path against
     ],
   });
 
+  /** A Core wallet holding the service's descriptors, with `who`'s private key in place of its public one. */
+  async function signerOf(alias: string, details: { recv_descriptor: string; change_descriptor: string }, who: Cosigner): Promise<WalletRpc> {
+    const { tpub, tprv } = account[who]!;
+    const xpubOnly = (k: string) => k.replace(/^\[[^\]]+\]/, '');
+    const descriptors = [details.recv_descriptor, details.change_descriptor].map((d) => stripChecksum(d).replaceAll(xpubOnly(tpub), xpubOnly(tprv)));
+    return world.chain.coreWallet(`sign-${alias}-${who}`, descriptors, false);
+  }
+
   for (const script of ['wsh', 'tr'] as const) {
     it(`${script}: created from a paths policy, with its spending paths and Core's addresses`, async () => {
       const { client, chain } = world;
@@ -64,5 +74,104 @@ describeWithBitcoind('miniscript wallets with a timelocked recovery path against
       const listed = await client.ok('GET', `/wallets/${alias}/addresses?count=5`);
       expect(listed.addresses.map((a: { address: string }) => a.address)).toEqual(core);
     });
+  }
+
+  /**
+   * Pays the wallet twice, spends one coin by the primary path (alice and bob sign), is refused the other on
+   * the recovery path until its lock is reached, then the heir alone spends it. `lock` of the heir's path.
+   */
+  const cases = [
+    ['wsh', 'relative', (_tip: number) => ({ after_blocks: HEIR_BLOCKS })],
+    ['tr', 'relative', (_tip: number) => ({ after_blocks: HEIR_BLOCKS })],
+    ['wsh', 'absolute', (tip: number) => ({ after_height: tip + HEIR_BLOCKS })],
+    ['tr', 'absolute', (tip: number) => ({ after_height: tip + HEIR_BLOCKS })],
+  ] as const;
+  for (const [script, kind, lockOf] of cases) {
+    it(`${script} with a ${kind} lock: primary path signed by two cosigners, recovery refused before its lock and spent by the heir after it`, async () => {
+      const { client, chain } = world;
+      const alias = `spend-${script}-${kind}`;
+      const tip = await chain.height();
+      const lock = lockOf(tip);
+      const created = await client.importWallet(alias, { policy: policy(script, lock) });
+      const payments = [{ address: await client.nextAddress(alias), sat: 40_000_000 }, { address: await client.nextAddress(alias), sat: 30_000_000 }];
+      await chain.pay(payments);
+      await chain.mine(1);
+      const minedAt = await chain.height();
+      await client.waitForBalance(alias, { total: 70_000_000, confirmed: 70_000_000 });
+      const recoveryFrom = 'after_blocks' in lock ? minedAt + HEIR_BLOCKS : lock.after_height + 1;
+      const details = await client.details(alias);
+      for (const coin of details.utxo) expect(coin.spendable_from).toEqual({ primary: minedAt, 'recovery-1': recoveryFrom });
+
+      // The primary path: two of the three cosigners.
+      const [alice, bob, heir] = [await signerOf(alias, created, 'alice'), await signerOf(alias, created, 'bob'), await signerOf(alias, created, 'heir')];
+      const first = await client.createPsbt(alias, {
+        recipients: [{ address: await chain.minerAddressOf('bech32'), amount: 10_000_000, unit: 'sat' }],
+        fee_rate: '2',
+        inputs: [{ txid: details.utxo[0].txid, vout: details.utxo[0].vout }],
+      });
+      expect(first.spending_path).toBe('primary');
+      expect(first.sigs_required).toBe(2);
+      expect(first.sigs_count).toBe(0);
+      for (const [k, signer] of [alice, bob].entries()) {
+        const put = await client.putPsbt(alias, first.tx.txid, await cosign(signer, await client.psbtBase64(alias, first.tx.txid)));
+        expect(put.status, put.text).toBe(200);
+        expect(put.body.result.sigs_count).toBe(k + 1);
+      }
+      await expectSameAsCore(alias, first);
+
+      // The recovery path: refused while its lock is ahead.
+      const second = { txid: details.utxo[1].txid, vout: details.utxo[1].vout };
+      const refused = await client.send('POST', `/wallets/${alias}/psbt`, {
+        recipients: [{ address: await chain.minerAddressOf('bech32'), amount: 10_000_000, unit: 'sat' }],
+        fee_rate: '2',
+        spending_path: 'recovery-1',
+      });
+      expect(refused.status, refused.text).toBe(422);
+      expect(refused.body.code).toBe('timelock_not_met');
+      expect(refused.body.message).toContain(`from height ${recoveryFrom}`);
+      const refusedCoin = await client.send('POST', `/wallets/${alias}/psbt`, {
+        recipients: [{ address: await chain.minerAddressOf('bech32'), amount: 10_000_000, unit: 'sat' }],
+        fee_rate: '2',
+        spending_path: 'recovery-1',
+        inputs: [second],
+      });
+      expect(refusedCoin.status, refusedCoin.text).toBe(422);
+      expect(refusedCoin.body.code).toBe('timelock_not_met');
+
+      // Mined up to the block before the one the path can spend in: the next block reaches the lock.
+      await chain.mine(recoveryFrom - 1 - (await chain.height()));
+      const height = await chain.height();
+      await waitFor(async () => (await client.details(alias)).utxo.some((u: { txid: string; confirmations: number }) => u.txid === second.txid && u.confirmations === height - minedAt + 1), 'the service at the tip');
+      const recovery = await client.createPsbt(alias, {
+        recipients: [{ address: await chain.minerAddressOf('bech32m'), amount: 10_000_000, unit: 'sat' }],
+        fee_rate: '2',
+        spending_path: 'recovery-1',
+        inputs: [second],
+      });
+      expect(recovery.spending_path).toBe('recovery-1');
+      expect(recovery.sigs_required).toBe(1);
+      if ('after_blocks' in lock) expect(recovery.tx.vin[0].sequence).toBe(HEIR_BLOCKS);
+      else expect(recovery.tx.locktime).toBeGreaterThanOrEqual(lock.after_height);
+      const put = await client.putPsbt(alias, recovery.tx.txid, await cosign(heir, await client.psbtBase64(alias, recovery.tx.txid)));
+      expect(put.status, put.text).toBe(200);
+      expect(put.body.result.sigs_count).toBe(1);
+      await expectSameAsCore(alias, recovery);
+    }, 120_000);
+  }
+
+  /** Core finalizes the service's PSBT to the transaction the service broadcasts, within the estimated size; then it is mined. */
+  async function expectSameAsCore(alias: string, record: { tx: { txid: string }; tx_full_size: number }): Promise<void> {
+    const { client, chain } = world;
+    const core = await chain.rpc.call('finalizepsbt', [await client.psbtBase64(alias, record.tx.txid)]);
+    expect(core.complete, JSON.stringify(await chain.rpc.call('analyzepsbt', [await client.psbtBase64(alias, record.tx.txid)])) + JSON.stringify((await chain.rpc.call('decodepsbt', [await client.psbtBase64(alias, record.tx.txid)])).inputs)).toBe(true);
+    const accepted = (await chain.rpc.call('testmempoolaccept', [[core.hex]]))[0];
+    expect(accepted.allowed, JSON.stringify(accepted)).toBe(true);
+    const sent = await client.broadcast(alias, record.tx.txid);
+    expect(sent.status, sent.text).toBe(200);
+    expect(sent.body.hex ?? sent.body.result?.hex).toBe(core.hex);
+    const vsize: number = accepted.vsize;
+    expect(record.tx_full_size).toBeGreaterThanOrEqual(vsize);
+    expect(record.tx_full_size - vsize).toBeLessThanOrEqual(4);
+    await chain.mine(1);
   }
 });
