@@ -7,8 +7,9 @@ import type { RouteModule } from './types.js';
 import { WalletParams } from './wallet-schemas.js';
 
 const ExportQuery = Type.Object({
-  format: Type.Union([Type.Literal('descriptor'), Type.Literal('bsms'), Type.Literal('coldcard'), Type.Literal('specter'), Type.Literal('caravan')], {
-    description: 'descriptor (one multipath descriptor line), bsms (BIP129 descriptor record), coldcard (multisig setup file), specter (wallet export JSON), caravan (wallet configuration JSON).',
+  format: Type.Union([Type.Literal('descriptor'), Type.Literal('bsms'), Type.Literal('coldcard'), Type.Literal('specter'), Type.Literal('caravan'), Type.Literal('bip388')], {
+    description:
+      'descriptor (one multipath descriptor line with its checksum), bsms (BIP129 descriptor record), coldcard (multisig setup file), specter (wallet export JSON), caravan (wallet configuration JSON), bip388 (wallet policy JSON `{name, descriptor_template, keys_info}` as Ledger, Coldcard and Jade register it). A miniscript wallet exports as descriptor or bip388 only (others: 422 `export_unsupported`).',
   }),
 });
 

@@ -102,15 +102,13 @@ export function finalizePsbt(psbt: Psbt, options: FinalizeOptions = {}): Finaliz
       return input;
     }
     const known = options.outputPlans?.[index];
-    // A known plan's script is not one the verifier interprets (miniscript): its ECDSA signatures are checked
-    // one by one instead, before they are used (tapscript signatures are left to the node).
-    const bad = known ? checkInputSignatures(psbt, index, () => true, known).find((c) => !c.valid) : undefined;
-    if (bad) {
-      pending.push({ input: index, reason: `the signature of ${bad.pubkey} is not valid: ${bad.reason}` });
-      return input;
-    }
     try {
-      return finalizedInput(input, finalFields(input, utxo, known));
+      const fields = finalFields(input, utxo, known);
+      // A known plan's script is not one the verifier interprets (miniscript): its signatures (ECDSA and
+      // tapscript) are checked one by one instead, before they are used.
+      const bad = known ? checkInputSignatures(psbt, index, () => true, known).find((c) => !c.valid) : undefined;
+      if (bad) notReady(`the signature of ${bad.pubkey} is not valid: ${bad.reason}`);
+      return finalizedInput(input, fields);
     } catch (e) {
       if (!(e instanceof NotReady)) throw e;
       pending.push({ input: index, reason: e.message });

@@ -18,17 +18,18 @@ import type { OutputSpendPlan } from '../spend-plan.js';
  * proprietary fields, extra derivations) is left out, so that no cosigner can grow the stored PSBT that
  * every other one downloads.
  */
-function signaturesOf(copy: Psbt): Psbt {
+function signaturesOf(copy: Psbt, outputPlans?: readonly (OutputSpendPlan | undefined)[]): Psbt {
   return {
     ...copy,
     xpubs: [],
     proprietary: [],
     unknown: [],
-    inputs: copy.inputs.map((input) => ({
+    inputs: copy.inputs.map((input, index) => ({
       partialSigs: input.partialSigs,
       bip32Derivations: [],
       tapBip32Derivations: [],
-      other: [],
+      // Tapscript signatures (PSBT_IN_TAP_SCRIPT_SIG) of an output whose plan is known, which they are checked against.
+      other: outputPlans?.[index] ? input.other.filter((kv) => kv.key[0] === 0x14 && kv.key.length === 65) : [],
       proprietary: [],
       unknown: [],
       ...(input.sighashType !== undefined ? { sighashType: input.sighashType } : {}),
@@ -59,7 +60,7 @@ export interface CosignerMerge {
  * `outputPlans`: the plans the caller knows, by input (miniscript outputs), which signatures are checked against.
  */
 export function startCosignerMerge(stored: Psbt, copy: Psbt, outputPlans?: readonly (OutputSpendPlan | undefined)[]): CosignerMerge {
-  const merged = combinePsbts(stored, signaturesOf(copy));
+  const merged = combinePsbts(stored, signaturesOf(copy, outputPlans));
   let finalTx: { tx: Transaction; prevouts: TxOutput[] } | undefined;
   const finalized = () => (finalTx ??= finalizedTransaction(merged));
   return {

@@ -6,7 +6,7 @@
 import { equalBytes, toHex } from '../bytes.js';
 import { OutputPlanError, signaturesFor, spendableOutput, type SpendableOutput } from '../script-kinds/output-plan.js';
 import { signaturesToward, type OutputSpendPlan } from '../spend-plan.js';
-import { SighashError, taprootKeyPathSighash, isValidTaprootHashType } from '../signing/sighash.js';
+import { SighashError, taprootKeyPathSighash, taprootScriptPathSighash, isValidTaprootHashType } from '../signing/sighash.js';
 import { checkEcdsaSignature, checkSchnorrSignature } from '../signing/signature.js';
 import { ecdsaHasher, isP2tr, type EcdsaHasher } from '../signing/verify.js';
 import type { TxOutput } from '../tx.js';
@@ -114,6 +114,22 @@ function checkTapKeySig(psbt: Psbt, index: number, sig: Uint8Array): string | un
   return checkSchnorrSignature(sig.subarray(0, 64), message, spk.subarray(2)) ? undefined : 'invalid signature';
 }
 
+const PSBT_IN_TAP_SCRIPT_SIG = 0x14;
+
+/** A tapscript signature (PSBT_IN_TAP_SCRIPT_SIG) of a key of the known plan, for one of its leaves. */
+function checkTapScriptSig(psbt: Psbt, index: number, plan: OutputSpendPlan, key: Uint8Array, leafHash: Uint8Array, sig: Uint8Array): string | undefined {
+  if (!plan.keys.some((k) => equalBytes(k.length === 33 ? k.subarray(1) : k, key))) return 'the key cannot sign this input';
+  if (!plan.paths.some((p) => p.tapLeafHash && equalBytes(p.tapLeafHash, leafHash))) return 'the leaf is not one of the output';
+  if (sig.length !== 64 && sig.length !== 65) return 'a taproot signature is 64 or 65 bytes';
+  const hashType = sig.length === 65 ? sig[64]! : 0;
+  if (sig.length === 65 && (hashType === 0 || !isValidTaprootHashType(hashType))) return 'invalid taproot sighash type';
+  const expected = psbt.inputs[index]!.sighashType;
+  if (expected !== undefined && expected !== hashType) return 'sighash type differs from the input sighash type';
+  const prevouts = psbt.inputs.map((_, i) => checkedSpentOutput(psbt, i));
+  const message = taprootScriptPathSighash(psbt.tx, index, prevouts, hashType, leafHash);
+  return checkSchnorrSignature(sig.subarray(0, 64), message, key) ? undefined : 'invalid signature';
+}
+
 /**
  * Checks the partial signatures and the taproot key-path signature of one non-finalized input: all of them, or
  * those `wanted` names (by hex public key, the taproot output key for a key-path signature). A key that cannot
@@ -145,6 +161,13 @@ export function checkInputSignatures(psbt: Psbt, index: number, wanted: (pubkey:
       const failure = checkEcdsaSignature(signature, context.hasher(hashType), pubkey);
       return failure?.replaceAll('_', ' ');
     });
+  }
+  if (known) {
+    for (const entry of input.other) {
+      if (entry.key[0] !== PSBT_IN_TAP_SCRIPT_SIG || entry.key.length !== 65) continue;
+      const name = `${toHex(entry.key.subarray(1, 33))}:${toHex(entry.key.subarray(33))}`;
+      if (wanted(name)) run(name, () => checkTapScriptSig(psbt, index, known, entry.key.subarray(1, 33), entry.key.subarray(33), entry.value));
+    }
   }
   if (input.tapKeySig) {
     const sig = input.tapKeySig;

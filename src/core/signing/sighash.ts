@@ -127,8 +127,8 @@ export function taggedHash(tag: string, ...data: Uint8Array[]): Uint8Array {
 
 export const isValidTaprootHashType = (t: number): boolean => t === 0 || (t >= 1 && t <= 3) || (t >= 0x81 && t <= 0x83);
 
-/** The BIP341 SigMsg (without the epoch byte) for a key-path spend (ext_flag 0). */
-export function taprootSigMsg(tx: Transaction, inputIndex: number, prevouts: readonly TxOutput[], hashType: number, annex?: Uint8Array): Uint8Array {
+/** The BIP341 SigMsg (without the epoch byte): a key-path spend (ext_flag 0), or with `leafHash` a BIP342 script-path one (ext_flag 1). */
+export function taprootSigMsg(tx: Transaction, inputIndex: number, prevouts: readonly TxOutput[], hashType: number, annex?: Uint8Array, leafHash?: Uint8Array): Uint8Array {
   if (!isValidTaprootHashType(hashType)) throw new SighashError('invalid_sighash_type', `Invalid taproot sighash type ${hashType}`);
   if (inputIndex < 0 || inputIndex >= tx.inputs.length) throw new SighashError('invalid_input_index', 'Input index out of range');
   if (prevouts.length !== tx.inputs.length) throw new SighashError('missing_prevouts', 'Taproot signature hashes need every spent output');
@@ -144,7 +144,7 @@ export function taprootSigMsg(tx: Transaction, inputIndex: number, prevouts: rea
     );
   }
   if (base !== SIGHASH_NONE && base !== SIGHASH_SINGLE) parts.push(sha256(concatBytes(...tx.outputs.map(serializeOutput))));
-  parts.push(Uint8Array.of(annex ? 1 : 0));
+  parts.push(Uint8Array.of((leafHash ? 2 : 0) + (annex ? 1 : 0)));
   if (anyoneCanPay) {
     const prev = prevouts[inputIndex]!;
     parts.push(outpoint(tx, inputIndex), u64le(prev.value), varBytes(prev.script), u32le(tx.inputs[inputIndex]!.sequence));
@@ -157,6 +157,8 @@ export function taprootSigMsg(tx: Transaction, inputIndex: number, prevouts: rea
     if (!output) throw new SighashError('invalid_sighash_single', 'SIGHASH_SINGLE without a matching output');
     parts.push(sha256(serializeOutput(output)));
   }
+  // BIP342: the leaf, key version 0, no OP_CODESEPARATOR executed.
+  if (leafHash) parts.push(leafHash, Uint8Array.of(0), u32le(0xffffffff));
   return concatBytes(...parts);
 }
 
@@ -169,4 +171,9 @@ export function taprootKeyPathSighash(
   annex?: Uint8Array,
 ): Uint8Array {
   return taggedHash('TapSighash', Uint8Array.of(0), taprootSigMsg(tx, inputIndex, prevouts, hashType, annex));
+}
+
+/** BIP342 signature hash of a tapscript spend of the leaf `leafHash`. */
+export function taprootScriptPathSighash(tx: Transaction, inputIndex: number, prevouts: readonly TxOutput[], hashType: number, leafHash: Uint8Array): Uint8Array {
+  return taggedHash('TapSighash', Uint8Array.of(0), taprootSigMsg(tx, inputIndex, prevouts, hashType, undefined, leafHash));
 }

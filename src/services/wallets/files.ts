@@ -8,6 +8,9 @@ import { isWalletFileFormat, readWalletFile, writeWalletFile, WALLET_FILE_FORMAT
 import { ServiceError, invalidField } from '../errors.js';
 import type { Principal } from '../principal.js';
 import type { WalletAccess } from './access.js';
+import type { StoredWallet } from '../../store/repositories.js';
+import { isMiniscriptText } from '../miniscript-wallet.js';
+import { bip388Policy, multipathDescriptor } from './policy-export.js';
 
 /** Faults of a file that is well formed but describes a wallet the service must refuse: 422. */
 const UNPROCESSABLE = new Set(['wrong_network', 'address_mismatch', 'invalid_threshold', 'repeated_key', 'export_unsupported']);
@@ -58,11 +61,23 @@ export class WalletFiles {
   constructor(private readonly deps: { access: WalletAccess }) {}
 
   async export(principal: Principal, alias: string, format: unknown): Promise<ExportedWalletFile> {
-    if (!isWalletFileFormat(format)) throw invalidField('/format', `must be one of ${WALLET_FILE_FORMATS.join(', ')}`);
+    if (!isWalletFileFormat(format) && format !== 'bip388') throw invalidField('/format', `must be one of ${[...WALLET_FILE_FORMATS, 'bip388'].join(', ')}`);
     const wallet = await this.deps.access.resolve(principal, alias, 'read');
     let file: WalletFile;
     try {
-      file = writeWalletFile(format as WalletFileFormat, {
+      file = format === 'bip388' || (format === 'descriptor' && isMiniscriptText(wallet.receiveDescriptor)) ? policyFile(wallet, format) : this.toolFile(wallet, format);
+    } catch (error) {
+      if (error instanceof CoreError) throw fileProblem(error, '/format');
+      throw error;
+    }
+    return { ...file, fileName: `${wallet.alias}-${format}.${file.extension}` };
+  }
+
+  /** A file of another tool's format: 422 for a miniscript wallet, which those formats cannot describe. */
+  private toolFile(wallet: StoredWallet, format: WalletFileFormat): WalletFile {
+    if (isMiniscriptText(wallet.receiveDescriptor)) throw new CoreError('export_unsupported', `A ${format} file cannot describe a miniscript wallet; export it as descriptor or bip388`);
+    {
+      return writeWalletFile(format, {
         name: wallet.name,
         network: NETWORKS[wallet.network],
         receiveDescriptor: wallet.receiveDescriptor,
@@ -70,10 +85,13 @@ export class WalletFiles {
         keyLabels: wallet.keys.map((k) => k.label),
         birthday: wallet.birthday,
       });
-    } catch (error) {
-      if (error instanceof CoreError) throw fileProblem(error, '/format');
-      throw error;
     }
-    return { ...file, fileName: `${wallet.alias}-${format}.${file.extension}` };
   }
+}
+
+/** The multipath descriptor or the BIP388 policy of any wallet. */
+function policyFile(wallet: StoredWallet, format: 'descriptor' | 'bip388'): WalletFile {
+  if (format === 'descriptor') return { text: `${multipathDescriptor(wallet.receiveDescriptor, wallet.changeDescriptor)}\n`, contentType: 'text/plain', extension: 'txt' };
+  const policy = bip388Policy(wallet.name, wallet.receiveDescriptor, wallet.changeDescriptor);
+  return { text: `${JSON.stringify(policy, null, 2)}\n`, contentType: 'application/json', extension: 'json' };
 }

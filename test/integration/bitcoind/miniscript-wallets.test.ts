@@ -73,6 +73,28 @@ describeWithBitcoind('miniscript wallets with a timelocked recovery path against
       expect(created.change_address).toBe(coreChange[0]);
       const listed = await client.ok('GET', `/wallets/${alias}/addresses?count=5`);
       expect(listed.addresses.map((a: { address: string }) => a.address)).toEqual(core);
+
+      // Exports: the multipath descriptor (Core reads it as the same wallet), a BIP388 policy, and 422 for formats that cannot hold it.
+      const exported = await client.send('GET', `/wallets/${alias}/export?format=descriptor`);
+      expect(exported.status, exported.text).toBe(200);
+      const multipath = exported.text.trim();
+      expect(await chain.rpc.call('deriveaddresses', [multipath, [0, 4]])).toEqual([core, await chain.rpc.call('deriveaddresses', [created.change_descriptor, [0, 4]])]);
+      const bip388 = await client.send('GET', `/wallets/${alias}/export?format=bip388`);
+      if (script === 'wsh') {
+        expect(bip388.status, bip388.text).toBe(200);
+        expect(JSON.parse(bip388.text)).toEqual({
+          name: created.name,
+          descriptor_template: `wsh(or_d(multi(2,@0/**,@1/**,@2/**),and_v(v:pkh(@3/**),older(${HEIR_BLOCKS}))))`,
+          keys_info: (['alice', 'bob', 'carol', 'heir'] as const).map((n) => account[n]!.tpub),
+        });
+      } else {
+        // The unspendable internal key is no xpub: BIP388 cannot name it.
+        expect(bip388.status, bip388.text).toBe(422);
+        expect(bip388.body.code).toBe('export_unsupported');
+      }
+      const coldcard = await client.send('GET', `/wallets/${alias}/export?format=coldcard`);
+      expect(coldcard.status).toBe(422);
+      expect(coldcard.body.code).toBe('export_unsupported');
     });
   }
 
