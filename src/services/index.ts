@@ -17,6 +17,7 @@ import { PsbtService } from './psbts/service.js';
 import { CachedChainAccess } from './sync/chain-access.js';
 import { ALWAYS_LEADER, type SyncLeadership } from './sync/leadership.js';
 import { WalletLeases } from './sync/wallet-following.js';
+import { WalletRefusals } from './sync/refusals.js';
 import { SyncService, type SyncServiceDeps } from './sync/sync-service.js';
 import { PsbtChainReconciler } from './psbts/chain-reconciler.js';
 import { WalletScriptsCache, WalletStateCache } from './wallet-state.js';
@@ -89,6 +90,7 @@ export function createServices(deps: ServiceDeps): Services {
   const chain = new CachedChainAccess(deps.chain ?? null, now);
   const scripts = new WalletScriptsCache();
   const states = new WalletStateCache(store, scripts);
+  const refusals = new WalletRefusals();
   const sync = new SyncService({
     store,
     follower: chain.source?.follower ?? null,
@@ -98,13 +100,14 @@ export function createServices(deps: ServiceDeps): Services {
     ...(config.syncSharing && store.kind === 'postgres' ? { following: new WalletLeases(store, { leaseMs: config.syncLeaseMs, log: deps.log }) } : {}),
     psbts: new PsbtChainReconciler(now),
     progress: chain,
+    refusals,
     confirmationsNotify: config.confirmationsNotify,
     now,
     ...(deps.syncBatchBlocks !== undefined ? { batchBlocks: deps.syncBatchBlocks } : {}),
     log: deps.log,
   });
   const access = new WalletAccess(store);
-  const reads = new WalletReads({ store, access, chain, states, scripts });
+  const reads = new WalletReads({ store, access, chain, states, scripts, refusals });
   const wallets: WalletServices = {
     access,
     reads,

@@ -123,6 +123,8 @@ export function txListEntry(e: WalletTxEntry, walletAlias: string, network: Netw
 export interface ScanState {
   progress: number;
   height: number;
+  /** The chain source refuses to follow the wallet (it stays where it is until it does). */
+  error?: { code: string; message: string };
 }
 
 export interface WalletDetails {

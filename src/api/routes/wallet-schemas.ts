@@ -95,9 +95,19 @@ export const WalletDetailsSchema = Type.Object({
   balance: BalanceSchema,
   utxo: Type.Array(UtxoSchema),
   txlist: Type.Array(TxEntrySchema, { description: 'Newest first.' }),
-  scan: Nullable(Type.Object({ progress: Type.Number({ minimum: 0, maximum: 1 }), height: Type.Integer() }), {
-    description: 'Progress while the wallet syncs; null when it is at the chain tip.',
-  }),
+  scan: Nullable(
+    Type.Object({
+      progress: Type.Number({ minimum: 0, maximum: 1 }),
+      height: Type.Integer(),
+      error: Type.Optional(
+        Type.Object(
+          { code: Type.Literal('history_too_large'), message: Type.String() },
+          { description: 'The chain source refuses to follow the wallet; it stays at `height` until it does (cleared then).' },
+        ),
+      ),
+    }),
+    { description: 'Progress while the wallet syncs, or why it cannot; null when it is at the chain tip.' },
+  ),
   pending_psbts: Type.Integer(),
   spending_paths: SpendingPaths,
 });

@@ -5,6 +5,11 @@
  * answers a subscription with the status it told last, before it tells the block's new statuses; and in a reorg a
  * transaction may keep its height and so its status. A new connection has no subscriptions: every script is
  * subscribed and read again.
+ *
+ * Fulcrum (2.1.1) does not refuse a history longer than its `max_history`: it answers the subscription with a
+ * null status and `get_history` (and `listunspent`) with an empty list, as for an unused script, while
+ * `get_balance` still counts the script's coins. An empty history is therefore checked against the balance when
+ * first read and when it was not empty before; a balance is the refusal the server did not say.
  */
 import { sha256 } from '@noble/hashes/sha2.js';
 import { reverseHex } from '../../core/bytes.js';
@@ -93,6 +98,7 @@ export class ScriptHistories {
       return state.readAt !== tip || fresh.has(hash) || state.historyStatus !== state.status;
     });
     if (outdated.length > 0) {
+      const emptied: string[] = [];
       const answers = await this.client.batchSettled(outdated.map((hash) => ({ method: 'blockchain.scripthash.get_history', params: [hash] })));
       answers.forEach((answer, i) => {
         if (!answer.ok) throw refusal(answer.error);
@@ -100,21 +106,47 @@ export class ScriptHistories {
         // The status computed from what was read: a change told while the read was under way leaves it stale.
         const state = this.scripts.get(outdated[i]!)!;
         const historyStatus = statusOf(history);
+        if (history.length === 0 && (state.history === undefined || state.history.length > 0)) emptied.push(outdated[i]!);
         // Read after the tip was known: newer than any status told before it.
         if (state.readAt !== tip || fresh.has(outdated[i]!)) Object.assign(state, { status: historyStatus, readAt: tip });
         Object.assign(state, { history, historyStatus });
       });
+      await this.checkEmptied(emptied);
     }
     return new Map(hashes.map((hash) => [hash, this.scripts.get(hash)!.history ?? []]));
   }
+
+  /**
+   * Scripts read with an empty history that hold coins: a history the server hides as too large. Such a script is
+   * read again next time (its history is forgotten), so that the check is made again until the server serves it.
+   */
+  private async checkEmptied(hashes: readonly string[]): Promise<void> {
+    if (hashes.length === 0) return;
+    const answers = await this.client.batchSettled(hashes.map((hash) => ({ method: 'blockchain.scripthash.get_balance', params: [hash] })));
+    let hidden = 0;
+    answers.forEach((answer, i) => {
+      if (!answer.ok) throw refusal(answer.error);
+      const { confirmed, unconfirmed } = (answer.result ?? {}) as { confirmed?: unknown; unconfirmed?: unknown };
+      if (typeof confirmed !== 'number' || typeof unconfirmed !== 'number') throw new ChainError('bad_response', 'The Electrum server sent an unexpected script balance');
+      if (confirmed === 0 && unconfirmed === 0) return;
+      Object.assign(this.scripts.get(hashes[i]!)!, { history: undefined, historyStatus: undefined });
+      hidden++;
+    });
+    if (hidden > 0) throw tooLarge(`the server answered an empty history for ${hidden} script(s) holding coins`);
+  }
+}
+
+/** The words a wallet shows (the server's own stay in the log). */
+export const HISTORY_TOO_LARGE_MESSAGE =
+  "The Electrum server refuses to send the history of one of this wallet's addresses: it holds more transactions than the server allows (its max_history setting)";
+
+function tooLarge(reason: string, rpcCode?: number): ChainError {
+  return new ChainError('history_too_large', HISTORY_TOO_LARGE_MESSAGE, { ...(rpcCode !== undefined ? { rpcCode } : {}), reason });
 }
 
 function refusal(error: ChainError): ChainError {
   if (error.code === 'rpc_error' && TOO_LARGE.test(error.reason ?? error.message)) {
-    return new ChainError('history_too_large', 'The Electrum server refuses to serve the history of a watched address: it is too large for the server\'s limits', {
-      ...(error.rpcCode !== undefined ? { rpcCode: error.rpcCode } : {}),
-      reason: error.reason ?? error.message,
-    });
+    return tooLarge(error.reason ?? error.message, error.rpcCode);
   }
   return error;
 }

@@ -34,6 +34,7 @@ import type { ReadinessCheck } from '../health.js';
 import { nextTurn } from '../turns.js';
 import type { SyncLeadership } from './leadership.js';
 import { FOLLOW_ALL, type WalletFollowing } from './wallet-following.js';
+import type { WalletRefusals } from './refusals.js';
 
 /**
  * Most blocks, and most transaction and address rows, written together while they touch no wallet or the
@@ -86,6 +87,8 @@ export interface SyncServiceDeps {
   batchBlocks?: number;
   /** Told the node tips the sync reads and whether it is catching up (service details show both). */
   progress?: SyncProgress;
+  /** Where the wallets the chain source refuses to follow are told, for their details. */
+  refusals?: WalletRefusals;
   /** Depth (besides 1) at which transaction.confirmed is recorded. */
   confirmationsNotify?: number;
   now?: () => number;
@@ -468,6 +471,7 @@ export class SyncService {
   /** True when the source refused to follow these wallets (said once per wallet and reason); they wait for the next pass. */
   private refused(walletIds: readonly string[], error: unknown): boolean {
     if (!(error instanceof ChainError) || error.code !== 'history_too_large') return false;
+    this.deps.refusals?.note(walletIds, error);
     for (const id of walletIds) {
       this.refusedInPass.add(id);
       if (this.refusals.get(id) === error.message) continue;
@@ -478,6 +482,7 @@ export class SyncService {
   }
 
   private served(walletIds: readonly string[]): void {
+    this.deps.refusals?.clear(walletIds);
     for (const id of walletIds) {
       if (this.refusals.delete(id)) this.deps.log?.('info', 'the chain source follows the wallet again', { wallet: id });
     }

@@ -52,6 +52,8 @@ export interface WalletReadsDeps {
   chain: ChainAccess;
   states: WalletStateCache;
   scripts: WalletScriptsCache;
+  /** Why the chain source refuses to follow a wallet, if it does. */
+  refusals?: { of(walletId: string): { code: string; message: string } | undefined };
 }
 
 /** A page of the wallet list and the number of wallets in the whole list. */
@@ -224,6 +226,14 @@ export class WalletReads implements WalletDirectory {
   }
 
   private async scanState(wallet: StoredWallet, tip: ChainTip | null): Promise<ScanState | null> {
+    const scan = await this.scanProgress(wallet, tip);
+    const refusal = this.deps.refusals?.of(wallet.id);
+    if (!refusal) return scan;
+    const error = { code: refusal.code, message: refusal.message };
+    return { ...(scan ?? { progress: 1, height: Math.max(tip?.height ?? wallet.birthday - 1, 0) }), error };
+  }
+
+  private async scanProgress(wallet: StoredWallet, tip: ChainTip | null): Promise<ScanState | null> {
     const nodeTip = await this.deps.chain.tip();
     if (nodeTip === null) return tip === null ? { progress: 0, height: Math.max(wallet.birthday - 1, 0) } : null;
     const reached = tip?.height ?? wallet.birthday - 1;

@@ -75,7 +75,9 @@ ${details.txlist.length > 0 ? html`<p><a href="${walletUrl(alias, '?view=transac
       content = html`<p class="tabs"><a href="${walletUrl(alias, '?view=addresses')}"${branch === 0 ? html` aria-current="page"` : ''}>Receive</a> <a href="${walletUrl(alias, '?view=addresses&branch=change')}"${branch === 1 ? html` aria-current="page"` : ''}>Change</a></p>
 ${addressesTable(details, entries, session, access, base)}${pager(base, n, true)}`;
     }
-    const scan = details.scan
+    const scan = details.scan?.error
+      ? html`<p class="scan error" role="alert" data-scan-error="${details.scan.error.code}">${details.scan.error.message}. The wallet stays at block ${details.scan.height} until the server sends it.</p>`
+      : details.scan
       ? html`<p class="scan" role="status"><progress max="1" value="${details.scan.progress.toFixed(3)}"></progress> Scanning the chain: ${Math.floor(details.scan.progress * 100)}% (block ${details.scan.height})</p>`
       : '';
     const tabs = VIEWS.map((v) => html`<a href="${walletUrl(alias, v === 'overview' ? '' : `?view=${v}`)}"${v === view ? html` aria-current="page"` : ''}>${v[0]!.toUpperCase() + v.slice(1)}</a>`);

@@ -66,6 +66,7 @@ async function serverWith(
   const entries = history.map((e) => ({ txid: e.tx_hash, height: e.height }));
   server.handle('blockchain.scripthash.subscribe', ([hash]) => (hash === known ? statusOf(entries) : null));
   server.handle('blockchain.scripthash.get_history', ([hash]) => (hash === known ? history : []));
+  server.handle('blockchain.scripthash.get_balance', () => ({ confirmed: 0, unconfirmed: 0 }));
   const txs = new Map(Object.values(blocks).flatMap((b) => parseBlock(b.hex).transactions.map((tx, i) => [txidOf(tx), { hex: b.hex, i }] as const)));
   server.handle('blockchain.transaction.get', ([txid]) => {
     const found = txs.get(String(txid));
@@ -136,6 +137,28 @@ describe('Electrum source against a server that misbehaves', () => {
     const failure = await chainFailure(follow(source, before, 3));
     expect(failure.code).toBe('bad_response');
     expect(failure.message).toMatch(/do not link/);
+  });
+
+  it('an empty history of a script that holds coins (Fulcrum over its max_history) is history_too_large, asked again until served', async () => {
+    const { server, source } = await serverWith([]);
+    const known = scriptHashOf(paidScript);
+    server.handle('blockchain.scripthash.get_balance', ([hash]) => ({ confirmed: hash === known ? 5_000 : 0, unconfirmed: 0 }));
+    const failure = await chainFailure(follow(source, before, 1));
+    expect(failure.code).toBe('history_too_large');
+    expect(failure.message).toBe("The Electrum server refuses to send the history of one of this wallet's addresses: it holds more transactions than the server allows (its max_history setting)");
+    expect((await chainFailure(source.follower.mempool({ key: '1', derive: () => [paidScript] }))).code).toBe('history_too_large');
+    // The server serves it again: followed.
+    const paymentTxid = txidOf(payment);
+    server.handle('blockchain.scripthash.get_history', ([hash]) => (hash === known ? [{ tx_hash: paymentTxid, height: paidHeight }] : []));
+    const updates = await follow(source, before, 1);
+    expect((updates[0] as BlockConnected).transactions.map(txidOf)).toEqual([paymentTxid]);
+  });
+
+  it('an empty history without coins is an unused script, its balance asked once', async () => {
+    const { server, source } = await serverWith([]);
+    expect(await follow(source, before, 2)).toHaveLength(2);
+    expect(await follow(source, before, 2)).toHaveLength(2);
+    expect(server.requests.filter((r) => r.method === 'blockchain.scripthash.get_balance')).toHaveLength(1);
   });
 
   it('a history the server refuses as too large is history_too_large, from follow and mempool alike', async () => {
