@@ -5,8 +5,9 @@
  * Exactly one holder per wallet: a claim inserts a lease or takes over an expired one with one
  * `insert .. on conflict do update .. where expired`, which PostgreSQL checks again on the latest row after
  * waiting for a concurrent claim or write to end; a write of a wallet's sync locks the wallet's lease row
- * (`fence`) and goes on only while the lease is the writer's and unexpired, so a takeover waits for the write
- * in flight and the former holder's later writes fail.
+ * (`fence`) and goes on only while the lease still names the writer, so a takeover waits for the write in
+ * flight and the former holder's later writes fail. A lease that expired and that nobody took is still the
+ * writer's: a write longer than the lease (the renewal waits for its locks) must not fail the next one.
  */
 import { sql, type Kysely } from 'kysely';
 import { FollowLeaseLostError, type FollowLeaseRepository, type FollowLeaseState } from './repositories.js';
@@ -96,7 +97,6 @@ export class KyselyFollowLeases implements FollowLeaseRepository {
       .select('wallet_id')
       .where('wallet_id', 'in', ids)
       .where('instance_id', '=', instanceId)
-      .where('expires_at', '>', NOW)
       .orderBy('wallet_id') // one order for every lock taker (renewals, claims): no deadlock between them
       .forUpdate()
       .execute();

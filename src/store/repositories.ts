@@ -160,7 +160,7 @@ export interface FollowLeaseRepository {
   release(instanceId: string, walletIds?: readonly string[]): Promise<void>;
   /**
    * In a write's transaction: locks the leases of these wallets until the commit, and fails
-   * (FollowLeaseLostError) unless each is this instance's and unexpired.
+   * (FollowLeaseLostError) unless each still names this instance (expired and taken by nobody is still its own).
    */
   fence(instanceId: string, walletIds: readonly string[]): Promise<void>;
 }
