@@ -54,5 +54,5 @@ export {
   type ParsedWalletRows,
   type StoredChanges,
 } from './wallets.js';
-export { entryAtTip, utxoAtTip, WalletListCache, type WalletListsAtTip } from './list-cache.js';
+export { balancesOf, entryAtTip, utxoAtTip, WalletListCache, type WalletListsAtTip } from './list-cache.js';
 export * from './types.js';

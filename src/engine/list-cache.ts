@@ -236,6 +236,18 @@ export class WalletListCache {
   }
 }
 
+/** The balances `lists()` gives, counted from the state alone (no lists built): what a list of wallets shows. */
+export function balancesOf(state: EngineState, walletId: string): WalletBalances {
+  const wallet = state.wallets.get(walletId)!;
+  const trusted = trustChecker(wallet);
+  const balances: WalletBalances = { confirmed: 0n, unconfirmed: 0n, immature: 0n };
+  for (const t of wallet.txs.values()) {
+    sumCoins(balances, unspentOutputsOf(wallet, t, trusted), 1n);
+    if (t.coinbase && t.status !== 'dropped' && isImmature(wallet, t)) balances.immature += walletOutputsValue(t);
+  }
+  return balances;
+}
+
 /**
  * Adds (sign 1n) or takes away (-1n) coins from Core's getbalances `trusted` (coins marked safe) and
  * `untrusted_pending` (the others): the unspent outputs are exactly what these two count.

@@ -20,7 +20,8 @@ import { WalletLeases } from './sync/wallet-following.js';
 import { WalletRefusals } from './sync/refusals.js';
 import { SyncService, type SyncServiceDeps } from './sync/sync-service.js';
 import { PsbtChainReconciler } from './psbts/chain-reconciler.js';
-import { WalletScriptsCache, WalletStateCache } from './wallet-state.js';
+import { READ_STATES_KEPT, WalletScriptsCache, WalletStateCache } from './wallet-state.js';
+import { BalanceSummaries } from './balance-summaries.js';
 import { WalletAccess, WalletAdmin, WalletCoins, WalletFiles, WalletLabels, WalletReads } from './wallets/index.js';
 
 /** The wallet part, by who acts: access checks, reads (read access), the owner's administration, coins. */
@@ -89,10 +90,12 @@ export function createServices(deps: ServiceDeps): Services {
   const limiter = new FailedLoginLimiter(store.authFailures);
   const chain = new CachedChainAccess(deps.chain ?? null, now);
   const scripts = new WalletScriptsCache();
-  const states = new WalletStateCache(store, scripts);
+  const balances = new BalanceSummaries();
+  const states = new WalletStateCache(store, scripts, READ_STATES_KEPT, balances);
   const refusals = new WalletRefusals();
   const sync = new SyncService({
     store,
+    balances,
     follower: chain.source?.follower ?? null,
     scripts,
     leadership: deps.syncLeadership ?? ALWAYS_LEADER,

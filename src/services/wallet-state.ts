@@ -30,6 +30,7 @@ import type { Store, StoredWallet, WalletChainRows } from '../store/repositories
 import { mapInParts, nextTurn } from './turns.js';
 import { scriptAddress, type Page } from './wallet-format.js';
 import { branchDeriver, type BranchDeriver } from './miniscript-wallet.js';
+import type { BalanceSummaries } from './balance-summaries.js';
 
 const DERIVE_AHEAD = 32;
 /** Keys derived in one step ahead of the engine (a few milliseconds): 3 scripts of a 20-key multisig, 64 of a single key. */
@@ -317,7 +318,17 @@ export class WalletStateCache {
     private readonly store: Store,
     private readonly scripts: WalletScriptsCache,
     private readonly kept = READ_STATES_KEPT,
+    private readonly summaries?: BalanceSummaries,
   ) {}
+
+  /** The wallet's balances as stored now: its summary at the stored revision when known, else from its state loaded. */
+  async balances(wallet: StoredWallet): Promise<WalletBalances> {
+    const known = this.summaries?.at(wallet.id, wallet.revision);
+    if (known) return known;
+    const view = await this.view(wallet);
+    this.summaries?.note(wallet.id, view.revision, view.lists.balances);
+    return view.lists.balances;
+  }
 
   /** The wallet as stored now (or newer: a view read meanwhile). */
   async view(wallet: StoredWallet): Promise<WalletView> {
@@ -342,6 +353,7 @@ export class WalletStateCache {
 
   forget(walletId: string): void {
     this.loaded.delete(walletId);
+    this.summaries?.forget(walletId);
   }
 
   private async read(wallet: StoredWallet): Promise<WalletView> {

@@ -34,6 +34,8 @@ import type { ReadinessCheck } from '../health.js';
 import { nextTurn } from '../turns.js';
 import type { SyncLeadership } from './leadership.js';
 import { FOLLOW_ALL, type WalletFollowing } from './wallet-following.js';
+import { WatchedScriptLists } from './watched-scripts.js';
+import type { BalanceSummaries } from '../balance-summaries.js';
 import type { WalletRefusals } from './refusals.js';
 
 /**
@@ -89,6 +91,8 @@ export interface SyncServiceDeps {
   progress?: SyncProgress;
   /** Where the wallets the chain source refuses to follow are told, for their details. */
   refusals?: WalletRefusals;
+  /** Told each wallet's balances at every revision the sync writes or loads (the wallet list reads them). */
+  balances?: BalanceSummaries;
   /** Depth (besides 1) at which transaction.confirmed is recorded. */
   confirmationsNotify?: number;
   now?: () => number;
@@ -111,6 +115,7 @@ interface Group {
 export class SyncService {
   private state: EngineState = createEngineState();
   private readonly loaded = new Map<string, LoadedWallet>();
+  private readonly watched = new WatchedScriptLists();
   private running: Promise<SyncPassResult> | undefined;
   private timer: NodeJS.Timeout | undefined;
   private tick: (() => void) | undefined;
@@ -346,6 +351,7 @@ export class SyncService {
       await deriveStoredInParts(rows, scripts); // before the wallet is in the state: the sync would watch them all derived at once
       const changes = await loadWalletInto(this.state, wallet, rows, scripts);
       this.loaded.set(wallet.id, { wallet, revision: rows.revision });
+      this.deps.balances?.noteLoaded(this.state, wallet.id, rows.revision);
       this.eventHeights.set(wallet.id, walletSummary(this.state, wallet.id).tip?.height ?? null);
       this.scanning.add(wallet.id);
       unwritten.changes.push(...changes.wallets);
@@ -440,15 +446,10 @@ export class SyncService {
 
   /** The group's scripts: every script its wallets derived, known anew whenever one derives more. */
   private scriptsOfGroup(walletIds: readonly string[]): WatchedScripts {
-    const summaries = walletIds.map((id) => walletSummary(this.state, id));
-    return {
-      key: walletIds.map((id, i) => `${id}:${summaries[i]!.derivedReceive}:${summaries[i]!.derivedChange}`).join('|'),
-      derive: () =>
-        walletIds.flatMap((id, i) => {
-          const derive = this.deps.scripts.get(this.loaded.get(id)!.wallet).derive;
-          return [...derive(0, 0, summaries[i]!.derivedReceive), ...derive(1, 0, summaries[i]!.derivedChange)];
-        }),
-    };
+    return this.watched.scriptsOf(walletIds, (id) => {
+      const summary = walletSummary(this.state, id);
+      return { derived: [summary.derivedReceive, summary.derivedChange], derive: this.deps.scripts.get(this.loaded.get(id)!.wallet).derive };
+    });
   }
 
   private async applyMempool(chain: ChainFollower, tip: ChainTip): Promise<void> {
@@ -552,6 +553,9 @@ export class SyncService {
         await repos.events.append(this.eventsOf(changes, settlements, reached));
         return next;
       });
+      for (const change of changes.wallets) {
+        this.deps.balances?.noteWritten(this.state, change.walletId, this.loaded.get(change.walletId)!.revision, revisions.get(change.walletId)!, touchesTransactions(change));
+      }
       for (const [id, revision] of revisions) this.loaded.get(id)!.revision = revision;
       for (const change of changes.wallets) this.eventHeights.set(change.walletId, change.sync.tip?.height ?? null);
       for (const id of reached) this.scanning.delete(id);

@@ -96,7 +96,7 @@ export class WalletReads implements WalletDirectory {
     for (const wallet of readable) {
       // Loaded states answer without a turn: an unpaged list of thousands gives way between parts.
       if (wallets.length > 0 && wallets.length % LISTED_PER_TURN === 0) await nextTurn();
-      const view = await this.deps.states.view(wallet);
+      const balances = await this.deps.states.balances(wallet); // a summary, not the wallet's state, when the sync counted it
       wallets.push({
         alias: wallet.alias,
         name: wallet.name,
@@ -104,7 +104,7 @@ export class WalletReads implements WalletDirectory {
         address_type: wallet.addressType,
         sigs_required: wallet.sigsRequired,
         sigs_total: wallet.sigsTotal,
-        balance: balanceView(walletBalances(view)),
+        balance: balanceView(balances),
         ...this.pathsOf(wallet),
       });
     }
