@@ -75,8 +75,14 @@ export class ElectrumFollower implements ChainFollower {
     });
   }
 
-  verifyNetwork(): Promise<void> {
-    return this.deps.verifyNetwork();
+  /**
+   * The sync asks this once at the start of each pass, and every group it follows then asks for its scripts:
+   * the scripts no group asked for during the pass before (a deleted wallet's) are released here.
+   */
+  async verifyNetwork(): Promise<void> {
+    await this.deps.verifyNetwork();
+    const released = await this.histories.newPass();
+    if (released > 0) this.deps.log?.('info', 'Electrum scripts no wallet watches any more are unsubscribed', { scripts: released });
   }
 
   /** The server's tip, from the header subscription (made here, again after a new connection). */

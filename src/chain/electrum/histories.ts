@@ -4,7 +4,9 @@
  * than the one it was read at, all in batches. The statuses alone are not enough: Fulcrum tells a new header, and
  * answers a subscription with the status it told last, before it tells the block's new statuses; and in a reorg a
  * transaction may keep its height and so its status. A new connection has no subscriptions: every script is
- * subscribed and read again.
+ * subscribed and read again. The scripts no group asked for during a whole pass of the sync (a deleted wallet's)
+ * are unsubscribed (`blockchain.scripthash.unsubscribe`, protocol 1.4.2) and forgotten; one asked for again is
+ * subscribed and read anew, so releasing too early costs a read, never a missed transaction.
  *
  * Fulcrum (2.1.1) does not refuse a history longer than its `max_history`: it answers the subscription with a
  * null status and `get_history` (and `listunspent`) with an empty list, as for an unused script, while
@@ -31,6 +33,8 @@ interface ScriptState {
   history: HistoryEntry[] | undefined;
   /** The status of `history`, computed from it. */
   historyStatus: string | null | undefined;
+  /** The sync pass that asked for the script last. */
+  askedInPass: number;
 }
 
 const HASH = /^[0-9a-f]{64}$/;
@@ -49,6 +53,7 @@ const TOO_LARGE = /history too large|too large|excessive|too many/i;
 
 export class ScriptHistories {
   private readonly scripts = new Map<string, ScriptState>();
+  private pass = 0;
 
   constructor(private readonly client: ElectrumCalls) {
     client.onNotification((method, params) => {
@@ -77,6 +82,10 @@ export class ScriptHistories {
    * was read.
    */
   async histories(hashes: readonly string[], tip: string): Promise<Map<string, readonly HistoryEntry[]>> {
+    for (const hash of hashes) {
+      const state = this.scripts.get(hash);
+      if (state) state.askedInPass = this.pass;
+    }
     const unsubscribed = hashes.filter((hash) => !this.scripts.get(hash)?.subscribed);
     if (unsubscribed.length > 0) {
       const answers = await this.client.batchSettled(unsubscribed.map((hash) => ({ method: 'blockchain.scripthash.subscribe', params: [hash] })));
@@ -87,7 +96,7 @@ export class ScriptHistories {
         const hash = unsubscribed[i]!;
         const state = this.scripts.get(hash);
         if (state) Object.assign(state, { subscribed: true, status, readAt: tip });
-        else this.scripts.set(hash, { subscribed: true, readAt: tip, status, history: undefined, historyStatus: undefined });
+        else this.scripts.set(hash, { subscribed: true, readAt: tip, status, history: undefined, historyStatus: undefined, askedInPass: this.pass });
       });
     }
     // A new subscription's status may be the one Fulcrum told last too (it keeps one per script for all its
@@ -117,6 +126,22 @@ export class ScriptHistories {
   }
 
   /**
+   * A new sync pass begins: the scripts not asked for during the pass before are released (unsubscribed where the
+   * server knows the method; an error answer or a server without it changes nothing here). Returns how many.
+   */
+  async newPass(): Promise<number> {
+    const released = [...this.scripts].filter(([, state]) => state.askedInPass < this.pass);
+    this.pass++;
+    for (const [hash] of released) this.scripts.delete(hash);
+    const subscribed = released.filter(([, state]) => state.subscribed).map(([hash]) => hash);
+    if (subscribed.length > 0 && knowsUnsubscribe(this.client.serverInfo?.protocol)) {
+      // Best effort: a lost connection took the subscriptions with it.
+      await this.client.batchSettled(subscribed.map((hash) => ({ method: 'blockchain.scripthash.unsubscribe', params: [hash] }))).catch(() => undefined);
+    }
+    return released.length;
+  }
+
+  /**
    * Scripts read with an empty history that hold coins: a history the server hides as too large. Such a script is
    * read again next time (its history is forgotten), so that the check is made again until the server serves it.
    */
@@ -134,6 +159,12 @@ export class ScriptHistories {
     });
     if (hidden > 0) throw tooLarge(`the server answered an empty history for ${hidden} script(s) holding coins`);
   }
+}
+
+/** Protocol 1.4.2 and later have `blockchain.scripthash.unsubscribe`. */
+function knowsUnsubscribe(protocol: string | undefined): boolean {
+  const [major = 0, minor = 0, patch = 0] = (protocol ?? '').split('.').map(Number);
+  return major > 1 || (major === 1 && (minor > 4 || (minor === 4 && patch >= 2)));
 }
 
 /** The words a wallet shows (the server's own stay in the log). */

@@ -55,8 +55,9 @@ async function serverWith(
   history: Array<{ tx_hash: string; height: number }>,
   genesisHash?: string,
   logged: string[] = [],
+  protocol = '1.4',
 ): Promise<{ server: FakeElectrumServer; source: ElectrumChainSource }> {
-  const server = await startFakeElectrum({ protocol: '1.4', ...(genesisHash ? { genesisHash } : {}) });
+  const server = await startFakeElectrum({ protocol, ...(genesisHash ? { genesisHash } : {}) });
   server.handle('blockchain.headers.subscribe', () => ({ height: tipHeight, hex: headerHex(tipHeight) }));
   server.handle('blockchain.block.headers', ([start, count]) => {
     const heights = Array.from({ length: Math.max(0, Math.min(Number(count), tipHeight + 1 - Number(start))) }, (_, i) => Number(start) + i);
@@ -159,6 +160,47 @@ describe('Electrum source against a server that misbehaves', () => {
     expect(await follow(source, before, 2)).toHaveLength(2);
     expect(await follow(source, before, 2)).toHaveLength(2);
     expect(server.requests.filter((r) => r.method === 'blockchain.scripthash.get_balance')).toHaveLength(1);
+  });
+
+  it('scripts no group asked for during a whole sync pass are unsubscribed (protocol 1.4.2) and never read again', async () => {
+    const { server, source } = await serverWith([{ tx_hash: txidOf(payment), height: paidHeight }], undefined, [], '1.4.2');
+    server.handle('blockchain.scripthash.unsubscribe', () => true);
+    const gone = Uint8Array.from([0x00, 0x14, ...new Uint8Array(20).fill(7)]);
+    const goneHash = scriptHashOf(gone);
+    const kept = (key: string) => ({ key, derive: () => [paidScript] });
+    const touching = (hash: string) => server.requests.filter((r) => r.params[0] === hash).map((r) => r.method);
+    // Pass 1: a group of two wallets' scripts; pass 2: the second wallet deleted, only the first's asked for.
+    await source.follower.verifyNetwork();
+    await source.follower.mempool({ key: 'both', derive: () => [paidScript, gone] });
+    expect(touching(goneHash)).toEqual(['blockchain.scripthash.subscribe', 'blockchain.scripthash.get_history', 'blockchain.scripthash.get_balance']);
+    await source.follower.verifyNetwork();
+    await source.follower.mempool(kept('first'));
+    expect(touching(goneHash)).toHaveLength(3);
+    // Pass 3 begins: the deleted wallet's script was not asked for during pass 2.
+    await source.follower.verifyNetwork();
+    expect(touching(goneHash).slice(3)).toEqual(['blockchain.scripthash.unsubscribe']);
+    expect(touching(scriptHashOf(paidScript))).not.toContain('blockchain.scripthash.unsubscribe');
+    server.notify('blockchain.scripthash.subscribe', [goneHash, 'ab'.repeat(32)]); // a late notification changes nothing
+    for (let pass = 0; pass < 3; pass++) {
+      await source.follower.verifyNetwork();
+      await source.follower.mempool(kept('first'));
+    }
+    expect(touching(goneHash)).toHaveLength(4);
+  });
+
+  it('a server before protocol 1.4.2 is not asked to unsubscribe; the script is dropped all the same', async () => {
+    const { server, source } = await serverWith([]);
+    const gone = Uint8Array.from([0x51]);
+    for (const scripts of [[paidScript, gone], [paidScript], [paidScript], [paidScript]]) {
+      await source.follower.verifyNetwork();
+      await source.follower.mempool({ key: String(scripts.length), derive: () => scripts });
+    }
+    expect(server.requests.filter((r) => r.params[0] === scriptHashOf(gone)).map((r) => r.method)).toEqual([
+      'blockchain.scripthash.subscribe',
+      'blockchain.scripthash.get_history',
+      'blockchain.scripthash.get_balance',
+    ]);
+    expect(server.requests.some((r) => r.method === 'blockchain.scripthash.unsubscribe')).toBe(false);
   });
 
   it('a history the server refuses as too large is history_too_large, from follow and mempool alike', async () => {
