@@ -40,6 +40,8 @@ export interface Config {
   maxFeeRate: number;
   /** Most pending PSBTs one wallet may hold (each reserves coins until it settles or is deleted). */
   maxPendingPsbts: number;
+  /** Miniscript wallets: a coin whose recovery path opens within this many blocks is flagged (and can be refreshed). */
+  timelockWarningBlocks: number;
   tokenMaxLifeSeconds: number;
   auth: { passwordMinChars: number; rateLimit: number; registrationLinkTimeoutHours: number };
   logLevel: LogLevel;
@@ -206,6 +208,8 @@ export const SETTINGS: readonly Setting[] = [
     apply: (d, t) => { d.maxFeeRate = integer(t, 1, 1_000_000); } },
   { key: 'max_pending_psbts', env: 'SERVICE_MAX_PENDING_PSBTS', flag: '--max-pending-psbts', defaultText: '100', description: 'Most pending PSBTs a wallet may hold; one more is refused with 422 `too_many_pending_psbts` until one is deleted or settles.',
     apply: (d, t) => { d.maxPendingPsbts = integer(t, 1, 100_000); } },
+  { key: 'timelock_warning_blocks', env: 'SERVICE_TIMELOCK_WARNING_BLOCKS', flag: '--timelock-warning-blocks', defaultText: '4320', description: 'Miniscript wallets: a coin whose timelocked recovery path opens within this many blocks (4320: about 30 days) is listed in the wallet\'s `timelock_expiring` and can be spent back to the wallet by a `refresh` PSBT.',
+    apply: (d, t) => { d.timelockWarningBlocks = integer(t, 1, 1_000_000); } },
   { key: 'token_max_life', env: 'SERVICE_TOKEN_MAX_LIFE', flag: '--token-max-life', defaultText: '365 days', description: 'Longest `jwt_token_life` a token may ask for (duration text).',
     apply: (d, t) => {
       const parsed = parseDuration(t, 100 * 365 * 86_400);
@@ -326,6 +330,7 @@ function defaults(): Draft {
     electrum: { ...NO_ELECTRUM },
     maxFeeRate: 1000,
     maxPendingPsbts: 100,
+    timelockWarningBlocks: 4320,
     tokenMaxLifeSeconds: 365 * 86_400,
     auth: { passwordMinChars: 8, rateLimit: 10, registrationLinkTimeoutHours: 1 },
     logLevel: 'info',

@@ -110,7 +110,7 @@ export function createServices(deps: ServiceDeps): Services {
     log: deps.log,
   });
   const access = new WalletAccess(store);
-  const reads = new WalletReads({ store, access, chain, states, scripts, refusals });
+  const reads = new WalletReads({ store, access, chain, states, scripts, refusals, timelockWarningBlocks: config.timelockWarningBlocks });
   const wallets: WalletServices = {
     access,
     reads,
@@ -132,7 +132,7 @@ export function createServices(deps: ServiceDeps): Services {
   };
   const health = new HealthService([{ name: 'store', check: () => store.ping() }, chain.readinessCheck(), sync.readinessCheck()]);
   const serviceDetails = new ServiceDetailsService({ config, version: deps.version, now, wallets: reads, ...(chain.source ? { chain } : {}) });
-  const psbts = new PsbtService({ store, access, coins: wallets.coins, chain: () => chain.source, maxFeeRate: config.maxFeeRate, maxPending: config.maxPendingPsbts, now });
+  const psbts = new PsbtService({ store, access, coins: wallets.coins, chain: () => chain.source, maxFeeRate: config.maxFeeRate, maxPending: config.maxPendingPsbts, timelockWarningBlocks: config.timelockWarningBlocks, now });
   const authentication = new AuthenticationService({ store, hasher, jwt, limiter, rateLimit: config.auth.rateLimit, now });
   return {
     authentication,

@@ -147,6 +147,31 @@ export class MiniscriptDeriver {
   }
 }
 
+/** Blocks before a coin's recovery path opens that it is flagged (about 30 days). */
+export const DEFAULT_TIMELOCK_WARNING_BLOCKS = 4320;
+
+export interface ExpiringCoin {
+  txid: string;
+  vout: number;
+  /** The first recovery path to open for the coin, and the height it opens at. */
+  spending_path: string;
+  from_height: number;
+}
+
+/**
+ * Coins whose earliest recovery path opens within `warningBlocks` of the next block (or has opened): spend them
+ * back to the wallet (a refresh) to keep the primary path the only one that can spend them.
+ */
+export function expiringCoins(coins: readonly { txid: string; vout: number; spendable_from?: Record<string, number> }[], tipHeight: number, warningBlocks: number): ExpiringCoin[] {
+  const out: ExpiringCoin[] = [];
+  for (const coin of coins) {
+    let first: [string, number] | undefined;
+    for (const [id, height] of Object.entries(coin.spendable_from ?? {})) if (id !== 'primary' && (!first || height < first[1])) first = [id, height];
+    if (first && first[1] - (tipHeight + 1) <= warningBlocks) out.push({ txid: coin.txid, vout: coin.vout, spending_path: first[0], from_height: first[1] });
+  }
+  return out;
+}
+
 export const fingerprintBytes = (hex: string): Uint8Array => fromHex(hex);
 
 /** A wallet branch's deriver: the fixed shapes', or a miniscript descriptor's. */

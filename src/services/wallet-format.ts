@@ -4,7 +4,7 @@ import { satsToBtcNumber } from '../core/amount.js';
 import { fromHex } from '../core/bytes.js';
 import { NETWORKS, type NetworkName } from '../core/network.js';
 import type { WalletBalances, WalletTxEntry, WalletUtxo } from '../engine/index.js';
-import type { SpendingPathView } from './miniscript-wallet.js';
+import type { ExpiringCoin, SpendingPathView } from './miniscript-wallet.js';
 
 export interface BalanceView {
   confirmed: number;
@@ -149,6 +149,8 @@ export interface WalletDetails {
   pending_psbts: number;
   /** Miniscript wallets: each way to spend, the primary first. */
   spending_paths?: SpendingPathView[];
+  /** Miniscript wallets: the listed coins whose recovery path opens within the warning window. */
+  timelock_expiring?: ExpiringCoin[];
 }
 
 export interface WalletListItem {

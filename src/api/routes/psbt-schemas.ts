@@ -83,14 +83,20 @@ export const PsbtRecordSchema = Type.Object({
 
 
 export const CreatePsbtBody = Type.Object({
-  recipients: Type.Array(
+  recipients: Type.Optional(Type.Array(
     Type.Object({
       address: Type.String({ description: 'Address of the service network; bech32 in any case.' }),
       amount: Type.Union([Type.Number(), Type.String()], { description: 'In the unit of the entry; converted exactly from its decimal text.' }),
       unit: Type.Optional(Type.Union([Type.Literal('btc'), Type.Literal('sat')], { default: 'btc' })),
       label: Type.Optional(Type.Union([Type.String(), Type.Null()], { description: 'Stored as the address label.' })),
     }),
-    { minItems: 1, maxItems: 1000 },
+    { minItems: 1, maxItems: 1000, description: 'Required, except with `refresh`.' },
+  )),
+  refresh: Type.Optional(
+    Type.Boolean({
+      description:
+        'Miniscript wallets: spend every coin whose recovery path opens within `timelock_warning_blocks` (the wallet\'s `timelock_expiring`) back to the wallet\'s next change address by the primary path, the fee taken from it, which starts their locks again. Without recipients, inputs, change_address, rbf_tx_id or subtract. None: 422 `nothing_to_refresh`.',
+    }),
   ),
   fee_rate: Type.Optional(Type.Union([Type.Number(), Type.String(), Type.Null()], { description: 'sat/vB; absent or empty: estimated for 6 blocks.' })),
   rbf: Type.Optional(Type.Boolean({ default: true, description: 'Signal BIP125 replaceability (nSequence 0xfffffffd).' })),

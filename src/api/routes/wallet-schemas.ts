@@ -110,6 +110,20 @@ export const WalletDetailsSchema = Type.Object({
   ),
   pending_psbts: Type.Integer(),
   spending_paths: SpendingPaths,
+  timelock_expiring: Type.Optional(
+    Type.Array(
+      Type.Object({
+        txid: Type.String(),
+        vout: Type.Integer(),
+        spending_path: Type.String({ description: 'The first recovery path to open for the coin.' }),
+        from_height: Type.Integer({ description: 'The height it opens at.' }),
+      }),
+      {
+        description:
+          'Miniscript wallets: the listed coins (see `utxo`) whose recovery path opens within `timelock_warning_blocks` (default 4320, about 30 days) of the next block, or has opened. A PSBT with `refresh: true` spends them back to the wallet by the primary path, which starts their locks again.',
+      },
+    ),
+  ),
 });
 
 export const WalletListSchema = Type.Object({

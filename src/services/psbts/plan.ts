@@ -21,7 +21,7 @@ import { pathTimelocks, type SpendPlan } from '../../core/spend-plan.js';
 import { parseTransaction } from '../../core/tx.js';
 import { ServiceError } from '../errors.js';
 import type { SpendableUtxo, WalletForSpending } from '../wallets/spending.js';
-import { branchDeriver, MiniscriptDeriver, miniscriptKeyInfo, type BranchDeriver, type MiniscriptDerivedOutput } from '../miniscript-wallet.js';
+import { branchDeriver, DEFAULT_TIMELOCK_WARNING_BLOCKS, MiniscriptDeriver, miniscriptKeyInfo, spendableFromHeight, type BranchDeriver, type MiniscriptDerivedOutput } from '../miniscript-wallet.js';
 import { choosePath, lockReached, miniscriptDetails, spendableFrom, timelockNotMet, type ChosenPath } from './spending-path.js';
 import { invalidField } from '../errors.js';
 import { isUnspendableKey } from '../../core/miniscript/index.js';
@@ -64,6 +64,8 @@ export interface PlanContext {
   feeRate: FeeRate;
   /** Incremental relay fee, sat/kvB (BIP125 replacements). */
   incrementalRate: FeeRate;
+  /** Miniscript wallets: a refresh spends the coins whose recovery opens within this many blocks. */
+  timelockWarningBlocks?: number;
 }
 
 export interface PsbtPlan {
@@ -248,9 +250,37 @@ function selectionError(error: unknown): never {
   throw error;
 }
 
-/** Builds the PSBT of a checked request. Throws ServiceError for what the wallet cannot do. */
-export function planPsbt(request: ParsedCreateRequest, context: PlanContext): PsbtPlan {
+/**
+ * A refresh as a payment: every coin whose first recovery path opens within the warning window (not frozen, not
+ * held by a pending PSBT) spent by the primary path to the next change address, the fee taken from it.
+ */
+function refreshRequest(request: ParsedCreateRequest, context: PlanContext): ParsedCreateRequest {
   const { spending, keys, reserved } = context;
+  if (!keys.miniscript) throw unprocessable('nothing_to_refresh', 'Only a miniscript wallet has timelocked paths to refresh');
+  const { plan } = keys.miniscript.receive;
+  const window = context.timelockWarningBlocks ?? DEFAULT_TIMELOCK_WARNING_BLOCKS;
+  const coins = spending.utxos.filter((u) => {
+    if (!selectable(u, spending.tipHeight) || reserved.has(key(u.txid, u.vout))) return false;
+    return plan.paths.slice(1).some((path) => {
+      const from = spendableFromHeight(path, u.blockHeight);
+      return from !== undefined && from - (spending.tipHeight + 1) <= window;
+    });
+  });
+  if (coins.length === 0) throw unprocessable('nothing_to_refresh', `No coin's recovery path opens within ${window} blocks`);
+  const target = keys.change.derive(spending.nextChangeIndex);
+  const value = coins.reduce((sum, u) => sum + u.valueSat, 0n);
+  return {
+    ...request,
+    recipients: [{ address: target.address, script: target.scriptPubKey, value, label: undefined }],
+    subtractFrom: 0,
+    inputs: coins.map((u) => ({ txid: u.txid, vout: u.vout })),
+  };
+}
+
+/** Builds the PSBT of a checked request. Throws ServiceError for what the wallet cannot do. */
+export function planPsbt(asked: ParsedCreateRequest, context: PlanContext): PsbtPlan {
+  const { spending, keys, reserved } = context;
+  const request = asked.refresh ? refreshRequest(asked, context) : asked;
   const chosen = requestedPath(keys, request.spendingPath);
   const inputType = chosen ? chosen.plan : spendPlanOf(keys.descriptor!);
   // A timelocked path spends only the coins whose lock the next block reaches.
@@ -376,6 +406,12 @@ export function planPsbt(request: ParsedCreateRequest, context: PlanContext): Ps
     changeOutputs.push(outputs.length);
     const { other: _, ...details } = inputDetails(changeDerived, keys);
     outputs.push({ script: changeScript, value: selection.change, change: details });
+  }
+  if (request.refresh) {
+    // The one output pays the wallet's next change address: it is change, with its derivations.
+    const { other: _, ...details } = inputDetails(changeDerived, keys);
+    outputs[0] = { ...outputs[0]!, change: details };
+    changeOutputs.push(0);
   }
   const infoKeys = keys.miniscript
     ? miniscriptKeyInfo(keys.miniscript.receive.descriptor).filter((_, i) => !isUnspendableKey(keys.miniscript!.receive.descriptor.keyTexts[i]!))

@@ -26,6 +26,7 @@ export interface CreatePsbtInput {
   inputs?: unknown;
   change_address?: unknown;
   spending_path?: unknown;
+  refresh?: unknown;
 }
 
 export interface ParsedRecipient {
@@ -49,6 +50,8 @@ export interface ParsedCreateRequest {
   changeAddress: { address: string; script: Uint8Array } | undefined;
   /** The spending path's id (miniscript wallets); undefined: the primary path. */
   spendingPath: string | undefined;
+  /** Spend the coins whose recovery path opens soon back to the wallet (no recipients). */
+  refresh: boolean;
 }
 
 const TXID = /^[0-9a-f]{64}$/i;
@@ -109,10 +112,30 @@ export function checkFeeRate(rate: FeeRate, bounds: FeeRateBounds): void {
   }
 }
 
+function readFeeRate(value: unknown): FeeRate {
+  try {
+    return parseFeeRate(value);
+  } catch (error) {
+    throw amountError(error, '/fee_rate');
+  }
+}
+
 /** Parses and checks the request body. Throws ServiceError (400 malformed, 422 impossible). */
 export function parseCreateRequest(body: unknown, network: Network): ParsedCreateRequest {
   if (!isObject(body)) throw invalidField('/', 'body must be a JSON object');
   const input = body as CreatePsbtInput;
+  const refresh = readBoolean(input.refresh, '/refresh', false);
+  if (refresh) {
+    if (input.recipients !== undefined && input.recipients !== null && !(Array.isArray(input.recipients) && input.recipients.length === 0)) {
+      throw invalidField('/recipients', 'must be absent with refresh: a refresh pays the wallet itself');
+    }
+    for (const field of ['inputs', 'rbf_tx_id', 'change_address', 'subtract'] as const) {
+      if (input[field] !== undefined && input[field] !== null && input[field] !== '' && input[field] !== false) throw invalidField(`/${field}`, 'must be absent with refresh');
+    }
+    if (input.spending_path !== undefined && input.spending_path !== null && input.spending_path !== 'primary') throw invalidField('/spending_path', 'a refresh spends by the primary path');
+    const feeRate = input.fee_rate !== undefined && input.fee_rate !== null && input.fee_rate !== '' ? readFeeRate(input.fee_rate) : undefined;
+    return { recipients: [], feeRate, rbf: readBoolean(input.rbf, '/rbf', true), subtractFrom: 0, replaces: undefined, inputs: undefined, changeAddress: undefined, spendingPath: undefined, refresh };
+  }
   if (!Array.isArray(input.recipients)) throw invalidField('/recipients', 'must be a list of recipients');
   if (input.recipients.length < 1 || input.recipients.length > MAX_RECIPIENTS) {
     throw invalidField('/recipients', `must have 1 to ${MAX_RECIPIENTS} entries`);
@@ -140,13 +163,7 @@ export function parseCreateRequest(body: unknown, network: Network): ParsedCreat
   }
 
   let feeRate: FeeRate | undefined;
-  if (input.fee_rate !== undefined && input.fee_rate !== null && input.fee_rate !== '') {
-    try {
-      feeRate = parseFeeRate(input.fee_rate);
-    } catch (error) {
-      throw amountError(error, '/fee_rate');
-    }
-  }
+  if (input.fee_rate !== undefined && input.fee_rate !== null && input.fee_rate !== '') feeRate = readFeeRate(input.fee_rate);
   const rbf = readBoolean(input.rbf, '/rbf', true);
   const subtract = readBoolean(input.subtract, '/subtract', false);
   let subtractFrom: number | undefined;
@@ -196,5 +213,5 @@ export function parseCreateRequest(body: unknown, network: Network): ParsedCreat
     if (typeof input.spending_path !== 'string' || !/^[a-z0-9-]{1,32}$/.test(input.spending_path)) throw invalidField('/spending_path', 'must be a spending path id such as "primary" or "recovery-1"');
     spendingPath = input.spending_path;
   }
-  return { recipients, feeRate, rbf, subtractFrom, replaces, inputs, changeAddress, spendingPath };
+  return { recipients, feeRate, rbf, subtractFrom, replaces, inputs, changeAddress, spendingPath, refresh: false };
 }

@@ -57,6 +57,8 @@ export interface PsbtServiceDeps {
   maxFeeRate: number;
   /** Most pending PSBTs one wallet may hold. */
   maxPending: number;
+  /** Miniscript wallets: a refresh spends the coins whose recovery opens within this many blocks. */
+  timelockWarningBlocks?: number;
   now?: () => number;
 }
 
@@ -198,7 +200,7 @@ export class PsbtService {
     for (let attempt = 1; ; attempt++) {
       const spending = await this.deps.coins.forSpending(wallet.id);
       const { reserved, takenOver } = await this.reservedCoins(wallet.id, spending, request.replaces);
-      const plan = planPsbt(request, { spending, keys, network, reserved, feeRate, incrementalRate });
+      const plan = planPsbt(request, { spending, keys, network, reserved, feeRate, incrementalRate, timelockWarningBlocks: this.deps.timelockWarningBlocks });
       const txid = psbtTxid(plan.psbt);
       const now = this.now();
       const stored: Omit<StoredPsbt, 'version'> = {
@@ -267,7 +269,7 @@ export class PsbtService {
     const { feeRate, incrementalRate } = await this.feeRates(request.feeRate);
     const spending = await this.deps.coins.forSpending(wallet.id);
     const { reserved } = await this.reservedCoins(wallet.id, spending, request.replaces);
-    const plan = planPsbt(request, { spending, keys: this.keysOf(wallet), network, reserved, feeRate, incrementalRate });
+    const plan = planPsbt(request, { spending, keys: this.keysOf(wallet), network, reserved, feeRate, incrementalRate, timelockWarningBlocks: this.deps.timelockWarningBlocks });
     const record = psbtRecord(plan.psbt, {
       network,
       changeOutputs: plan.changeOutputs,

@@ -13,7 +13,7 @@ import type { Store, StoredWallet, UtxoFlagRow } from '../../store/repositories.
 import { invalidField, ServiceError } from '../errors.js';
 import type { Principal } from '../principal.js';
 import { mapInParts, nextTurn } from '../turns.js';
-import { isMiniscriptText, MiniscriptDeriver, spendableFrom, spendingPathViews, type SpendingPathView } from '../miniscript-wallet.js';
+import { DEFAULT_TIMELOCK_WARNING_BLOCKS, expiringCoins, isMiniscriptText, MiniscriptDeriver, spendableFrom, spendingPathViews, type SpendingPathView } from '../miniscript-wallet.js';
 import type { WalletDirectory, WalletListing } from '../service-details.js';
 import {
   balanceView,
@@ -54,6 +54,8 @@ export interface WalletReadsDeps {
   scripts: WalletScriptsCache;
   /** Why the chain source refuses to follow a wallet, if it does. */
   refusals?: { of(walletId: string): { code: string; message: string } | undefined };
+  /** Miniscript wallets: coins whose recovery opens within this many blocks are listed as expiring. */
+  timelockWarningBlocks?: number;
 }
 
 /** A page of the wallet list and the number of wallets in the whole list. */
@@ -181,6 +183,9 @@ export class WalletReads implements WalletDirectory {
       scan: await this.scanState(wallet, chain.tip),
       pending_psbts: await this.deps.store.psbts.countPending(wallet.id),
       ...this.pathsOf(wallet),
+      ...(isMiniscriptText(wallet.receiveDescriptor) && {
+        timelock_expiring: expiringCoins(chain.utxo, chain.tip?.height ?? 0, this.deps.timelockWarningBlocks ?? DEFAULT_TIMELOCK_WARNING_BLOCKS),
+      }),
     };
   }
 

@@ -181,6 +181,41 @@ describeWithBitcoind('miniscript wallets with a timelocked recovery path against
     }, 120_000);
   }
 
+  it('wsh: coins whose recovery opens soon are listed, and a refresh spends them back to the wallet by the primary path', async () => {
+    const { client, chain } = world;
+    const alias = 'refresh-wsh';
+    const created = await client.importWallet(alias, { policy: policy('wsh', { after_blocks: HEIR_BLOCKS }) });
+    await chain.pay([{ address: await client.nextAddress(alias), sat: 20_000_000 }, { address: await client.nextAddress(alias), sat: 15_000_000 }]);
+    await chain.mine(1);
+    const minedAt = await chain.height();
+    await client.waitForBalance(alias, { total: 35_000_000, confirmed: 35_000_000 });
+    const before = await client.details(alias);
+    expect(before.timelock_expiring.map((c: { from_height: number; spending_path: string }) => [c.spending_path, c.from_height])).toEqual([
+      ['recovery-1', minedAt + HEIR_BLOCKS],
+      ['recovery-1', minedAt + HEIR_BLOCKS],
+    ]);
+    const refusedRecipients = await client.send('POST', `/wallets/${alias}/psbt`, { refresh: true, recipients: [{ address: created.address, amount: 1000, unit: 'sat' }] });
+    expect(refusedRecipients.status).toBe(400);
+
+    const refresh = await client.createPsbt(alias, { refresh: true, fee_rate: '2' });
+    expect(refresh.spending_path).toBe('primary');
+    expect(refresh.tx.vin).toHaveLength(2);
+    expect(refresh.tx.vout).toHaveLength(1);
+    expect(refresh.amount).toEqual([]); // the only output is the wallet's own
+    const [alice, carol] = [await signerOf(alias, created, 'alice'), await signerOf(alias, created, 'carol')];
+    for (const signer of [alice, carol]) {
+      const put = await client.putPsbt(alias, refresh.tx.txid, await cosign(signer, await client.psbtBase64(alias, refresh.tx.txid)));
+      expect(put.status, put.text).toBe(200);
+    }
+    await expectSameAsCore(alias, refresh);
+    const refreshedAt = await chain.height();
+    const after = await waitFor(async () => {
+      const d = await client.details(alias);
+      return d.utxo.length === 1 && d.utxo[0].confirmations === 1 && d;
+    }, 'the refreshed coin');
+    expect(after.timelock_expiring).toEqual([{ txid: after.utxo[0].txid, vout: 0, spending_path: 'recovery-1', from_height: refreshedAt + HEIR_BLOCKS }]);
+  }, 120_000);
+
   /** Core finalizes the service's PSBT to the transaction the service broadcasts, within the estimated size; then it is mined. */
   async function expectSameAsCore(alias: string, record: { tx: { txid: string }; tx_full_size: number }): Promise<void> {
     const { client, chain } = world;
