@@ -74,7 +74,8 @@ function accountKey(entry: unknown, where: string, network: Network, taproot: bo
     key = parseKeyExpression(given.trim(), { network, compressedOnly: true, taproot });
   } catch (e) {
     if (e instanceof CoreError) throw new DescriptorError(e.code, `${where}: ${e.message}`);
-    throw e;
+    // The key parser fails on some malformed text with a decoder's TypeError (e.g. odd-length hex).
+    throw policyError(`${where}: expected "[fingerprint/path]xpub" text`);
   }
   if (key.kind !== 'xpub') throw policyError(`${where}: an extended public key (xpub) is required`);
   if (!key.origin) throw policyError(`${where}: the key origin [fingerprint/path] is required so signers can find their key`);
