@@ -22,6 +22,8 @@ interface GroupList {
   counts: Map<string, [number, number]>;
   /** Replaced (never changed in place) whenever scripts are added: followers tell versions apart by identity too. */
   scripts: readonly Uint8Array[];
+  /** Scripts counted in the version but derived only when a follower asks for them (most keys are only compared). */
+  pending: Array<() => Uint8Array[]>;
 }
 
 /** Lists kept: the groups of a pass (the wallets at the tip, a few catching up, those on their own). */
@@ -35,7 +37,7 @@ export class WatchedScriptLists {
   /** The scripts of the group `walletIds`, brought up to date with what each wallet derived. */
   scriptsOf(walletIds: readonly string[], walletOf: (id: string) => WatchedWallet): WatchedScripts {
     const list = this.listFor(walletIds);
-    const added: Uint8Array[] = [];
+    const added: Array<() => Uint8Array[]> = [];
     let rebuild = false;
     for (const id of walletIds) {
       const wallet = walletOf(id);
@@ -45,8 +47,9 @@ export class WatchedScriptLists {
         rebuild = true; // fewer scripts (a rescan forgot some): the list is made again
         break;
       }
-      if (receive > known[0]) added.push(...wallet.derive(0, known[0], receive - known[0]));
-      if (change > known[1]) added.push(...wallet.derive(1, known[1], change - known[1]));
+      const [from0, from1] = known;
+      if (receive > from0) added.push(() => wallet.derive(0, from0, receive - from0));
+      if (change > from1) added.push(() => wallet.derive(1, from1, change - from1));
       if (receive !== known[0] || change !== known[1] || !list.counts.has(id)) list.counts.set(id, [receive, change]);
     }
     if (rebuild) {
@@ -54,11 +57,17 @@ export class WatchedScriptLists {
       return this.scriptsOf(walletIds, walletOf);
     }
     if (added.length > 0 || list.version === 0) {
-      list.scripts = list.scripts.concat(added);
+      list.pending.push(...added);
       list.version++;
     }
-    const { scripts } = list;
-    return { key: `${list.id}:${list.version}`, derive: () => scripts as Uint8Array[] };
+    return {
+      key: `${list.id}:${list.version}`,
+      derive: () => {
+        // A version asked for late may hold scripts of a later one too: watching more only reads more blocks.
+        if (list.pending.length > 0) list.scripts = list.scripts.concat(list.pending.splice(0).flatMap((derive) => derive()));
+        return list.scripts as Uint8Array[];
+      },
+    };
   }
 
   /**
@@ -72,7 +81,7 @@ export class WatchedScriptLists {
       if (list.counts.size > walletIds.length || (best && best.counts.size >= list.counts.size)) continue;
       if (this.within(list, walletIds)) best = list;
     }
-    if (!best) best = { id: this.nextId++, version: 0, counts: new Map(), scripts: [] };
+    if (!best) best = { id: this.nextId++, version: 0, counts: new Map(), scripts: [], pending: [] };
     this.lists = this.lists.filter((l) => l !== best).concat(best);
     if (this.lists.length > LISTS_KEPT) this.lists = this.lists.slice(this.lists.length - LISTS_KEPT);
     return best;
