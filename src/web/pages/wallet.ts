@@ -6,6 +6,7 @@ import { field, respond, sessionOf, walletUrl, type WebDeps } from '../context.j
 import { html, type Html } from '../html.js';
 import { csrfField } from '../layout.js';
 import { localPath } from '../local-path.js';
+import { spendingPathsSection } from './wallet-paths.js';
 import { addressesTable, balances, canSpend, coinsTable, pager, pendingPsbts, receiveBox, transactionsTable } from './wallet-views.js';
 
 type WalletRequest = FastifyRequest<{ Params: { alias: string }; Querystring: { view?: string; page?: string; receive?: string; branch?: string; broadcast?: string } }>;
@@ -13,6 +14,8 @@ type WalletRequest = FastifyRequest<{ Params: { alias: string }; Querystring: { 
 const TX_PAGE = 50;
 const COIN_PAGE = 100;
 const ADDRESS_PAGE = 50;
+/** Coins read for the recovery notice of a miniscript wallet. */
+const PATH_COINS = 500;
 const VIEWS = ['overview', 'transactions', 'coins', 'addresses'] as const;
 
 /** Why the page shows the wallet's receive address rather than the one a link asked for. */
@@ -59,7 +62,9 @@ export function registerWalletPages(app: FastifyInstance, deps: WebDeps): void {
         else receiveNotice = entry ? RECEIVE_NOTICES.used : RECEIVE_NOTICES.notHandedOut;
       }
       const psbts = await services.psbts.list(principal, alias);
+      const coins = details.spending_paths ? (await services.wallets.reads.utxoPage(principal, alias, { offset: 0, limit: PATH_COINS })).coins : [];
       content = html`${await receiveBox(details, address, index, session)}
+${spendingPathsSection(details, coins, session, canSpend(access))}
 ${pendingPsbts(details, psbts)}
 <section><h2>Latest transactions</h2>${transactionsTable(details, details.txlist.slice(0, 10), session, access, here)}
 ${details.txlist.length > 0 ? html`<p><a href="${walletUrl(alias, '?view=transactions')}">All transactions</a></p>` : ''}</section>`;
@@ -129,6 +134,14 @@ ${content}`;
       ...(frozen === 'true' ? { frozen: true } : frozen === 'false' ? { frozen: false } : {}),
     });
     return reply.redirect(backTo(alias, field(request.body, 'back')), 303);
+  });
+
+  app.post('/wallets/:alias/refresh', async (request: WalletRequest, reply) => {
+    const session = sessionOf(request);
+    const { alias } = request.params;
+    const feeRate = field(request.body, 'fee_rate').trim();
+    const { txid } = await services.psbts.create(session.principal, alias, { refresh: true, ...(feeRate !== '' && { fee_rate: feeRate }) });
+    return reply.redirect(walletUrl(alias, `/psbts/${txid}`), 303);
   });
 
   app.post('/wallets/:alias/delete', async (request: WalletRequest, reply) => {

@@ -6,6 +6,7 @@
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { WalletRpc } from '../../support/bitcoind-rpc.js';
+import { ensureWebAssets, WebClient } from '../../support/web-client.js';
 import { cosign, describeWithBitcoind, startChainWorld, stripChecksum, waitFor, type ChainWorld } from './chain-world.js';
 
 const COSIGNERS = ['alice', 'bob', 'carol', 'heir'] as const;
@@ -194,6 +195,18 @@ describeWithBitcoind('miniscript wallets with a timelocked recovery path against
       ['recovery-1', minedAt + HEIR_BLOCKS],
       ['recovery-1', minedAt + HEIR_BLOCKS],
     ]);
+    // The wallet page shows each path, when each coin's recovery opens, and the refresh action.
+    ensureWebAssets();
+    const web = new WebClient(world.server.url);
+    expect((await web.signIn('admin', world.server.adminPassword)).status).toBeLessThan(400);
+    const page = await web.get(`/wallets/${alias}`);
+    expect(page.status).toBe(200);
+    expect(page.text).toContain('data-spending-paths');
+    expect(page.text).toMatch(/data-path="recovery-1"[^]*12 blocks/);
+    expect(page.text).toContain('data-timelock-notice');
+    for (const coin of before.utxo) expect(page.text).toContain(`data-expiring="${coin.txid}:${coin.vout}"`);
+    expect(page.text).toContain(`block ${minedAt + HEIR_BLOCKS}`);
+    expect(page.text).toContain(`action="/wallets/${alias}/refresh"`);
     const refusedRecipients = await client.send('POST', `/wallets/${alias}/psbt`, { refresh: true, recipients: [{ address: created.address, amount: 1000, unit: 'sat' }] });
     expect(refusedRecipients.status).toBe(400);
 
