@@ -5,7 +5,9 @@
 // payment confirmed in that block and (b) every wallet stands at that block, read from the store's rows.
 //
 //   npm run build && node bench/many-wallets/blocks.mjs [--wallets 1000] [--paid 100] [--blocks 5] [--instances 1]
-//     [--sharing on|off] [--cpu-prof DIR] (WCS_BENCH_DATABASE_URL, default the tests' database)
+//     [--sharing on|off] [--phases 1:off,2:on,...] [--cpu-prof DIR] (WCS_BENCH_DATABASE_URL, default the tests' database)
+// `--phases` runs several set-ups one after the other on the same wallets (instances:sharing each), for comparisons
+// in one run: every phase starts its instances, lets them take one block untimed, times its blocks and stops them.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -33,6 +35,10 @@ const BLOCKS = Number(arg('blocks', 5));
 const INSTANCES = Number(arg('instances', 1));
 const SHARING = arg('sharing', 'off');
 const PROFILE_DIR = arg('cpu-prof', undefined);
+const PHASES = arg('phases', `${INSTANCES}:${SHARING}`).split(',').map((p) => {
+  const [instances, sharing] = p.split(':');
+  return { instances: Number(instances), sharing: sharing ?? 'off' };
+});
 const DATABASE_URL = process.env.WCS_BENCH_DATABASE_URL ?? 'postgres://wcs_test:wcs_test@127.0.0.1:5432/wcs_test';
 const fixture = JSON.parse(readFileSync(join(root, 'test/fixtures/regtest/wallets.json'), 'utf8')).w_wsh2of3;
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -55,64 +61,74 @@ try {
     SERVICE_DATA_FOLDER: dataFolder, SERVICE_NETWORK: 'regtest', SERVICE_API_ACTIVE: 'True', SERVICE_ADMIN_PASSWORD: 'bench-admin-password',
     SERVICE_LOG_LEVEL: 'warn', SERVICE_BITCOIND_URL: node.url, SERVICE_BITCOIND_COOKIE: node.cookieFile, SERVICE_SYNC_INTERVAL: '5', SERVICE_HOST: '127.0.0.1',
     SERVICE_MAX_WALLETS_PER_USER: '100000', SERVICE_DATABASE_URL: databaseUrl, SERVICE_JWT_KEY: 'bench-blocks-signing-key-0123456789abcdef',
-    ...(SHARING === 'on' ? { SERVICE_SYNC_SHARING: 'on' } : {}),
   };
   const written = performance.now();
   const ids = await writeWallets(env, tip);
   console.log(`${WALLETS} 2-of-3 wallets written in ${((performance.now() - written) / 1000).toFixed(1)} s`);
-  children.push(...(await Promise.all(Array.from({ length: INSTANCES }, (_, i) => serve(env, i)))));
   const db = new pg.Client({ connectionString: databaseUrl });
   await db.connect();
+  let round = 0;
   try {
-    if (SHARING === 'on') {
-      // Shared out first: every instance holding its share of the leases, then one block (not timed) they all took.
-      const share = Math.ceil(WALLETS / INSTANCES);
-      await until(async () => {
-        const rows = (await db.query('select instance_id, count(*)::int as n from wallet_follow_leases group by instance_id')).rows;
-        return rows.length === INSTANCES && rows.every((r) => r.n <= share) && rows.reduce((sum, r) => sum + r.n, 0) === WALLETS;
-      });
-      const [hash] = await node.rpc.call('generatetoaddress', [1, minerAddress]);
-      await until(async () => (await count(db, 'select count(*)::int as n from wallets where tip_hash = $1', [hash])) === WALLETS);
-      console.log(`wallets shared out between ${INSTANCES} instances`);
+    for (const phase of PHASES) {
+      const phaseEnv = { ...env, ...(phase.sharing === 'on' ? { SERVICE_SYNC_SHARING: 'on' } : {}) };
+      // Data folders of the phase's own: `wcs serve` records its settings there, and the next phase's must not inherit them.
+      children.push(...(await Promise.all(Array.from({ length: phase.instances }, (_, i) => serve(phaseEnv, `${PHASES.indexOf(phase)}-${i}`)))));
+      if (phase.sharing === 'on') {
+        // Shared out first: every instance holding its share of the leases.
+        const share = Math.ceil(WALLETS / phase.instances);
+        await until(async () => {
+          const rows = (await db.query('select instance_id, count(*)::int as n from wallet_follow_leases group by instance_id')).rows;
+          return rows.length === phase.instances && rows.every((r) => r.n <= share) && rows.reduce((sum, r) => sum + r.n, 0) === WALLETS;
+        });
+      }
+      // One block (not timed) every instance took: every wallet loaded.
+      const [warmHash] = await node.rpc.call('generatetoaddress', [1, minerAddress]);
+      await until(async () => (await count(db, 'select count(*)::int as n from wallets where tip_hash = $1', [warmHash])) === WALLETS);
+      console.log(`phase: ${phase.instances} instance(s), sync_sharing ${phase.sharing}`);
+      const results = [];
+      for (let block = 0; block < BLOCKS; block++, round++) {
+        // Each round pays other wallets, at a receive index of its own (within the first 20 each wallet watches).
+        const paid = Array.from({ length: PAID }, (_, k) => (round * PAID + k) % WALLETS);
+        const amounts = Object.fromEntries(paid.map((i) => [addressOf(i, round % 20), 0.001]));
+        const txid = await node.rpc.call('sendmany', ['', amounts], 'miner');
+        const paidIds = paid.map((i) => ids[i]);
+        const seenAt = performance.now();
+        await until(async () => (await count(db, 'select count(distinct wallet_id)::int as n from wallet_transactions where txid = $1 and wallet_id = any($2)', [txid, paidIds])) === paid.length);
+        const mempool = (performance.now() - seenAt) / 1000;
+        const [hash] = await node.rpc.call('generatetoaddress', [1, minerAddress]);
+        const mined = performance.now();
+        let paidAt;
+        await until(async () => {
+          if (paidAt === undefined && (await count(db, 'select count(*)::int as n from wallet_transactions where txid = $1 and block_hash = $2', [txid, hash])) === paid.length) paidAt = performance.now();
+          return paidAt !== undefined && (await count(db, 'select count(*)::int as n from wallets where tip_hash = $1', [hash])) === WALLETS;
+        });
+        const all = (performance.now() - mined) / 1000;
+        const paidSeconds = (paidAt - mined) / 1000;
+        results.push({ paidSeconds, all });
+        console.log(`block ${block + 1}: payments seen in the mempool after ${mempool.toFixed(2)} s; ${PAID} paid wallets confirmed after ${paidSeconds.toFixed(2)} s, all ${WALLETS} wallets at the block after ${all.toFixed(2)} s`);
+      }
+      const median = (list) => [...list].sort((a, b) => a - b)[Math.floor(list.length / 2)];
+      console.log(`median over ${BLOCKS} blocks: paid wallets ${median(results.map((r) => r.paidSeconds)).toFixed(2)} s, all wallets ${median(results.map((r) => r.all)).toFixed(2)} s`);
+      await stopAll();
     }
-    const results = [];
-    for (let round = 0; round < BLOCKS; round++) {
-      // Each round pays other wallets, at a receive index of its own (within the first 20 each wallet watches).
-      const paid = Array.from({ length: PAID }, (_, k) => (round * PAID + k) % WALLETS);
-      const amounts = Object.fromEntries(paid.map((i) => [addressOf(i, round % 20), 0.001]));
-      const txid = await node.rpc.call('sendmany', ['', amounts], 'miner');
-      const paidIds = paid.map((i) => ids[i]);
-      const seenAt = performance.now();
-      await until(async () => (await count(db, 'select count(distinct wallet_id)::int as n from wallet_transactions where txid = $1 and wallet_id = any($2)', [txid, paidIds])) === paid.length);
-      const mempool = (performance.now() - seenAt) / 1000;
-      const [hash] = await node.rpc.call('generatetoaddress', [1, minerAddress]);
-      const mined = performance.now();
-      let paidAt;
-      await until(async () => {
-        if (paidAt === undefined && (await count(db, 'select count(*)::int as n from wallet_transactions where txid = $1 and block_hash = $2', [txid, hash])) === paid.length) paidAt = performance.now();
-        return paidAt !== undefined && (await count(db, 'select count(*)::int as n from wallets where tip_hash = $1', [hash])) === WALLETS;
-      });
-      const all = (performance.now() - mined) / 1000;
-      const paidSeconds = (paidAt - mined) / 1000;
-      results.push({ paidSeconds, all });
-      console.log(`block ${round + 1}: payments seen in the mempool after ${mempool.toFixed(2)} s; ${PAID} paid wallets confirmed after ${paidSeconds.toFixed(2)} s, all ${WALLETS} wallets at the block after ${all.toFixed(2)} s`);
-    }
-    const median = (list) => [...list].sort((a, b) => a - b)[Math.floor(list.length / 2)];
-    console.log(`median over ${BLOCKS} blocks: paid wallets ${median(results.map((r) => r.paidSeconds)).toFixed(2)} s, all wallets ${median(results.map((r) => r.all)).toFixed(2)} s`);
   } finally {
     await db.end();
   }
 } finally {
-  for (const child of children) {
-    const exited = new Promise((r) => child.once('exit', r));
-    child.kill('SIGTERM');
-    await exited;
-  }
+  await stopAll();
   await node.stop();
   await admin.query(`drop schema "${schema}" cascade`);
   await admin.end();
   rmSync(chainDir, { recursive: true, force: true });
   rmSync(dataFolder, { recursive: true, force: true });
+}
+
+async function stopAll() {
+  for (const child of children.splice(0)) {
+    const exited = new Promise((r) => child.once('exit', r));
+    child.kill('SIGTERM');
+    await exited;
+  }
 }
 
 async function count(db, text, values) {
