@@ -5,6 +5,8 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { PsbtRecord } from '../../services/psbts/record.js';
+import type { SpendingPathView } from '../../services/miniscript-wallet.js';
+import { timelockText } from './wallet-paths.js';
 
 type Preview = { record: PsbtRecord; changeOutputs: number[] };
 import { ServiceError } from '../../services/errors.js';
@@ -28,6 +30,7 @@ const FIELD_OF_CODE: Record<string, string> = {
   fee_rate_too_high: '/fee_rate',
   fee_estimate_unavailable: '/fee_rate',
   cannot_replace: '/rbf_tx_id',
+  timelock_not_met: '/spending_path',
   transaction_confirmed: '/rbf_tx_id',
   transaction_not_pending: '/rbf_tx_id',
   transaction_not_found: '/rbf_tx_id',
@@ -58,6 +61,8 @@ interface SendValues {
   bump: string;
   /** Everything spendable to the one recipient, the fee taken from it. */
   sendMax: boolean;
+  /** Miniscript wallets: the spending path's id ('' : the primary). */
+  path?: string;
 }
 
 function valuesOf(body: unknown): SendValues {
@@ -73,6 +78,7 @@ function valuesOf(body: unknown): SendValues {
     coins: fieldList(body, 'coin'),
     bump: field(body, 'bump'),
     sendMax: field(body, 'send_max') === 'on',
+    path: field(body, 'spending_path'),
   };
 }
 
@@ -96,6 +102,7 @@ function creationInput(v: SendValues, spendable: bigint): Record<string, unknown
         }
       : {}),
     ...(v.bump ? { rbf_tx_id: v.bump } : {}),
+    ...(v.path ? { spending_path: v.path } : {}),
   };
 }
 
@@ -158,7 +165,16 @@ function previewBox({ record: preview, changeOutputs }: Preview, v: SendValues):
 </section>`;
 }
 
-function sendForm(alias: string, session: WebSession, v: SendValues, errors: Map<string, string>, estimates: (bigint | null)[] | undefined, preview: Preview | undefined, spendable: bigint): Html {
+/** A miniscript wallet's choice of spending path (the primary, or a recovery once its lock is reached). */
+function pathChoice(paths: readonly SpendingPathView[] | undefined, v: SendValues, errors: Map<string, string>): Html {
+  if (!paths || paths.length < 2) return html``;
+  const options = paths.map((p) => html`<option value="${p.id}"${(v.path || 'primary') === p.id ? html` selected` : ''}>${p.id}: ${p.threshold} of ${p.keys.map((k) => k.label || k.fingerprint).join(', ')} (${timelockText(p)})</option>`);
+  return html`<label for="spending_path">Spending path</label>
+  <select id="spending_path" name="spending_path" data-spending-path>${options}</select>
+  ${fieldError(errors, '/spending_path', 'spending-path')}`;
+}
+
+function sendForm(alias: string, session: WebSession, v: SendValues, errors: Map<string, string>, estimates: (bigint | null)[] | undefined, preview: Preview | undefined, spendable: bigint, paths?: readonly SpendingPathView[]): Html {
   const rows = (v.recipients.length > 0 ? v.recipients : [{ address: '', amount: '', unit: 'btc', label: '' }]).map((r, i) => recipientRow(r, i, v, errors));
   const estimateButtons = estimates
     ? TARGETS.map(([name, blocks], i) => {
@@ -174,6 +190,7 @@ function sendForm(alias: string, session: WebSession, v: SendValues, errors: Map
   ${v.bump ? html`<input type="hidden" name="bump" value="${v.bump}"><p class="notice">Replacing transaction <span class="mono">${v.bump}</span> with a higher fee.</p>${fieldError(errors, '/rbf_tx_id', 'bump')}` : ''}
   ${v.coins.map((c) => html`<input type="hidden" name="coin" value="${c}">`)}
   ${v.coins.length > 0 ? html`<p class="notice">Spending only the ${v.coins.length} selected coin(s).</p>${fieldError(errors, '/inputs', 'coins')}` : fieldError(errors, '/inputs', 'coins')}
+  ${pathChoice(paths, v, errors)}
   <div data-recipient-rows>${rows}</div>
   ${fieldError(errors, '/recipients', 'recipients')}${fieldError(errors, '/subtract_from', 'pays-fee')}
   <label class="check"><input type="checkbox" name="send_max"${v.sendMax ? html` checked` : ''}> Send everything available to the one recipient, the fee taken from it (its amount is then ignored)</label>
@@ -212,7 +229,7 @@ export function registerSendPages(app: FastifyInstance, deps: WebDeps): void {
     const wallet = await services.wallets.reads.details(session.principal, alias, { limit: 0 }, { utxos: false });
     const spendable = await services.psbts.spendable(session.principal, alias);
     const body = html`<p><a href="${walletUrl(alias)}">← ${wallet.name}</a></p><h1>Send</h1>
-${sendForm(alias, session, v, errors, await estimates(), preview, spendable)}`;
+${sendForm(alias, session, v, errors, await estimates(), preview, spendable, wallet.spending_paths)}`;
     // A refusal already shown next to its field is not repeated at the top.
     const shownAtField = flash !== undefined && [...errors.values()].includes(flash);
     return respond(reply, deps, request, { title: `Send from ${wallet.name}`, body, ...(flash && !shownAtField ? { flash: { kind: 'error' as const, text: flash } } : {}) }, status);

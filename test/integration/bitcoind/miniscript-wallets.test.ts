@@ -207,6 +207,12 @@ describeWithBitcoind('miniscript wallets with a timelocked recovery path against
     for (const coin of before.utxo) expect(page.text).toContain(`data-expiring="${coin.txid}:${coin.vout}"`);
     expect(page.text).toContain(`block ${minedAt + HEIR_BLOCKS}`);
     expect(page.text).toContain(`action="/wallets/${alias}/refresh"`);
+    // The send page offers the paths; a recovery before its lock is refused naming the height.
+    const send = await web.get(`/wallets/${alias}/send`);
+    expect(send.text).toContain('data-spending-path');
+    expect(send.text).toContain('value="recovery-1"');
+    const early = await web.post(`/wallets/${alias}/send`, { address: await chain.minerAddressOf('bech32'), amount: '0.01', unit: 'btc', fee_rate: '2', rbf: 'on', spending_path: 'recovery-1', action: 'preview' });
+    expect(early.text).toContain(`from height ${minedAt + HEIR_BLOCKS}`);
     const refusedRecipients = await client.send('POST', `/wallets/${alias}/psbt`, { refresh: true, recipients: [{ address: created.address, amount: 1000, unit: 'sat' }] });
     expect(refusedRecipients.status).toBe(400);
 
