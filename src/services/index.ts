@@ -105,6 +105,7 @@ export function createServices(deps: ServiceDeps): Services {
     progress: chain,
     refusals,
     confirmationsNotify: config.confirmationsNotify,
+    timelockWarningBlocks: config.timelockWarningBlocks,
     now,
     ...(deps.syncBatchBlocks !== undefined ? { batchBlocks: deps.syncBatchBlocks } : {}),
     log: deps.log,

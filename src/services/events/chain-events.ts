@@ -9,6 +9,32 @@ import { selectTransactions, type EngineState, type WalletChangeset, type Wallet
 import type { NewEvent } from '../../store/repositories.js';
 import type { PsbtSettlement } from '../psbts/chain-reconciler.js';
 import { newEvent } from './types.js';
+import { listUnspent } from '../../engine/index.js';
+import type { SpendPath } from '../../core/spend-plan.js';
+import { pathId, spendableFromHeight } from '../miniscript-wallet.js';
+
+/**
+ * wallet.timelock_expiring for each confirmed coin whose recovery path came within the warning window with this
+ * write: the tip reached the window's start, or the coin was confirmed already inside it.
+ */
+function expiringEvents(input: WalletEventInput, from: number, newHeight: number): NewEvent[] {
+  const { paths, warningBlocks } = input.timelocks!;
+  const events: NewEvent[] = [];
+  for (const coin of listUnspent(input.state, input.wallet.id)) {
+    if (coin.blockHeight === null) continue;
+    paths.forEach((path, i) => {
+      if (i === 0) return;
+      const opens = spendableFromHeight(path, coin.blockHeight);
+      if (opens === undefined) return;
+      // Within the window once the next block is at most `warningBlocks` before it opens.
+      const warnedAt = Math.max(opens - 1 - warningBlocks, coin.blockHeight!);
+      if (warnedAt > from && warnedAt <= newHeight) {
+        events.push(newEvent('wallet.timelock_expiring', input.wallet, input.at, { txid: coin.txid, vout: coin.vout, spending_path: pathId(i), from_height: opens, blocks_left: Math.max(0, opens - newHeight - 1) }));
+      }
+    });
+  }
+  return events;
+}
 
 export interface WalletEventInput {
   state: EngineState;
@@ -23,6 +49,8 @@ export interface WalletEventInput {
   /** True when this write brings a wallet that was scanning to the node's tip. */
   reachedTip: boolean;
   at: number;
+  /** Miniscript wallets: the plan's paths (the primary first) and the warning window, in blocks. */
+  timelocks?: { paths: readonly SpendPath[]; warningBlocks: number };
 }
 
 const sats = (value: bigint | null): number | null => (value === null ? null : Number(value));
@@ -78,6 +106,7 @@ export function walletEvents(input: WalletEventInput): NewEvent[] {
       }
     }
   }
+  if (tipRose && input.timelocks) events.push(...expiringEvents(input, input.previousHeight ?? -1, newHeight));
   if (input.reachedTip && change?.sync.tip) events.push(newEvent('wallet.synced', wallet, at, { tip_height: change.sync.tip.height, tip_hash: change.sync.tip.hash }));
   return events.map(withAnnouncement);
 }

@@ -17,6 +17,7 @@ export const EVENT_TYPES = [
   'transaction.confirmed',
   'transaction.replaced',
   'wallet.synced',
+  'wallet.timelock_expiring',
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];

@@ -8,6 +8,9 @@
  * still scanning, are written several at a time (a crash loses at most those; the scan applies them again);
  * a block that touches a wallet at the tip is written at once.
  */
+import { NETWORKS, type NetworkName } from '../../core/network.js';
+import type { SpendPath } from '../../core/spend-plan.js';
+import { branchDeriver, DEFAULT_TIMELOCK_WARNING_BLOCKS, isMiniscriptText, MiniscriptDeriver } from '../miniscript-wallet.js';
 import type { ChainFollower, FollowRequest, TipWatch, WatchedScripts } from '../../chain/follower.js';
 import { ChainError, type ChainTip } from '../../chain/types.js';
 import {
@@ -95,6 +98,8 @@ export interface SyncServiceDeps {
   balances?: BalanceSummaries;
   /** Depth (besides 1) at which transaction.confirmed is recorded. */
   confirmationsNotify?: number;
+  /** Miniscript wallets: blocks before a recovery path opens that wallet.timelock_expiring is recorded. */
+  timelockWarningBlocks?: number;
   now?: () => number;
   log?: ((level: 'info' | 'warn', message: string, details?: Record<string, unknown>) => void) | undefined;
 }
@@ -115,6 +120,8 @@ interface Group {
 export class SyncService {
   private state: EngineState = createEngineState();
   private readonly loaded = new Map<string, LoadedWallet>();
+  /** Miniscript wallets' spending paths by receive descriptor (for their timelock events). */
+  private readonly pathsByDescriptor = new Map<string, readonly SpendPath[]>();
   private readonly watched = new WatchedScriptLists();
   private running: Promise<SyncPassResult> | undefined;
   private timer: NodeJS.Timeout | undefined;
@@ -584,10 +591,25 @@ export class SyncService {
           depths,
           reachedTip: reached.includes(walletId),
           at,
+          ...this.timelocksOf(loaded.wallet),
         }),
       );
     }
     return events;
+  }
+
+  /** A miniscript wallet's paths and the warning window, for its wallet.timelock_expiring events. */
+  private timelocksOf(wallet: { receiveDescriptor: string; network: NetworkName }): { timelocks?: { paths: readonly SpendPath[]; warningBlocks: number } } {
+    if (!isMiniscriptText(wallet.receiveDescriptor)) return {};
+    let paths = this.pathsByDescriptor.get(wallet.receiveDescriptor);
+    if (!paths) {
+      const deriver = branchDeriver(wallet.receiveDescriptor, NETWORKS[wallet.network]);
+      if (!(deriver instanceof MiniscriptDeriver)) return {};
+      paths = deriver.plan.paths;
+      if (this.pathsByDescriptor.size >= 1000) this.pathsByDescriptor.clear();
+      this.pathsByDescriptor.set(wallet.receiveDescriptor, paths);
+    }
+    return { timelocks: { paths, warningBlocks: this.deps.timelockWarningBlocks ?? DEFAULT_TIMELOCK_WARNING_BLOCKS } };
   }
 
   private reset(): void {

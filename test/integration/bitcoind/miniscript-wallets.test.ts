@@ -186,11 +186,23 @@ describeWithBitcoind('miniscript wallets with a timelocked recovery path against
     const { client, chain } = world;
     const alias = 'refresh-wsh';
     const created = await client.importWallet(alias, { policy: policy('wsh', { after_blocks: HEIR_BLOCKS }) });
+    const store = world.server.running.runtime.store;
+    const startSeq = await store.events.lastSeq();
     await chain.pay([{ address: await client.nextAddress(alias), sat: 20_000_000 }, { address: await client.nextAddress(alias), sat: 15_000_000 }]);
     await chain.mine(1);
     const minedAt = await chain.height();
     await client.waitForBalance(alias, { total: 35_000_000, confirmed: 35_000_000 });
     const before = await client.details(alias);
+    // The coins came within the warning window as they were confirmed: one wallet.timelock_expiring each.
+    const expiringEvents = await waitFor(async () => {
+      const found = (await store.events.listAfter(startSeq, undefined, 1000)).filter((e) => e.type === 'wallet.timelock_expiring' && e.walletAlias === alias);
+      return found.length >= 2 && found;
+    }, 'the timelock events');
+    expect(expiringEvents.map((e) => e.data).sort((a, b) => String(a.txid).localeCompare(String(b.txid)) || Number(a.vout) - Number(b.vout))).toEqual(
+      [...before.utxo]
+        .sort((a: { txid: string; vout: number }, b: { txid: string; vout: number }) => a.txid.localeCompare(b.txid) || a.vout - b.vout)
+        .map((u: { txid: string; vout: number }) => ({ txid: u.txid, vout: u.vout, spending_path: 'recovery-1', from_height: minedAt + HEIR_BLOCKS, blocks_left: HEIR_BLOCKS - 1 })),
+    );
     expect(before.timelock_expiring.map((c: { from_height: number; spending_path: string }) => [c.spending_path, c.from_height])).toEqual([
       ['recovery-1', minedAt + HEIR_BLOCKS],
       ['recovery-1', minedAt + HEIR_BLOCKS],
