@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { request } from '../support/server.js';
+import { ensureWebAssets, WebClient } from '../support/web-client.js';
 import { startWalletWorld, wallets, type WalletWorld } from './wallet-helpers.js';
 
 type FixtureKey = { fingerprint: string; derivation: string; tpub: string };
@@ -65,5 +66,40 @@ describe('miniscript wallets: creation input', () => {
     if (code) expect(refused.body.code).toBe(code);
     expect(refused.body.message).toMatch(message);
     expect(refused.body.errors[0].path).toBe(Object.keys(body)[0] === 'policy' ? '/policy' : '/descriptor');
+  });
+
+  it.each([
+    ['inheritance', 'recovery_keys', 2, 1],
+    ['expanding', 'recovery_keys', 2, 2],
+    ['decaying', '', 3, 2],
+  ] as const)('the web form\'s %s template creates the wallet, shown with its paths', async (template, _, primaryThreshold, recoveryThreshold) => {
+    ensureWebAssets();
+    const web = new WebClient(world.server.url);
+    await web.signIn('admin', world.server.adminPassword);
+    const form = await web.get('/wallets/new');
+    expect(form.text).toContain('value="recovery"');
+    expect(form.text).toContain('365 days = 52560 blocks');
+    const created = await web.post('/wallets/new', {
+      name: `Family ${template}`,
+      mode: 'recovery',
+      template,
+      script: 'wsh',
+      primary_keys: keys.map((k, i) => `${k} Cosigner ${i + 1}`).join('\n'),
+      primary_threshold: String(primaryThreshold),
+      recovery_keys: `${heir} Heir`,
+      recovery_threshold: String(recoveryThreshold),
+      delay_days: '30',
+    });
+    expect(created.status, created.text.slice(0, 2000)).toBeLessThan(400);
+    const listed = await request(`${world.server.api}/wallets`, { headers: world.auth });
+    const alias = listed.body.wallets.find((w: { name: string }) => w.name === `Family ${template}`).alias;
+    const details = await request(`${world.server.api}/wallets/${alias}`, { headers: world.auth });
+    expect(details.body.spending_paths.map((p: { threshold: number; keys: unknown[]; timelock: unknown }) => [p.threshold, p.keys.length, p.timelock])).toEqual([
+      [primaryThreshold, 3, null],
+      [recoveryThreshold, template === 'inheritance' ? 1 : template === 'expanding' ? 4 : 3, { type: 'relative_blocks', blocks: 30 * 144 }],
+    ]);
+    const page = await web.get(`/wallets/${alias}`);
+    expect(page.text).toContain('data-spending-paths');
+    expect(page.text).toContain('4320 blocks (about 30 days)');
   });
 });

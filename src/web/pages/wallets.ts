@@ -89,6 +89,76 @@ interface NewWalletValues {
   keys: { key: string; label: string }[];
   birthday: string;
   shares: string;
+  /** Timelocked recovery (miniscript): template, script, primary and recovery keys (a key a line, a label after it), thresholds and delay in days. */
+  recovery?: RecoveryValues;
+}
+
+interface RecoveryValues {
+  template: string;
+  script: string;
+  primaryKeys: string;
+  primaryThreshold: string;
+  recoveryKeys: string;
+  recoveryThreshold: string;
+  days: string;
+}
+
+/** Blocks a day at the ten-minute target: the delay in days is turned into a relative lock in blocks. */
+const BLOCKS_PER_DAY = 144;
+const RECOVERY_TEMPLATES = [
+  ['inheritance', 'Inheritance: the primary keys, or the heirs\' keys after a delay'],
+  ['expanding', 'Expanding multisig: after a delay, further keys count with the primary ones'],
+  ['decaying', 'Decaying multisig: after a delay, fewer of the same keys are needed'],
+] as const;
+
+const keyLines = (text: string) =>
+  text
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line !== '')
+    .map((line) => {
+      const [key = '', ...label] = line.split(/\s+/);
+      return { key, ...(label.length > 0 ? { label: label.join(' ') } : {}) };
+    });
+
+const numberOr = (text: string) => (/^\d{1,9}$/.test(text.trim()) ? Number(text.trim()) : text);
+
+/** The `paths` policy of the recovery form: the primary path, and the template's recovery path after the delay. */
+function recoveryPolicy(r: RecoveryValues): Record<string, unknown> {
+  const primary = keyLines(r.primaryKeys);
+  const extra = keyLines(r.recoveryKeys);
+  const days = numberOr(r.days);
+  const recoveryKeys = r.template === 'decaying' ? primary : r.template === 'expanding' ? [...primary, ...extra] : extra;
+  return {
+    type: 'paths',
+    script: r.script,
+    paths: [
+      { threshold: numberOr(r.primaryThreshold), keys: primary },
+      { threshold: numberOr(r.recoveryThreshold), keys: recoveryKeys, after_blocks: typeof days === 'number' ? days * BLOCKS_PER_DAY : days },
+    ],
+  };
+}
+
+function recoveryFields(r: RecoveryValues, errors: Map<string, string>): Html {
+  const days = /^\d{1,9}$/.test(r.days.trim()) ? Number(r.days.trim()) : undefined;
+  return html`<div data-mode="recovery" class="stack">
+    <label for="template">Template</label>
+    <select id="template" name="template">${RECOVERY_TEMPLATES.map(([value, text]) => html`<option value="${value}"${r.template === value ? html` selected` : ''}>${text}</option>`)}</select>
+    <label for="script">Script</label>
+    <select id="script" name="script"><option value="wsh"${r.script !== 'tr' ? html` selected` : ''}>wsh (segwit v0)</option><option value="tr"${r.script === 'tr' ? html` selected` : ''}>tr (taproot)</option></select>
+    <label for="primary_keys">Primary keys, one a line: [fingerprint/path]xpub, then a label</label>
+    <textarea id="primary_keys" name="primary_keys" rows="3" spellcheck="false">${r.primaryKeys}</textarea>
+    <label for="primary_threshold">Signatures required on the primary path</label>
+    <input id="primary_threshold" name="primary_threshold" inputmode="numeric" value="${r.primaryThreshold}">
+    <label for="recovery_keys">Recovery keys (heirs; for an expanding multisig the further keys; unused when decaying)</label>
+    <textarea id="recovery_keys" name="recovery_keys" rows="2" spellcheck="false">${r.recoveryKeys}</textarea>
+    <label for="recovery_threshold">Signatures required on the recovery path</label>
+    <input id="recovery_threshold" name="recovery_threshold" inputmode="numeric" value="${r.recoveryThreshold}">
+    <label for="delay_days">Delay in days after a coin is received (at most 455)</label>
+    <input id="delay_days" name="delay_days" inputmode="numeric" value="${r.days}" data-delay-days>
+    <p class="muted" data-delay-blocks>${days !== undefined ? `${days} days = ${days * BLOCKS_PER_DAY} blocks` : `A day is ${BLOCKS_PER_DAY} blocks`}; spend (refresh) coins before their delay ends to keep the recovery closed.</p>
+    ${fieldError(errors, '/policy', 'policy-recovery')}
+  </div>`;
 }
 
 /** An example key of the service's network: xpub and coin type 0 on mainnet, tpub and coin type 1 on test networks. */
@@ -120,6 +190,7 @@ function newWalletForm(session: WebSession, v: NewWalletValues, errors: Map<stri
   <fieldset>
     <legend>Keys</legend>
     <label><input type="radio" name="mode" value="policy"${v.mode !== 'descriptor' ? html` checked` : ''}> Guided: type, threshold and keys</label>
+    <label><input type="radio" name="mode" value="recovery"${v.mode === 'recovery' ? html` checked` : ''}> Timelocked recovery: inheritance, expanding or decaying multisig</label>
     <label><input type="radio" name="mode" value="descriptor"${v.mode === 'descriptor' ? html` checked` : ''}> A descriptor</label>
     <label><input type="radio" name="mode" value="file"${v.mode === 'file' ? html` checked` : ''}> A wallet setup file (Coldcard, Sparrow, Specter, Caravan, BSMS)</label>
   </fieldset>
@@ -143,6 +214,7 @@ function newWalletForm(session: WebSession, v: NewWalletValues, errors: Map<stri
     <div data-key-rows>${keyRows}</div>
     <button type="button" data-add-row>Add a key</button>
   </div>
+  ${recoveryFields(v.recovery ?? { template: 'inheritance', script: 'wsh', primaryKeys: '', primaryThreshold: '2', recoveryKeys: '', recoveryThreshold: '1', days: '365' }, errors)}
   <div data-mode="descriptor" class="stack">
     <label for="descriptor">Descriptor (multipath <code>&lt;0;1&gt;</code>)</label>
     <textarea id="descriptor" name="descriptor" rows="4" spellcheck="false">${v.descriptor}</textarea>
@@ -173,6 +245,15 @@ function valuesOf(body: unknown): NewWalletValues {
     keys: keys.map((key, i) => ({ key, label: labels[i] ?? '' })),
     birthday: field(body, 'birthday'),
     shares: field(body, 'shares'),
+    recovery: {
+      template: field(body, 'template'),
+      script: field(body, 'script'),
+      primaryKeys: field(body, 'primary_keys'),
+      primaryThreshold: field(body, 'primary_threshold'),
+      recoveryKeys: field(body, 'recovery_keys'),
+      recoveryThreshold: field(body, 'recovery_threshold'),
+      days: field(body, 'delay_days'),
+    },
   };
 }
 
@@ -190,6 +271,8 @@ function creationInput(v: NewWalletValues): Record<string, unknown> {
   const keysInput =
     v.mode === 'file'
       ? { import: v.importText, ...(v.importFormat !== '' ? { import_format: v.importFormat } : {}) }
+      : v.mode === 'recovery' && v.recovery
+        ? { policy: recoveryPolicy(v.recovery) }
       : v.mode === 'descriptor'
         ? { descriptor: v.descriptor.trim() }
         : { policy: { type: v.type, threshold: /^\d{1,3}$/.test(v.threshold.trim()) ? Number(v.threshold.trim()) : v.threshold, keys } };
