@@ -9,6 +9,8 @@ export class CachedChainAccess implements ChainAccess, ChainStatusSource, SyncPr
   private cached: { at: number; tip: ChainTip | null } | undefined;
   /** What the sync said last: a pass is catching up (`syncing`), or none is (`synced`); undefined: no sync told. */
   private syncing: boolean | undefined;
+  /** The last tip the node told (kept while it does not answer). */
+  private lastTip: ChainTip | null = null;
   private health: { at: number; report: Promise<HealthReport>; pending: boolean } | undefined;
 
   constructor(
@@ -27,12 +29,18 @@ export class CachedChainAccess implements ChainAccess, ChainStatusSource, SyncPr
       tip = null;
     }
     this.cached = { at: this.now(), tip };
+    if (tip) this.lastTip = tip;
     return tip;
+  }
+
+  lastKnownTip(): ChainTip | null {
+    return this.lastTip;
   }
 
   /** Forget the cached tip (after a sync pass saw a new one). */
   noteTip(tip: ChainTip): void {
     this.cached = { at: this.now(), tip };
+    this.lastTip = tip;
   }
 
   noteSyncing(syncing: boolean): void {

@@ -44,6 +44,8 @@ export interface ChainAccess {
   readonly source: ChainSource | null;
   /** The node's tip, cached briefly; null when the node does not answer. */
   tip(): Promise<ChainTip | null>;
+  /** The last tip the node told, while it does not answer now (null: none yet). */
+  lastKnownTip?(): ChainTip | null;
 }
 
 export interface WalletReadsDeps {
@@ -239,7 +241,8 @@ export class WalletReads implements WalletDirectory {
   }
 
   private async scanProgress(wallet: StoredWallet, tip: ChainTip | null): Promise<ScanState | null> {
-    const nodeTip = await this.deps.chain.tip();
+    // While the node is away, a wallet short of the last tip it told is still scanning.
+    const nodeTip = (await this.deps.chain.tip()) ?? this.deps.chain.lastKnownTip?.() ?? null;
     if (nodeTip === null) return tip === null ? { progress: 0, height: Math.max(wallet.birthday - 1, 0) } : null;
     const reached = tip?.height ?? wallet.birthday - 1;
     if (reached >= nodeTip.height) return null;
