@@ -93,6 +93,13 @@ describeWithBitcoind('miniscript wallets with a timelocked recovery path against
         expect(bip388.status, bip388.text).toBe(422);
         expect(bip388.body.code).toBe('export_unsupported');
       }
+      if (script === 'wsh') {
+        // The same script nested in P2SH, given as a multipath descriptor without checksum.
+        const nested = await client.importWallet(`${alias}-sh`, { descriptor: `sh(${stripChecksum(multipath)})` });
+        expect(nested.address_type).toBe('p2sh-segwit');
+        expect(nested.spending_paths).toHaveLength(2);
+        expect(nested.address).toBe((await chain.rpc.call('deriveaddresses', [nested.recv_descriptor, [0, 0]]))[0]);
+      }
       const coldcard = await client.send('GET', `/wallets/${alias}/export?format=coldcard`);
       expect(coldcard.status).toBe(422);
       expect(coldcard.body.code).toBe('export_unsupported');
