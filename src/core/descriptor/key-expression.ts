@@ -68,6 +68,7 @@ function parseStep(text: string): number {
 }
 
 function parseHexKey(text: string, allowXOnly: boolean): Uint8Array {
+  if (text.length % 2 !== 0) throw new DescriptorError('invalid_key', `Invalid public key ${quoteInput(text, 40)}: an odd number of hex digits`);
   const bytes = hex.decode(text.toLowerCase());
   if (bytes.length === 32) {
     if (!allowXOnly) throw new DescriptorError('invalid_key', 'x-only public keys are only allowed in tr()');

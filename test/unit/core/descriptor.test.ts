@@ -277,6 +277,8 @@ describe('regtest fixtures', () => {
       [{ type: 'wpkh', keys: [{ key: `${key}/0/*` }] }, 'invalid_policy'],
       [{ type: 'wpkh', keys: [{ key: key.replace('tpub', 'xpub') }] }, 'invalid_key'],
       [{ type: 'wpkh', keys: [{ key: `[654cf308/84h/1h/0h]${wallets.w_wpkh.keys[0].tprv}` }] }, 'private_key'],
+      [{ type: 'wpkh', keys: [{ key: 'A' }] }, 'invalid_key'],
+      [{ type: 'wsh-multi', threshold: 1, keys: [{ key }, { key: `[654cf308/84h/1h/0h]02${'1'.repeat(63)}` }] }, 'invalid_key'],
     ];
     for (const [policy, code] of cases) {
       expect(errorOf(() => descriptorsFromPolicy(policy as never, regtest)).code, JSON.stringify(policy).slice(0, 80)).toBe(code);
