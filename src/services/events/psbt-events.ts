@@ -31,7 +31,11 @@ export function signerFingerprints(psbt: Psbt, finalSigners: readonly (readonly 
 
 const equalHex = (a: Uint8Array, b: Uint8Array) => a.length === b.length && a.every((v, i) => v === b[i]);
 
-/** What every PSBT event says of the PSBT, so a client needs no second call. */
-export function psbtFacts(txid: string, record: PsbtRecord, sigsRequired: number): Record<string, unknown> {
+/**
+ * What every PSBT event says of the PSBT, so a client needs no second call. A PSBT on a spending path needs
+ * that path's threshold, not the wallet's.
+ */
+export function psbtFacts(txid: string, record: PsbtRecord, walletSigsRequired: number): Record<string, unknown> {
+  const sigsRequired = record.sigs_required ?? walletSigsRequired;
   return { txid, fee: record.fee, amount: record.amount, address: record.address, sigs_count: record.sigs_count, sigs_required: sigsRequired };
 }

@@ -120,6 +120,8 @@ describeWithBitcoind('miniscript wallets with a timelocked recovery path against
     it(`${script} with a ${kind} lock: primary path signed by two cosigners, recovery refused before its lock and spent by the heir after it`, async () => {
       const { client, chain } = world;
       const alias = `spend-${script}-${kind}`;
+      const store = world.server.running.runtime.store;
+      const startSeq = await store.events.lastSeq();
       const tip = await chain.height();
       const lock = lockOf(tip);
       const created = await client.importWallet(alias, { policy: policy(script, lock) });
@@ -180,6 +182,12 @@ describeWithBitcoind('miniscript wallets with a timelocked recovery path against
       });
       expect(recovery.spending_path).toBe('recovery-1');
       expect(recovery.sigs_required).toBe(1);
+      // Each psbt.created event says the threshold of its PSBT's path: the recovery needs one signature, not the wallet's two.
+      const createdEvents = (await store.events.listAfter(startSeq, undefined, 1000)).filter((e) => e.type === 'psbt.created' && e.walletAlias === alias);
+      expect(createdEvents.map((e) => [e.data.txid, e.data.sigs_required])).toEqual([
+        [first.tx.txid, 2],
+        [recovery.tx.txid, 1],
+      ]);
       if ('after_blocks' in lock) expect(recovery.tx.vin[0].sequence).toBe(HEIR_BLOCKS);
       else expect(recovery.tx.locktime).toBeGreaterThanOrEqual(lock.after_height);
       const put = await client.putPsbt(alias, recovery.tx.txid, await cosign(heir, await client.psbtBase64(alias, recovery.tx.txid)));
