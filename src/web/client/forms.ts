@@ -119,6 +119,18 @@ function keyMode(root: ParentNode): void {
   update();
 }
 
+/** The recovery delay's block count follows the days typed (144 blocks a day, as the server turns it). */
+function delayBlocks(root: ParentNode): void {
+  const input = root.querySelector<HTMLInputElement>('[data-delay-days]');
+  const shown = root.querySelector<HTMLElement>('[data-delay-blocks]');
+  if (!input || !shown) return;
+  const rest = '; spend (refresh) coins before their delay ends to keep the recovery closed.';
+  input.addEventListener('input', () => {
+    const days = input.value.trim();
+    shown.textContent = (/^\d{1,9}$/.test(days) ? `${Number(days)} days = ${Number(days) * 144} blocks` : 'A day is 144 blocks') + rest;
+  });
+}
+
 export function enhanceForms(root: ParentNode): void {
   copyButtons(root);
   repeatableRows(root, '[data-recipient-rows]', '[data-recipient-row]');
@@ -128,4 +140,5 @@ export function enhanceForms(root: ParentNode): void {
   textFiles(root);
   confirmations(root);
   keyMode(root);
+  delayBlocks(root);
 }
