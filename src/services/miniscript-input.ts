@@ -74,7 +74,7 @@ function accountKey(entry: unknown, where: string, network: Network, taproot: bo
     key = parseKeyExpression(given.trim(), { network, compressedOnly: true, taproot });
   } catch (e) {
     if (e instanceof CoreError) throw new DescriptorError(e.code, `${where}: ${e.message}`);
-    // The key parser fails on some malformed text with a decoder's TypeError (e.g. odd-length hex).
+    // A decoder's own error on text the key parser did not foresee still names the key, never a 500.
     throw policyError(`${where}: expected "[fingerprint/path]xpub" text`);
   }
   if (key.kind !== 'xpub') throw policyError(`${where}: an extended public key (xpub) is required`);

@@ -57,7 +57,7 @@ describe('miniscript wallets: creation input', () => {
     ['both locks on one path', { policy: paths('wsh', { after_blocks: 10, after_height: 10 }) }, 'invalid_policy', /both after_blocks and after_height/],
     ['no primary path', { policy: { type: 'paths', script: 'wsh', paths: [{ threshold: 1, keys: [{ key: heir }], after_blocks: 5 }] } }, 'invalid_policy', /exactly one path without a lock/],
     ['a key without origin', { policy: { type: 'paths', script: 'wsh', paths: [{ threshold: 1, keys: [{ key: heir.replace(/^\[[^\]]+\]/, '') }] }] } }, 'invalid_policy', /origin/],
-    ['a key that is no key', { policy: { type: 'paths', script: 'wsh', paths: [{ threshold: 1, keys: [{ key: 'A' }] }] } }, 'invalid_policy', /Path 1, key 1/],
+    ['a key that is no key', { policy: { type: 'paths', script: 'wsh', paths: [{ threshold: 1, keys: [{ key: 'A' }] }] } }, 'invalid_key', /Path 1, key 1/],
     ['an unknown script', { policy: paths('sh', { after_blocks: 5 }) }, 'invalid_policy', /wsh.*tr/],
     ['heights mixed with times', { descriptor: `wsh(and_v(v:pk(${keys[0]}/<0;1>/*),and_v(v:after(100),after(500000001))))` }, undefined, /time/i],
   ] as const)('%s is 400 naming the reason', async (_, body, code, message) => {
