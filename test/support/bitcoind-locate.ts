@@ -15,7 +15,7 @@ export type Located =
   /** `explicit`: BITCOIND was set, so the problem is a configuration error, not an absent node. */
   | { ok: false; reason: string; explicit: boolean };
 
-function executable(path: string): boolean {
+export function executable(path: string): boolean {
   try {
     accessSync(path, constants.X_OK);
     return true;
@@ -24,7 +24,8 @@ function executable(path: string): boolean {
   }
 }
 
-function onPath(name: string): string | undefined {
+/** The first executable `name` in the PATH's folders. */
+export function onPath(name: string): string | undefined {
   for (const dir of (process.env.PATH ?? '').split(delimiter)) {
     if (dir === '') continue;
     const candidate = join(dir, name);

@@ -9,11 +9,11 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BitcoindRpc, BitcoindRpcError } from './bitcoind-rpc.js';
 import { HOW_TO_RUN, locateBitcoind } from './bitcoind-locate.js';
+import { freePort } from './free-port.js';
 
 export interface BitcoindNode {
   /** `http://127.0.0.1:<port>` */
@@ -30,17 +30,6 @@ export interface BitcoindNode {
 export interface StartBitcoindOptions {
   /** More `-name=value` arguments. */
   args?: string[];
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -5,11 +5,10 @@
  * the reason says which.
  */
 import { spawnSync } from 'node:child_process';
-import { accessSync, constants } from 'node:fs';
-import { delimiter, join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe } from 'vitest';
-import { locateBitcoind, realNodeRequired } from './bitcoind-locate.js';
+import { executable, locateBitcoind, onPath, realNodeRequired } from './bitcoind-locate.js';
 
 export const HOW_TO_RUN_FULCRUM = 'FULCRUM=/path/to/Fulcrum BITCOIND=/path/to/bitcoind npm test   (Fulcrum 1.9 or newer)';
 
@@ -19,24 +18,6 @@ export type LocatedFulcrum =
   | { ok: false; reason: string; explicit: boolean };
 
 const BESIDE_REPOSITORY = resolve(fileURLToPath(new URL('.', import.meta.url)), '../../../shared/bin/Fulcrum');
-
-function executable(path: string): boolean {
-  try {
-    accessSync(path, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-function onPath(name: string): string | undefined {
-  for (const dir of (process.env.PATH ?? '').split(delimiter)) {
-    if (dir === '') continue;
-    const candidate = join(dir, name);
-    if (executable(candidate)) return candidate;
-  }
-  return undefined;
-}
 
 let cached: LocatedFulcrum | undefined;
 

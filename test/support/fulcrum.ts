@@ -14,12 +14,13 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { connect, createServer, type AddressInfo } from 'node:net';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sha256 } from '@noble/hashes/sha2.js';
 import type { BitcoindNode } from './bitcoind.js';
 import { HOW_TO_RUN_FULCRUM, locateFulcrum } from './fulcrum-locate.js';
+import { freePort } from './free-port.js';
 
 /** What the node under Fulcrum needs besides startBitcoind's defaults. */
 export const FULCRUM_NODE_ARGS = ['-txindex=1'];
@@ -53,17 +54,6 @@ export interface StartFulcrumOptions {
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** Every Fulcrum started by this process and not yet stopped: killed if the process exits first. */
 const live = new Set<ChildProcess>();

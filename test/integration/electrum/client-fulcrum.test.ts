@@ -4,13 +4,13 @@
  * restart of Fulcrum survived.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { ElectrumClient } from '../../../src/chain/electrum/client.js';
 import { startBitcoind, type BitcoindNode } from '../../support/bitcoind.js';
 import { chainFailure } from '../../support/chain-error.js';
+import { freePort } from '../../support/free-port.js';
 import { describeWithFulcrum } from '../../support/fulcrum-locate.js';
 import { FULCRUM_NODE_ARGS, headerHash, startFulcrum, type FulcrumServer } from '../../support/fulcrum.js';
 import { selfSignedCertificate, type SelfSignedCertificate } from '../../support/tls-certificate.js';
@@ -113,13 +113,3 @@ describeWithFulcrum('Electrum client against Fulcrum', () => {
     expect(headerHash(tip.hex)).toBe(await node.rpc.call<string>('getbestblockhash'));
   });
 });
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = net.createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}

@@ -5,11 +5,11 @@
  * or follows another network, and passes again once it is back.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startBitcoind, type BitcoindNode } from '../../support/bitcoind.js';
+import { freePort } from '../../support/free-port.js';
 import { FULCRUM_NODE_ARGS, startFulcrum, type FulcrumServer } from '../../support/fulcrum.js';
 import { describeWithFulcrum } from '../../support/fulcrum-locate.js';
 import { TEST_ADMIN_PASSWORD, bearer, createToken, request, startTestServer, type TestServer } from '../../support/server.js';
@@ -17,18 +17,6 @@ import { startSocks5Proxy } from '../../support/socks5-proxy.js';
 import { selfSignedCertificate } from '../../support/tls-certificate.js';
 import { ensureWebAssets, WebClient } from '../../support/web-client.js';
 import { waitFor } from '../bitcoind/chain-world.js';
-
-/** A loopback port nothing listens on. */
-function closedPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 describeWithFulcrum('the service on an Electrum server', () => {
   let node: BitcoindNode;
@@ -90,7 +78,7 @@ describeWithFulcrum('the service on an Electrum server', () => {
   });
 
   it('is not ready when nothing listens at electrum_url', async () => {
-    const { server, auth } = await serve({ SERVICE_NETWORK: 'regtest', SERVICE_ELECTRUM_URL: `tcp://127.0.0.1:${await closedPort()}` });
+    const { server, auth } = await serve({ SERVICE_NETWORK: 'regtest', SERVICE_ELECTRUM_URL: `tcp://127.0.0.1:${await freePort()}` });
     const answer = await readiness(server, auth);
     expect(answer.status).toBe(503);
     expect(answer.body.reasons).toEqual({ chain: 'The Electrum server refused the connection' });
@@ -110,7 +98,7 @@ describeWithFulcrum('the service on an Electrum server', () => {
     const [certFile, keyFile] = [join(folder, 'cert.pem'), join(folder, 'key.pem')];
     writeFileSync(certFile, certificate.cert);
     writeFileSync(keyFile, certificate.key);
-    const sslPort = await closedPort();
+    const sslPort = await freePort();
     const tls = await startFulcrum(node, { args: ['-s', `127.0.0.1:${sslPort}`, '-c', certFile, '-k', keyFile] });
     try {
       const url = `ssl://127.0.0.1:${sslPort}`;
