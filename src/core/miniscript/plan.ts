@@ -3,7 +3,9 @@
  * key indexes into the descriptor's keys, and the largest input each path can need, script and
  * control block included. At one output, each path builds its final witness with the satisfier.
  */
-import { concatBytes } from '../bytes.js';
+import { sha256 } from '@noble/hashes/sha2.js';
+import { base58check as base58checkFactory } from '@scure/base';
+import { concatBytes, toHex } from '../bytes.js';
 import { keysOf, type FinalScripts, type OutputSpendPath, type OutputSpendPlan, type SignatureOf, type SpendPath, type SpendPlan } from '../spend-plan.js';
 import { NUMS_H } from './compile.js';
 import type { MiniscriptDescriptor, MiniscriptOutput } from './descriptor.js';
@@ -19,8 +21,25 @@ export const SIGNATURE_BYTES = { ecdsa: 72, schnorr: 64 } as const;
 /** Bytes of the P2SH-P2WSH scriptSig: one push of the 34-byte witness program. */
 const SH_WSH_SCRIPT_SIG = 35;
 
-/** True when the taproot internal key is BIP341's unspendable H (no key path). */
-export const isUnspendableKey = (key: string): boolean => key.toLowerCase() === NUMS_H;
+const base58check = base58checkFactory(sha256);
+const H_COMPRESSED = `02${NUMS_H}`;
+
+/**
+ * True when a key is BIP341's unspendable H (a taproot internal key with no key path): bare, or an extended key whose key
+ * is H, as BIP-388 wallet policies and Liana write it (every key derived from it is as unspendable).
+ */
+export function isUnspendableKey(text: string): boolean {
+  const key = text.replace(/^\[[^\]]*\]/, '').split('/')[0]!;
+  if (key.toLowerCase() === NUMS_H) return true;
+  let bytes: Uint8Array;
+  try {
+    bytes = base58check.decode(key);
+  } catch {
+    return false;
+  }
+  // version 4, depth 1, parent fingerprint 4, child number 4, chain code 32, then the 33-byte key
+  return bytes.length === 78 && toHex(bytes.subarray(45)) === H_COMPRESSED;
+}
 
 /** The script with each key written as `@index` (as BIP388 wallet policies do): short and stable. */
 function template(root: MiniscriptNode, keyTexts: readonly string[]): string {

@@ -4,8 +4,9 @@ import { secp256k1 } from '@noble/curves/secp256k1.js';
 import { fromHex, toHex } from '../../../src/core/bytes.js';
 import { NETWORKS } from '../../../src/core/network.js';
 import {
-  deriveMiniscriptOutput, miniscriptOutputPlan, miniscriptSpendPlan, MiniscriptError, NUMS_H, parseMiniscriptDescriptor,
+  deriveMiniscriptOutput, isUnspendableKey, miniscriptOutputPlan, miniscriptSpendPlan, MiniscriptError, NUMS_H, parseMiniscriptDescriptor,
 } from '../../../src/core/miniscript/index.js';
+import { encodeExtendedPublicKey } from '../../../src/core/keys/extended-key.js';
 import type { FinalScripts } from '../../../src/core/spend-plan.js';
 
 const key = (i: number) => toHex(secp256k1.getPublicKey(fromHex(i.toString(16).padStart(64, '0')), true));
@@ -63,6 +64,23 @@ describe('tr with a NUMS internal key', () => {
     expect(plan.paths[0]!.tapLeafHash).toEqual(t.leafHashes[0]);
     const signed = (i: number) => (i === 1 || i === 2 ? sig(i, 64) : undefined);
     expect(hexes(plan.paths[0]!.finalize(signed))).toEqual(['', toHex(sig(2, 64)), toHex(sig(1, 64)), toHex(t.leafScripts[0]!), toHex(t.controlBlocks[0]!)]);
+  });
+
+  it('an extended key whose key is H (as BIP-388 wallet policies and Liana write it) has no key path either', () => {
+    const hXpub = encodeExtendedPublicKey(
+      { kind: 'tpub', depth: 0, parentFingerprint: 0, childNumber: 0, chainCode: new Uint8Array(32).fill(7), publicKey: fromHex(`02${NUMS_H}`) },
+      NETWORKS.regtest,
+    );
+    const xpubA = encodeExtendedPublicKey(
+      { kind: 'tpub', depth: 0, parentFingerprint: 0, childNumber: 0, chainCode: new Uint8Array(32).fill(8), publicKey: fromHex(A) },
+      NETWORKS.regtest,
+    );
+    const paths = (internal: string) =>
+      miniscriptSpendPlan(parseMiniscriptDescriptor(`tr(${internal}/<0;1>/*,and_v(v:pk(${H}),older(10)))`, NETWORKS.regtest)).paths.map((p) => p.name);
+    expect(isUnspendableKey(`[00000000/86h]${hXpub}/<0;1>/*`)).toBe(true);
+    expect(paths(hXpub)).not.toContain('key');
+    expect(paths(hXpub)).toHaveLength(1);
+    expect(paths(xpubA)[0]).toBe('key');
   });
 
   it('a single-key primary is the key path', () => {
