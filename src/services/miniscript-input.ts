@@ -16,6 +16,8 @@ export interface ResolvedMiniscriptKeys {
   info: { addressType: AddressType; sigsRequired: number; sigsTotal: number; keys: DescriptorKeyInfo[] };
   /** Label per key of `info.keys` (from the policy), undefined where none was given. */
   labels: (string | undefined)[];
+  /** `receive` and `change` as parsed here, when they were (their addresses are derived from them without parsing again). */
+  parsed?: { receive: MiniscriptDescriptor; change: MiniscriptDescriptor };
 }
 
 const policyError = (message: string) => new DescriptorError('invalid_policy', message);
@@ -38,9 +40,9 @@ export function miniscriptFromDescriptor(text: string, network: Network): Resolv
   if (parsed.multipath !== 2) throw new DescriptorError('multipath', 'A wallet descriptor needs exactly one two-value multipath step such as /<0;1>/*');
   const receive = miniscriptBranchText(text, 0);
   const change = miniscriptBranchText(text, 1);
-  const info = summary(parseMiniscriptDescriptor(receive, network));
-  parseMiniscriptDescriptor(change, network);
-  return { receive, change, info, labels: [] };
+  const parsedReceive = parseMiniscriptDescriptor(receive, network);
+  const info = summary(parsedReceive);
+  return { receive, change, info, labels: [], parsed: { receive: parsedReceive, change: parseMiniscriptDescriptor(change, network) } };
 }
 
 /** The step before each `/*`, which differs between a receive and a change descriptor. */
@@ -57,7 +59,7 @@ export function miniscriptFromPair(receiveText: string, changeText: string, netw
     throw policyError('recv_descriptor and change_descriptor must have the same scripts and keys');
   }
   if (pair.receive === pair.change) throw policyError('recv_descriptor and change_descriptor must differ (e.g. /0/* and /1/*)');
-  return { ...pair, info, labels: [] };
+  return { ...pair, info, labels: [], parsed: { receive, change } };
 }
 
 interface PathsPolicyInput {

@@ -1,11 +1,12 @@
 /** Validation of wallet creation and update input: names, alias, keys, birthday, sharing. */
-import { resolveWalletDescriptors, type DescriptorInfo, type WalletKeysInput } from '../core/descriptor/index.js';
+import { DescriptorDeriver, resolveWalletDescriptors, type DescriptorInfo, type WalletKeysInput } from '../core/descriptor/index.js';
 import { CoreError } from '../core/errors.js';
 import { NETWORKS, type NetworkName } from '../core/network.js';
 import { textProblem, type TextOptions } from '../core/text.js';
 import { DEFAULT_GAP_LIMIT } from '../engine/index.js';
 import { ServiceError, invalidField } from './errors.js';
-import { miniscriptFromDescriptor, miniscriptFromPair, miniscriptFromPolicy } from './miniscript-input.js';
+import { miniscriptFromDescriptor, miniscriptFromPair, miniscriptFromPolicy, type ResolvedMiniscriptKeys } from './miniscript-input.js';
+import { MiniscriptDeriver, type BranchDeriver } from './miniscript-wallet.js';
 
 export const ALIAS_PATTERN = /^[a-z0-9_-]{1,64}$/;
 export const MAX_GAP_LIMIT = 1_000;
@@ -174,6 +175,8 @@ export interface ResolvedDescriptors {
   readonly receive: string;
   readonly change: string;
   readonly info: Pick<DescriptorInfo, 'addressType' | 'sigsRequired' | 'sigsTotal' | 'keys'>;
+  /** Receive and change derivers of the descriptors as checked, when they were parsed: the new wallet's addresses come from them. */
+  readonly derivers?: readonly [BranchDeriver, BranchDeriver];
 }
 
 /**
@@ -182,14 +185,19 @@ export interface ResolvedDescriptors {
  */
 function resolveAny(keysInput: WalletKeysInput, network: NetworkName): ResolvedDescriptors & { labels?: (string | undefined)[] } {
   const net = NETWORKS[network];
-  if ('policy' in keysInput && (keysInput.policy as { type?: unknown }).type === 'paths') return miniscriptFromPolicy(keysInput.policy as never, net);
+  if ('policy' in keysInput && (keysInput.policy as { type?: unknown }).type === 'paths') return withMiniscriptDerivers(miniscriptFromPolicy(keysInput.policy as never, net));
   try {
-    return resolveWalletDescriptors(keysInput, net);
+    const { parsed, ...resolved } = resolveWalletDescriptors(keysInput, net);
+    return { ...resolved, derivers: [new DescriptorDeriver(parsed.receive), new DescriptorDeriver(parsed.change)] };
   } catch (error) {
     if (!(error instanceof CoreError) || error.code !== 'unsupported' || 'policy' in keysInput) throw error;
-    if ('descriptor' in keysInput) return miniscriptFromDescriptor(keysInput.descriptor, net);
-    return miniscriptFromPair(keysInput.recv_descriptor, keysInput.change_descriptor, net);
+    if ('descriptor' in keysInput) return withMiniscriptDerivers(miniscriptFromDescriptor(keysInput.descriptor, net));
+    return withMiniscriptDerivers(miniscriptFromPair(keysInput.recv_descriptor, keysInput.change_descriptor, net));
   }
+}
+
+function withMiniscriptDerivers({ parsed, ...resolved }: ResolvedMiniscriptKeys): ResolvedDescriptors & { labels?: (string | undefined)[] } {
+  return parsed ? { ...resolved, derivers: [new MiniscriptDeriver(parsed.receive), new MiniscriptDeriver(parsed.change)] } : resolved;
 }
 
 /** The wallet's descriptors and summary; descriptor and key problems are 400 naming them, keys of another network 422. */

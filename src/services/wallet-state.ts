@@ -58,9 +58,11 @@ export class WalletScripts {
   private readonly network: NetworkName;
   private readonly descriptors: [string, string];
 
-  constructor(wallet: Pick<StoredWallet, 'receiveDescriptor' | 'changeDescriptor' | 'network'>) {
+  /** `derivers`: the wallet's descriptors already parsed (a wallet just created), else parsed on first use. */
+  constructor(wallet: Pick<StoredWallet, 'receiveDescriptor' | 'changeDescriptor' | 'network'>, derivers?: readonly [BranchDeriver, BranchDeriver]) {
     this.network = wallet.network;
     this.descriptors = [wallet.receiveDescriptor, wallet.changeDescriptor];
+    if (derivers) this.parsed = [derivers[0], derivers[1]];
   }
 
   private get derivers(): [BranchDeriver, BranchDeriver] {
@@ -164,6 +166,11 @@ export class WalletScriptsCache {
     let scripts = this.byWallet.get(wallet.id);
     if (!scripts) this.byWallet.set(wallet.id, (scripts = new WalletScripts(wallet)));
     return scripts;
+  }
+
+  /** Takes the derivers of a wallet just created, parsed when its request was checked, unless it has some already. */
+  adopt(wallet: StoredWallet, derivers: readonly [BranchDeriver, BranchDeriver]): void {
+    if (!this.byWallet.has(wallet.id)) this.byWallet.set(wallet.id, new WalletScripts(wallet, derivers));
   }
 
   forget(walletId: string): void {

@@ -125,6 +125,8 @@ export type WalletKeysInput =
 
 export interface WalletDescriptors extends DescriptorPair {
   readonly info: DescriptorInfo;
+  /** `receive` and `change` as parsed here: whoever derives their addresses next need not parse them again. */
+  readonly parsed: { readonly receive: Descriptor; readonly change: Descriptor };
 }
 
 const withoutLastStep = (key: KeyExpression): string =>
@@ -167,5 +169,5 @@ export function resolveWalletDescriptors(input: WalletKeysInput, network: Networ
   if (!receive.keys.every((k) => k.kind === 'xpub' && k.wildcard)) {
     throw new DescriptorError('not_ranged', 'Wallet descriptors must derive one address per index: every key needs /*');
   }
-  return { ...pair, info: describeDescriptor(receive) };
+  return { ...pair, info: describeDescriptor(receive), parsed: { receive, change: parseDescriptor(pair.change, network) } };
 }

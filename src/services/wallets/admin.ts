@@ -99,6 +99,8 @@ export class WalletAdmin {
     };
     const shareRows: WalletShare[] = shares.map((s) => ({ userName: s.userName, access: s.access }));
     const stored = await this.insertWithAlias(base, givenAlias, name, shareRows);
+    // The addresses shown come from the descriptors as checked above, not parsed again.
+    if ('derivers' in descriptors && descriptors.derivers) this.deps.scripts.adopt(stored, descriptors.derivers);
     this.deps.scans.requestPass();
     return this.deps.reads.newWalletDetails(stored);
   }
