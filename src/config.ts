@@ -42,6 +42,8 @@ export interface Config {
   maxPendingPsbts: number;
   /** Miniscript wallets: a coin whose recovery path opens within this many blocks is flagged (and can be refreshed). */
   timelockWarningBlocks: number;
+  /** Wallet states the reads keep loaded; past it the least recently read is dropped (and loaded again when read). */
+  walletStatesKept: number;
   tokenMaxLifeSeconds: number;
   auth: { passwordMinChars: number; rateLimit: number; registrationLinkTimeoutHours: number };
   logLevel: LogLevel;
@@ -273,6 +275,8 @@ export const SETTINGS: readonly Setting[] = [
     apply: (d, t) => { d.limits.addressPageMax = integer(t, 1, 1000); } },
   { key: 'request_timeout', env: 'SERVICE_REQUEST_TIMEOUT', flag: '--request-timeout', defaultText: '30', description: 'Seconds a request (headers and body) may take to arrive; a slower one answers 408 and its connection is closed.',
     apply: (d, t) => { d.limits.requestTimeoutMs = integer(t, 1, 3600) * 1000; } },
+  { key: 'wallet_states_kept', env: 'SERVICE_WALLET_STATES_KEPT', flag: '--wallet-states-kept', defaultText: '1000', description: 'Wallet states each instance keeps loaded for reads; past it the least recently read is dropped and loaded again from the database when next read (memory against the time of that load).',
+    apply: (d, t) => { d.walletStatesKept = integer(t, 1, 1_000_000); } },
   { key: 'web_active', env: 'SERVICE_WEB_ACTIVE', flag: '--web-active', defaultText: 'True', description: 'Serve the web interface at `/` (`True` or `False`); independent of `api_active`.',
     apply: (d, t) => {
       const word = t.trim().toLowerCase();
@@ -331,6 +335,7 @@ function defaults(): Draft {
     maxFeeRate: 1000,
     maxPendingPsbts: 100,
     timelockWarningBlocks: 4320,
+    walletStatesKept: 1000,
     tokenMaxLifeSeconds: 365 * 86_400,
     auth: { passwordMinChars: 8, rateLimit: 10, registrationLinkTimeoutHours: 1 },
     logLevel: 'info',

@@ -20,7 +20,7 @@ import { WalletLeases } from './sync/wallet-following.js';
 import { WalletRefusals } from './sync/refusals.js';
 import { SyncService, type SyncServiceDeps } from './sync/sync-service.js';
 import { PsbtChainReconciler } from './psbts/chain-reconciler.js';
-import { READ_STATES_KEPT, WalletScriptsCache, WalletStateCache } from './wallet-state.js';
+import { WalletScriptsCache, WalletStateCache } from './wallet-state.js';
 import { BalanceSummaries } from './balance-summaries.js';
 import { WalletAccess, WalletAdmin, WalletCoins, WalletFiles, WalletLabels, WalletReads } from './wallets/index.js';
 
@@ -91,7 +91,7 @@ export function createServices(deps: ServiceDeps): Services {
   const chain = new CachedChainAccess(deps.chain ?? null, now);
   const scripts = new WalletScriptsCache();
   const balances = new BalanceSummaries();
-  const states = new WalletStateCache(store, scripts, READ_STATES_KEPT, balances);
+  const states = new WalletStateCache(store, scripts, config.walletStatesKept, balances);
   const refusals = new WalletRefusals();
   const sync = new SyncService({
     store,

@@ -309,9 +309,9 @@ interface LoadedWallet {
 }
 
 /**
- * Wallet states the reads keep loaded at most: past it the least recently read is dropped and loaded again from
- * the store when next read. A service of thousands of wallets, each read now and then (a listing's pages), would
- * otherwise hold every one of them twice, once for the sync and once for the reads.
+ * Wallet states the reads keep loaded at most by default (setting `wallet_states_kept`): past it the least recently
+ * read is dropped and loaded again from the store when next read. A service of thousands of wallets, each read now
+ * and then (a listing's pages), would otherwise hold every one of them twice, once for the sync and once for the reads.
  */
 export const READ_STATES_KEPT = 1_000;
 

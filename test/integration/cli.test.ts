@@ -191,6 +191,8 @@ describe('wcs serve', () => {
     expect(result.stderr).toBe('wcs: Invalid setting SERVICE_PORT (from SERVICE_PORT): must be a whole number from 0 to 65535, got "eighty"\n');
     const flag = await runCli(['serve', '--network', 'dogecoin'], env);
     expect(flag.stderr).toMatch(/^wcs: Invalid setting SERVICE_NETWORK \(from --network\)/);
+    const kept = await runCli(['serve', '--wallet-states-kept', '0'], env);
+    expect(kept).toMatchObject({ code: 2, stderr: 'wcs: Invalid setting SERVICE_WALLET_STATES_KEPT (from --wallet-states-kept): must be a whole number from 1 to 1000000, got "0"\n' });
   });
 
   it('refuses two chain sources, or a malformed Electrum address, with one line naming the setting, before starting', async () => {

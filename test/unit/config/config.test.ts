@@ -147,6 +147,8 @@ describe('loadConfig refuses bad settings with one line naming the setting', () 
     [{ SERVICE_BITCOIND_URL: 'ftp://node' }, /^Invalid setting SERVICE_BITCOIND_URL/],
     [{ SERVICE_BITCOIND_USER: 'rpc' }, /SERVICE_BITCOIND_USER \/ SERVICE_BITCOIND_PASSWORD: give both or neither/],
     [{ SERVICE_MAX_FEE_RATE: '0' }, /^Invalid setting SERVICE_MAX_FEE_RATE/],
+    [{ SERVICE_WALLET_STATES_KEPT: '0' }, /^Invalid setting SERVICE_WALLET_STATES_KEPT \(from SERVICE_WALLET_STATES_KEPT\): must be a whole number from 1 to 1000000, got "0"$/],
+    [{ SERVICE_WALLET_STATES_KEPT: 'many' }, /^Invalid setting SERVICE_WALLET_STATES_KEPT .*must be a whole number from 1 to 1000000/],
     [{ SERVICE_BITCOIND_BLOCKS_FOLDER: 'blocks' }, /^Invalid setting SERVICE_BITCOIND_BLOCKS_FOLDER .*must be an absolute path \(or start with ~\/\), got "blocks"$/],
     [{ SERVICE_BITCOIND_BLOCKS_FOLDER: '/no/such/folder/blocks' }, /^Invalid setting SERVICE_BITCOIND_BLOCKS_FOLDER .*must be a folder that exists and can be read/],
     // Trusting every peer, or a hop count, would let any client name its own address.
@@ -159,6 +161,16 @@ describe('loadConfig refuses bad settings with one line naming the setting', () 
     const error = errorOf(() => loadConfig({ env: { SERVICE_DATA_FOLDER: folder, ...env } }));
     expect(error.message).toMatch(pattern);
     expect(error.message).not.toContain('\n');
+  });
+
+  it('wallet_states_kept: 1000 by default, from a flag, the environment or config.json; a bad flag is named', () => {
+    const load = (env: Record<string, string>, flags: string[] = []) => loadConfig({ env: { SERVICE_DATA_FOLDER: folder, ...env }, flags });
+    expect(load({}).walletStatesKept).toBe(1000);
+    expect(load({ SERVICE_WALLET_STATES_KEPT: '1' }).walletStatesKept).toBe(1);
+    expect(load({}, ['--wallet-states-kept', '250']).walletStatesKept).toBe(250);
+    expect(errorOf(() => load({}, ['--wallet-states-kept', '-5'])).message).toBe('Invalid setting SERVICE_WALLET_STATES_KEPT (from --wallet-states-kept): must be a whole number from 1 to 1000000, got "-5"');
+    writeFileSync(join(folder, 'config.json'), JSON.stringify({ wallet_states_kept: 30 }));
+    expect(load({}).walletStatesKept).toBe(30);
   });
 
   it('never repeats a secret in the message', () => {
