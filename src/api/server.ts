@@ -12,6 +12,7 @@ import { installCors } from './cors.js';
 import { installDocsPage, installOpenApi } from './docs.js';
 import { frameworkErrorHandler, installErrorHandling } from './errors.js';
 import { createRequestLog } from './logging.js';
+import { answerRequestsPipelinedDuringStop } from './pipelined-during-stop.js';
 import { RouteTable } from './route-table.js';
 import { answerClientErrors, answerFailedExpectations, installSecurityHeaders, withSecurityHeaders, type Refusal } from './security-headers.js';
 import { installTextGuard } from './text-guard.js';
@@ -71,6 +72,7 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
     clientErrorHandler: answerClientErrors(logRefusal),
   });
   app.server.on('checkExpectation', answerFailedExpectations(logRefusal));
+  answerRequestsPipelinedDuringStop(app.server);
   app.setValidatorCompiler(typeboxValidatorCompiler);
   installBodyParsing(app);
   const routes = new RouteTable();

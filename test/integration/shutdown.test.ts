@@ -2,6 +2,7 @@
  * A graceful stop behind a load balancer: requests that reach the service on connections it already
  * had are answered as always, each with `Connection: close`, and what they write is kept.
  */
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { rawConnection } from '../support/raw-http.js';
 import { TEST_ADMIN_PASSWORD, basicAuth, bearer, createToken, request, startTestServer, type TestServer } from '../support/server.js';
@@ -13,6 +14,17 @@ const tokenRequest = (description: string, body = JSON.stringify({ jwt_token_des
   head: `POST /api/v1alpha/token HTTP/1.1\r\nHost: x\r\nAuthorization: ${basicAuth('admin', TEST_ADMIN_PASSWORD)}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n`,
   body,
 });
+
+/**
+ * Resolves once the server has read the head of its next request: 'closing' if the stop had begun by
+ * then (Fastify marks such a request `Connection: close` before anything else sees it), 'open' if not.
+ */
+const requestReceived = (server: TestServer) =>
+  new Promise<'open' | 'closing'>((resolve) =>
+    server.running.server.server.once('request', (_request: IncomingMessage, response: ServerResponse) =>
+      resolve(String(response.getHeader('connection')) === 'close' ? 'closing' : 'open'),
+    ),
+  );
 
 const servers: TestServer[] = [];
 // In reverse: the first server owns the data folder the restarted one reuses.
@@ -28,9 +40,10 @@ describe('requests during a graceful stop', () => {
     const inFlight = tokenRequest('in flight');
     const pipelined = tokenRequest('during the stop');
     const connection = rawConnection(Number(port));
+    const received = requestReceived(server);
     connection.send(inFlight.head + inFlight.body.slice(0, 10));
-    await pause(200);
-    // The first request is in flight (half its body here): the stop waits for it.
+    // The first request is in flight (its head read, half its body here): the stop waits for it.
+    expect(await received).toBe('open');
     const stopped = server.stop();
     // Fastify marks itself closing before it closes the listening socket.
     while (server.running.server.server.listening) await pause(10);
@@ -55,6 +68,39 @@ describe('requests during a graceful stop', () => {
     }
   });
 
+  it('answers both pipelined requests when the stop begins before the first one is read, only the last with Connection: close', async () => {
+    const server = await startTestServer();
+    servers.push(server);
+    const rawServer = server.running.server.server;
+    const accepted = new Promise((resolve) => rawServer.once('connection', resolve));
+    const connection = rawConnection(Number(new URL(server.url).port));
+    await accepted;
+    const first = tokenRequest('read while stopping');
+    const pipelined = tokenRequest('behind it');
+    const received = requestReceived(server);
+    connection.send(first.head + first.body.slice(0, 10));
+    // Begun in the same turn as the write: the server reads the first head only once it is closing.
+    const stopped = server.stop();
+    // Had the stop closed the connection before reading it, no request would come: say so rather than wait.
+    expect(await Promise.race([received, connection.answers.then(() => 'connection closed unread')])).toBe('closing');
+    while (rawServer.listening) await pause(10);
+    connection.send(first.body.slice(10) + pipelined.head + pipelined.body);
+    const [answers] = await Promise.all([connection.answers, stopped]);
+
+    const [firstAnswer, secondAnswer, ...more] = answers;
+    expect(firstAnswer?.status, JSON.stringify(answers)).toBe(201);
+    expect(firstAnswer?.headers.connection).toBe('keep-alive');
+    expect(secondAnswer?.status, JSON.stringify(answers)).toBe(201);
+    expect(secondAnswer?.headers.connection).toBe('close');
+    expect(more).toEqual([]);
+    const restarted = await startTestServer({ dataFolder: server.dataFolder });
+    servers.push(restarted);
+    for (const answer of [firstAnswer, secondAnswer]) {
+      const { jwt_token: token } = JSON.parse(answer?.body ?? '{}') as { jwt_token: string };
+      expect((await request(`${restarted.api}/liveness`, { headers: { authorization: bearer(token) } })).status).toBe(200);
+    }
+  });
+
   it('ends open event streams and opens none while it closes, so the stop never waits on a stream', async () => {
     const server = await startTestServer();
     servers.push(server);
@@ -66,8 +112,9 @@ describe('requests during a graceful stop', () => {
 
     const inFlight = tokenRequest('in flight');
     const connection = rawConnection(Number(new URL(server.url).port));
+    const received = requestReceived(server);
     connection.send(inFlight.head + inFlight.body.slice(0, 10));
-    await pause(200);
+    expect(await received).toBe('open');
     const stopped = server.stop();
     while (server.running.server.server.listening) await pause(10);
     connection.send(`${inFlight.body.slice(10)}GET /api/v1alpha/events HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\n\r\n`);
