@@ -1,7 +1,7 @@
 /**
  * While the server closes, Fastify marks each request it routes `Connection: close`. A connection can
  * already hold a second request behind that one (pipelined): Node would close the connection after the
- * first answer, once the second had run, and never send its answer. So when a request arrives behind an
+ * first answer, and the second, read and routed, would never be answered. So when a request arrives behind an
  * answer not yet sent that carries the mark, that answer keeps the connection, and the close moves to the
  * newest request: the last answer the connection gets says `Connection: close`.
  */
