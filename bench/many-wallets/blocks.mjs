@@ -9,20 +9,17 @@
 // `--phases` runs several set-ups one after the other on the same wallets (instances:sharing each), for comparisons
 // in one run: every phase starts its instances, lets them take one block untimed, times its blocks and stops them.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
-import { loadConfig } from '../../dist/config.js';
-import { createRuntime } from '../../dist/main.js';
-import { addChecksum, DescriptorDeriver, parseDescriptor } from '../../dist/core/descriptor/index.js';
-import { derivePath, encodeExtendedPublicKey, parseExtendedPublicKey } from '../../dist/core/keys/index.js';
+import { DescriptorDeriver, parseDescriptor } from '../../dist/core/descriptor/index.js';
 import { encodeAddress } from '../../dist/core/address.js';
 import { NETWORKS } from '../../dist/core/network.js';
-import { toHex } from '../../dist/core/bytes.js';
 import { locateBitcoind, startBitcoind } from '../bitcoind-support.mjs';
 import { freePort } from '../support.mjs';
+import { descriptorsOf, writeWallets } from './wallets.mjs';
 
 const root = resolve(import.meta.dirname, '..', '..');
 const arg = (name, fallback) => {
@@ -40,7 +37,6 @@ const PHASES = arg('phases', `${INSTANCES}:${SHARING}`).split(',').map((p) => {
   return { instances: Number(instances), sharing: sharing ?? 'off' };
 });
 const DATABASE_URL = process.env.WCS_BENCH_DATABASE_URL ?? 'postgres://wcs_test:wcs_test@127.0.0.1:5432/wcs_test';
-const fixture = JSON.parse(readFileSync(join(root, 'test/fixtures/regtest/wallets.json'), 'utf8')).w_wsh2of3;
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 const schema = `bench_blocks_${randomUUID().replaceAll('-', '').slice(0, 12)}`;
@@ -63,7 +59,7 @@ try {
     SERVICE_MAX_WALLETS_PER_USER: '100000', SERVICE_DATABASE_URL: databaseUrl, SERVICE_JWT_KEY: 'bench-blocks-signing-key-0123456789abcdef',
   };
   const written = performance.now();
-  const ids = await writeWallets(env, tip);
+  const ids = await writeWallets(env, tip, WALLETS);
   console.log(`${WALLETS} 2-of-3 wallets written in ${((performance.now() - written) / 1000).toFixed(1)} s`);
   const db = new pg.Client({ connectionString: databaseUrl });
   await db.connect();
@@ -143,43 +139,10 @@ async function until(check, timeoutMs = 600_000) {
   }
 }
 
-/** Wallet `i`'s descriptors: child `i` of each of the fixture's three keys, so that no two wallets share a script. */
-function descriptorsOf(i) {
-  const keys = fixture.keys.map((k) => encodeExtendedPublicKey(derivePath(parseExtendedPublicKey(k.tpub, NETWORKS.regtest), [i]), NETWORKS.regtest));
-  return [0, 1].map((branch) => addChecksum(`wsh(sortedmulti(2,${keys.map((k) => `${k}/${branch}/*`).join(',')}))`));
-}
-
 function addressOf(i, index) {
   const [receive] = descriptorsOf(i);
   const [output] = new DescriptorDeriver(parseDescriptor(receive, NETWORKS.regtest)).deriveRange(index, 1);
   return encodeAddress(output.scriptPubKey, NETWORKS.regtest);
-}
-
-/** The wallets as a first sync leaves them: the gap-limit window of both branches stored, at the node's tip. */
-async function writeWallets(env, tip) {
-  const runtime = await createRuntime(loadConfig({ env, flags: [] }), { chain: null });
-  const ids = [];
-  try {
-    const { store } = runtime;
-    await runtime.services.users.bootstrapAdmin('bench-admin-password');
-    for (let i = 0; i < WALLETS; i++) {
-      const id = randomUUID();
-      ids.push(id);
-      const [receiveDescriptor, changeDescriptor] = descriptorsOf(i);
-      const scripts = [receiveDescriptor, changeDescriptor].map((d) => new DescriptorDeriver(parseDescriptor(d, NETWORKS.regtest)).deriveRange(0, 20).map((o) => toHex(o.scriptPubKey)));
-      await store.wallets.insert({
-        id, alias: `many-${i}`, name: `Many ${i}`, description: '', ownerName: 'admin', network: 'regtest',
-        receiveDescriptor, changeDescriptor, addressType: 'bech32',
-        sigsRequired: 2, sigsTotal: 3, keys: [], gapLimit: 20, birthday: tip.height, createdAt: Date.now(), revision: 0, tip: null,
-      }, []);
-      const addressesAdded = scripts.flatMap((list, branch) => list.map((script, index) => ({ walletId: id, branch, index, script })));
-      const sync = { walletId: id, tip, lastUsedReceive: -1, lastUsedChange: -1 };
-      await store.transaction((repos) => repos.wallets.applyChange({ walletId: id, addressesAdded, transactionsAdded: [], transactionsUpdated: [], transactionsRemoved: [], sync }, 0));
-    }
-  } finally {
-    await runtime.close();
-  }
-  return ids;
 }
 
 /** Starts `wcs serve` (data folder of its own, free port) and waits until it is ready (its wallets loaded). */

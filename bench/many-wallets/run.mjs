@@ -12,14 +12,9 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
-import { loadConfig } from '../../dist/config.js';
-import { createRuntime } from '../../dist/main.js';
-import { addChecksum, DescriptorDeriver, parseDescriptor } from '../../dist/core/descriptor/index.js';
-import { derivePath, encodeExtendedPublicKey, parseExtendedPublicKey } from '../../dist/core/keys/index.js';
-import { NETWORKS } from '../../dist/core/network.js';
-import { toHex } from '../../dist/core/bytes.js';
 import { locateBitcoind, startBitcoind } from '../bitcoind-support.mjs';
 import { freePort } from '../support.mjs';
+import { descriptorsOf, writeWallets } from './wallets.mjs';
 
 const root = resolve(import.meta.dirname, '..', '..');
 const numberArg = (name, fallback) => {
@@ -31,7 +26,6 @@ const RUNS = numberArg('runs', 2);
 const CREATES = numberArg('creates', 30);
 const profileAt = process.argv.indexOf('--cpu-prof');
 const PROFILE_DIR = profileAt >= 0 ? resolve(process.argv[profileAt + 1]) : undefined;
-const fixture = JSON.parse(readFileSync(join(root, 'test/fixtures/regtest/wallets.json'), 'utf8')).w_wsh2of3;
 
 const POSTGRES = process.argv.includes('--postgres');
 const DATABASE_URL = process.env.WCS_BENCH_DATABASE_URL ?? 'postgres://wcs_test:wcs_test@127.0.0.1:5432/wcs_test';
@@ -52,7 +46,7 @@ try {
     SERVICE_LOG_LEVEL: 'warn', SERVICE_BITCOIND_URL: node.url, SERVICE_BITCOIND_COOKIE: node.cookieFile, SERVICE_SYNC_INTERVAL: '5', SERVICE_HOST: '127.0.0.1', SERVICE_MAX_WALLETS_PER_USER: '100000', ...database,
   };
   const written = performance.now();
-  await writeWallets(env, tip);
+  await writeWallets(env, tip, WALLETS);
   console.log(`${WALLETS} 2-of-3 wallets written in ${((performance.now() - written) / 1000).toFixed(1)} s`);
   for (let run = 1; run <= RUNS; run++) {
     const { live, ready, rssMb, service, firstPage, creates } = await restart(env, run);
@@ -82,36 +76,6 @@ function ms(list) {
 
 function median(list) {
   return [...list].sort((a, b) => a - b)[Math.floor(list.length / 2)];
-}
-
-/** Wallet `i`'s descriptors: child `i` of each of the fixture's three keys, so that no two wallets share a script. */
-function descriptorsOf(i) {
-  const keys = fixture.keys.map((k) => encodeExtendedPublicKey(derivePath(parseExtendedPublicKey(k.tpub, NETWORKS.regtest), [i]), NETWORKS.regtest));
-  return [0, 1].map((branch) => addChecksum(`wsh(sortedmulti(2,${keys.map((k) => `${k}/${branch}/*`).join(',')}))`));
-}
-
-/** The wallets as a first sync leaves them: the gap-limit window of both branches stored, at the node's tip. */
-async function writeWallets(env, tip) {
-  const runtime = await createRuntime(loadConfig({ env, flags: [] }), { chain: null });
-  try {
-    const { store } = runtime;
-    await runtime.services.users.bootstrapAdmin('bench-admin-password');
-    for (let i = 0; i < WALLETS; i++) {
-      const id = randomUUID();
-      const [receiveDescriptor, changeDescriptor] = descriptorsOf(i);
-      const scripts = [receiveDescriptor, changeDescriptor].map((d) => new DescriptorDeriver(parseDescriptor(d, NETWORKS.regtest)).deriveRange(0, 20).map((o) => toHex(o.scriptPubKey)));
-      await store.wallets.insert({
-        id, alias: `many-${i}`, name: `Many ${i}`, description: '', ownerName: 'admin', network: 'regtest',
-        receiveDescriptor, changeDescriptor, addressType: 'bech32',
-        sigsRequired: 2, sigsTotal: 3, keys: [], gapLimit: 20, birthday: tip.height, createdAt: Date.now(), revision: 0, tip: null,
-      }, []);
-      const addressesAdded = scripts.flatMap((list, branch) => list.map((script, index) => ({ walletId: id, branch, index, script })));
-      const sync = { walletId: id, tip, lastUsedReceive: -1, lastUsedChange: -1 };
-      await store.transaction((repos) => repos.wallets.applyChange({ walletId: id, addressesAdded, transactionsAdded: [], transactionsUpdated: [], transactionsRemoved: [], sync }, 0));
-    }
-  } finally {
-    await runtime.close();
-  }
 }
 
 /**
