@@ -22,6 +22,7 @@ import {
   type MempoolSource,
   type RelayFees,
 } from '../types.js';
+import { broadcastOnce } from '../broadcast.js';
 import type { ChainFollower } from '../follower.js';
 import { BlockFileReader } from './block-files.js';
 import { BitcoindFollower } from './follower.js';
@@ -305,26 +306,11 @@ export class BitcoindChainSource implements ChainSource, BlockSource, MempoolSou
   async broadcast(txHex: string): Promise<string> {
     if (typeof txHex !== 'string' || txHex.length === 0) throw new ChainError('invalid_argument', 'Transaction hex is required');
     await this.ensureNetwork();
-    let localTxid: string | undefined;
-    try {
-      localTxid = txidOf(parseTransaction(txHex));
-    } catch {
-      localTxid = undefined; // The node is the judge; its -22 answer will say why.
-    }
-    try {
-      return expectHash(await this.rpc.call('sendrawtransaction', [txHex], { idempotent: false }), 'txid');
-    } catch (error) {
-      if (!(error instanceof ChainError)) throw error;
-      if (error.rpcCode !== undefined) throw broadcastError(error);
-      if (error.code !== 'timeout' && error.code !== 'unreachable') throw error;
-      // The request may have reached the node: look, instead of guessing or sending again.
-      if (localTxid && (await this.isInMempool(localTxid))) return localTxid;
-      throw new ChainError(
-        'broadcast_unknown',
-        `The broadcast got no answer (${error.message}); the transaction may or may not have been accepted, check before sending it again`,
-        { retryable: true },
-      );
-    }
+    return broadcastOnce(txHex, {
+      send: async (hex) => expectHash(await this.rpc.call('sendrawtransaction', [hex], { idempotent: false }), 'txid'),
+      refusal: (error) => (error.rpcCode !== undefined ? broadcastError(error) : undefined),
+      knows: (txid) => this.isInMempool(txid),
+    });
   }
 
   // -- FeeEstimator -----------------------------------------------------------------------------

@@ -5,7 +5,7 @@
  */
 import type { NetworkName } from '../../core/network.js';
 import { isNetworkName } from '../../core/network.js';
-import { parseTransactionWithTxid } from '../../core/tx.js';
+import { broadcastOnce } from '../broadcast.js';
 import { ChainError, type BlockHeaderInfo, type ChainLog, type ChainSource, type ChainTip, type FeeEstimate, type FeeMode, type HealthReport, type RelayFees } from '../types.js';
 import type { ElectrumCalls } from './calls.js';
 import { broadcastRefusal } from './errors.js';
@@ -130,29 +130,15 @@ export class ElectrumChainSource implements ChainSource {
   async broadcast(txHex: string): Promise<string> {
     if (typeof txHex !== 'string' || txHex.length === 0) throw new ChainError('invalid_argument', 'Transaction hex is required');
     await this.ensureNetwork();
-    let localTxid: string | undefined;
-    try {
-      localTxid = parseTransactionWithTxid(txHex).txid;
-    } catch {
-      localTxid = undefined; // the server (its node) is the judge
-    }
-    let answer: unknown;
-    try {
-      answer = await this.client.request('blockchain.transaction.broadcast', [txHex]);
-    } catch (error) {
-      if (!(error instanceof ChainError)) throw error;
-      if (error.code === 'rpc_error') throw broadcastRefusal(error);
-      if (error.code !== 'timeout' && error.code !== 'unreachable') throw error;
-      // The request may have reached the server: look, instead of guessing or sending again.
-      if (localTxid && (await this.knows(localTxid))) return localTxid;
-      throw new ChainError(
-        'broadcast_unknown',
-        `The broadcast got no answer (${error.message}); the transaction may or may not have been accepted, check before sending it again`,
-        { retryable: true },
-      );
-    }
-    if (typeof answer !== 'string' || !TXID.test(answer)) throw new ChainError('bad_response', 'The Electrum server sent an unexpected answer to a broadcast');
-    return answer;
+    return broadcastOnce(txHex, {
+      send: async (hex) => {
+        const answer = await this.client.request('blockchain.transaction.broadcast', [hex]);
+        if (typeof answer !== 'string' || !TXID.test(answer)) throw new ChainError('bad_response', 'The Electrum server sent an unexpected answer to a broadcast');
+        return answer;
+      },
+      refusal: (error) => (error.code === 'rpc_error' ? broadcastRefusal(error) : undefined),
+      knows: (txid) => this.knows(txid),
+    });
   }
 
   // -- FeeEstimator -----------------------------------------------------------------------------
