@@ -6,7 +6,7 @@
  */
 import { renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { chainSettingsReplaced } from '../chain-settings.js';
+import { chainSettingsReplaced } from '../config/chain-settings.js';
 import { CONFIG_FILE_NAME, configFileObject, urlHasCredentials, type GivenSetting } from '../config.js';
 
 export interface RecordedSettings {

@@ -1,9 +1,9 @@
 /**
  * The settings of an Electrum server as the chain source (`electrum_url`, `electrum_tls_fingerprint`,
- * `electrum_proxy`), and the check that one chain source is configured, not two. Part of config.ts's SETTINGS.
+ * `electrum_proxy`), and the check that one chain source is configured, not two. Part of SETTINGS (settings.ts).
  */
 import { isIP } from 'node:net';
-import type { Draft, Setting } from './config.js';
+import type { Draft, Setting } from './config-types.js';
 
 export interface ElectrumConfig {
   /** `tcp://host:port` or `ssl://host:port`. */
