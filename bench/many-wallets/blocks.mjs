@@ -1,19 +1,22 @@
-// Blocks reaching many wallets on PostgreSQL: N 2-of-3 wallets written straight into a fresh PostgreSQL schema as a
-// first sync leaves them (at the node's tip), then one or more `wcs serve` processes on that schema following a real
-// regtest Bitcoin Core. Each round pays `--paid` wallets (one `sendmany`), waits until the sync has put the payments
-// in the paid wallets (mempool), mines a block, and times from the block until (a) every paid wallet holds its
-// payment confirmed in that block and (b) every wallet stands at that block, read from the store's rows.
+// Blocks reaching many wallets: N 2-of-3 wallets written straight into a fresh PostgreSQL schema (or, with `--sqlite`,
+// a SQLite file) as a first sync leaves them (at the node's tip), then one or more `wcs serve` processes on that store
+// following a real regtest Bitcoin Core. Each round pays `--paid` wallets (one `sendmany`), waits until the sync has
+// put the payments in the paid wallets (mempool), mines a block, and times from the block until (a) every paid wallet
+// holds its payment confirmed in that block and (b) every wallet stands at that block, read from the store's rows,
+// and (c) every paid wallet's details over HTTP (`GET /api/v1alpha/wallets/<alias>`, the first instance) show it.
 //
 //   npm run build && node bench/many-wallets/blocks.mjs [--wallets 1000] [--paid 100] [--blocks 5] [--instances 1]
-//     [--sharing on|off] [--phases 1:off,2:on,...] [--cpu-prof DIR] (WCS_BENCH_DATABASE_URL, default the tests' database)
-// `--phases` runs several set-ups one after the other on the same wallets (instances:sharing each), for comparisons
-// in one run: every phase starts its instances, lets them take one block untimed, times its blocks and stops them.
+//     [--sharing on|off] [--phases 1:off,2:on:DIR,...] [--sqlite] [--cpu-prof DIR] (WCS_BENCH_DATABASE_URL, default the tests' database)
+// `--phases` runs several set-ups one after the other on the same wallets (instances:sharing[:build] each), for
+// comparisons in one run: every phase starts its instances, lets them take one block untimed, times its blocks and
+// stops them. `build` is a folder holding another build's `dist/` (code before a change), by default this one's.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
+import BetterSqlite3 from 'better-sqlite3';
 import { DescriptorDeriver, parseDescriptor } from '../../dist/core/descriptor/index.js';
 import { encodeAddress } from '../../dist/core/address.js';
 import { NETWORKS } from '../../dist/core/network.js';
@@ -32,20 +35,22 @@ const BLOCKS = Number(arg('blocks', 5));
 const INSTANCES = Number(arg('instances', 1));
 const SHARING = arg('sharing', 'off');
 const PROFILE_DIR = arg('cpu-prof', undefined);
+const SQLITE = process.argv.includes('--sqlite');
 const PHASES = arg('phases', `${INSTANCES}:${SHARING}`).split(',').map((p) => {
-  const [instances, sharing] = p.split(':');
-  return { instances: Number(instances), sharing: sharing ?? 'off' };
+  const [instances, sharing, build] = p.split(':');
+  return { instances: Number(instances), sharing: sharing ?? 'off', build: build ? resolve(build) : root };
 });
 const DATABASE_URL = process.env.WCS_BENCH_DATABASE_URL ?? 'postgres://wcs_test:wcs_test@127.0.0.1:5432/wcs_test';
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 const schema = `bench_blocks_${randomUUID().replaceAll('-', '').slice(0, 12)}`;
-const admin = new pg.Client({ connectionString: DATABASE_URL });
-await admin.connect();
-await admin.query(`create schema "${schema}"`);
-const databaseUrl = `${DATABASE_URL}?options=${encodeURIComponent(`-c search_path=${schema}`)}`;
 const chainDir = mkdtempSync(join(tmpdir(), 'wcs-bench-blocks-node-'));
 const dataFolder = mkdtempSync(join(tmpdir(), 'wcs-bench-blocks-'));
+const admin = SQLITE ? undefined : new pg.Client({ connectionString: DATABASE_URL });
+await admin?.connect();
+await admin?.query(`create schema "${schema}"`);
+// One store for every instance: the schema, or a SQLite file outside the instances' data folders.
+const databaseUrl = SQLITE ? `sqlite:${join(dataFolder, 'service.sqlite')}` : `${DATABASE_URL}?options=${encodeURIComponent(`-c search_path=${schema}`)}`;
 const node = await startBitcoind(locateBitcoind(root), chainDir);
 const children = [];
 try {
@@ -61,14 +66,14 @@ try {
   const written = performance.now();
   const ids = await writeWallets(env, tip, WALLETS);
   console.log(`${WALLETS} 2-of-3 wallets written in ${((performance.now() - written) / 1000).toFixed(1)} s`);
-  const db = new pg.Client({ connectionString: databaseUrl });
-  await db.connect();
+  const db = await openStore(databaseUrl);
   let round = 0;
   try {
     for (const phase of PHASES) {
       const phaseEnv = { ...env, ...(phase.sharing === 'on' ? { SERVICE_SYNC_SHARING: 'on' } : {}) };
       // Data folders of the phase's own: `wcs serve` records its settings there, and the next phase's must not inherit them.
-      children.push(...(await Promise.all(Array.from({ length: phase.instances }, (_, i) => serve(phaseEnv, `${PHASES.indexOf(phase)}-${i}`)))));
+      children.push(...(await Promise.all(Array.from({ length: phase.instances }, (_, i) => serve(phaseEnv, `${PHASES.indexOf(phase)}-${i}`, phase.build)))));
+      const api = await apiOf(children[0]);
       if (phase.sharing === 'on') {
         // Shared out first: every instance holding its share of the leases.
         const share = Math.ceil(WALLETS / phase.instances);
@@ -80,7 +85,7 @@ try {
       // One block (not timed) every instance took: every wallet loaded.
       const [warmHash] = await node.rpc.call('generatetoaddress', [1, minerAddress]);
       await until(async () => (await count(db, 'select count(*)::int as n from wallets where tip_hash = $1', [warmHash])) === WALLETS);
-      console.log(`phase: ${phase.instances} instance(s), sync_sharing ${phase.sharing}`);
+      console.log(`phase: ${phase.instances} instance(s), sync_sharing ${phase.sharing}${phase.build === root ? '' : `, build ${phase.build}`}`);
       const results = [];
       for (let block = 0; block < BLOCKS; block++, round++) {
         // Each round pays other wallets, at a receive index of its own (within the first 20 each wallet watches).
@@ -94,17 +99,21 @@ try {
         const [hash] = await node.rpc.call('generatetoaddress', [1, minerAddress]);
         const mined = performance.now();
         let paidAt;
+        const overHttp = confirmedOverHttp(api, paid, txid, hash).then(() => performance.now());
         await until(async () => {
-          if (paidAt === undefined && (await count(db, 'select count(*)::int as n from wallet_transactions where txid = $1 and block_hash = $2', [txid, hash])) === paid.length) paidAt = performance.now();
-          return paidAt !== undefined && (await count(db, 'select count(*)::int as n from wallets where tip_hash = $1', [hash])) === WALLETS;
+          if (paidAt === undefined && (await count(db, 'select count(*) as n from wallet_transactions where txid = $1 and block_hash = $2', [txid, hash])) === paid.length) paidAt = performance.now();
+          return paidAt !== undefined && (await count(db, 'select count(*) as n from wallets where tip_hash = $1', [hash])) === WALLETS;
         });
         const all = (performance.now() - mined) / 1000;
         const paidSeconds = (paidAt - mined) / 1000;
-        results.push({ paidSeconds, all });
-        console.log(`block ${block + 1}: payments seen in the mempool after ${mempool.toFixed(2)} s; ${PAID} paid wallets confirmed after ${paidSeconds.toFixed(2)} s, all ${WALLETS} wallets at the block after ${all.toFixed(2)} s`);
+        const httpSeconds = ((await overHttp) - mined) / 1000;
+        results.push({ paidSeconds, all, httpSeconds });
+        console.log(`block ${block + 1}: payments seen in the mempool after ${mempool.toFixed(2)} s; ${PAID} paid wallets confirmed after ${paidSeconds.toFixed(2)} s (over HTTP ${httpSeconds.toFixed(2)} s), all ${WALLETS} wallets at the block after ${all.toFixed(2)} s (load ${loadavg()[0].toFixed(1)})`);
       }
       const median = (list) => [...list].sort((a, b) => a - b)[Math.floor(list.length / 2)];
-      console.log(`median over ${BLOCKS} blocks: paid wallets ${median(results.map((r) => r.paidSeconds)).toFixed(2)} s, all wallets ${median(results.map((r) => r.all)).toFixed(2)} s`);
+      const range = (list) => `${Math.min(...list).toFixed(2)}-${Math.max(...list).toFixed(2)}`;
+      const summary = (key) => `${median(results.map((r) => r[key])).toFixed(2)} s (${range(results.map((r) => r[key]))})`;
+      console.log(`median (range) over ${BLOCKS} blocks: paid wallets ${summary('paidSeconds')}, over HTTP ${summary('httpSeconds')}, all wallets ${summary('all')}`);
       await stopAll();
     }
   } finally {
@@ -113,8 +122,8 @@ try {
 } finally {
   await stopAll();
   await node.stop();
-  await admin.query(`drop schema "${schema}" cascade`);
-  await admin.end();
+  await admin?.query(`drop schema "${schema}" cascade`);
+  await admin?.end();
   rmSync(chainDir, { recursive: true, force: true });
   rmSync(dataFolder, { recursive: true, force: true });
 }
@@ -127,8 +136,61 @@ async function stopAll() {
   }
 }
 
+/** The store's rows, read by the bench itself: `query(text with $1.., values)` and `end()` on PostgreSQL or SQLite. */
+async function openStore(url) {
+  if (!SQLITE) {
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    return client;
+  }
+  const file = new BetterSqlite3(url.slice('sqlite:'.length), { readonly: true });
+  file.pragma('busy_timeout = 5000');
+  return {
+    // `$n` placeholders in order; an array value is spread into a list (`= any($2)` becomes `in (...)`).
+    query: async (text, values) => {
+      const flat = [];
+      const sql = text.replace(/= any\(\$(\d+)\)|\$(\d+)/g, (_, list, one) => {
+        if (list) {
+          const items = values[Number(list) - 1];
+          flat.push(...items);
+          return `in (${items.map(() => '?').join(',')})`;
+        }
+        flat.push(values[Number(one) - 1]);
+        return '?';
+      }).replaceAll('::int', '');
+      return { rows: file.prepare(sql).all(...flat) };
+    },
+    end: async () => file.close(),
+  };
+}
+
 async function count(db, text, values) {
-  return (await db.query(text, values)).rows[0].n;
+  return Number((await db.query(text, values)).rows[0].n);
+}
+
+/** The REST API of an instance, with a token of the admin's. */
+async function apiOf(child) {
+  const api = `http://127.0.0.1:${child.port}/api/v1alpha`;
+  const basic = `Basic ${Buffer.from('admin:bench-admin-password').toString('base64')}`;
+  const response = await fetch(`${api}/token`, { method: 'POST', headers: { authorization: basic, 'content-type': 'application/json' }, body: JSON.stringify({ jwt_token_description: 'bench blocks', jwt_token_life: '1 days' }) });
+  if (!response.ok) throw new Error(`token: ${response.status} ${await response.text()}`);
+  return { base: api, auth: { authorization: `Bearer ${(await response.json()).jwt_token}` } };
+}
+
+/** Resolves once every paid wallet's details show `txid` in block `hash` (four requests at a time, each wallet asked until it does). */
+async function confirmedOverHttp(api, paid, txid, hash) {
+  const waiting = [...paid];
+  const worker = async () => {
+    for (let i = waiting.shift(); i !== undefined; i = waiting.shift()) {
+      for (;;) {
+        const response = await fetch(`${api.base}/wallets/many-${i}?limit=5&utxo_limit=0`, { headers: api.auth });
+        if (!response.ok) throw new Error(`wallet many-${i}: ${response.status}`);
+        if ((await response.json()).txlist.some((t) => t.txid === txid && t.blockhash === hash)) break;
+        await sleep(20);
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: 4 }, worker));
 }
 
 async function until(check, timeoutMs = 600_000) {
@@ -146,11 +208,11 @@ function addressOf(i, index) {
 }
 
 /** Starts `wcs serve` (data folder of its own, free port) and waits until it is ready (its wallets loaded). */
-async function serve(env, i) {
+async function serve(env, i, build) {
   const port = await freePort();
   const profile = PROFILE_DIR ? ['--cpu-prof', '--cpu-prof-dir', resolve(PROFILE_DIR)] : [];
-  const child = spawn(process.execPath, [...profile, join(root, 'dist', 'cli', 'main.js'), 'serve'], {
-    cwd: root, stdio: ['ignore', 'ignore', 'inherit'], env: { PATH: process.env.PATH, ...env, SERVICE_DATA_FOLDER: join(dataFolder, `instance-${i}`), SERVICE_PORT: String(port) },
+  const child = spawn(process.execPath, [...profile, join(build, 'dist', 'cli', 'main.js'), 'serve'], {
+    cwd: build, stdio: ['ignore', 'ignore', 'inherit'], env: { PATH: process.env.PATH, ...env, SERVICE_DATA_FOLDER: join(dataFolder, `instance-${i}`), SERVICE_PORT: String(port) },
   });
   const started = performance.now();
   for (;;) {
@@ -163,5 +225,6 @@ async function serve(env, i) {
     await sleep(100);
   }
   console.log(`instance ${i} ready after ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  child.port = port;
   return child;
 }
