@@ -1,5 +1,5 @@
 /** The wallet repository over Kysely (SQLite and PostgreSQL). */
-import type { ExpressionBuilder, Kysely, Selectable } from 'kysely';
+import { sql, type ExpressionBuilder, type Kysely, type Selectable } from 'kysely';
 import type { NetworkName } from '../core/network.js';
 import { PreparedQuery } from './prepared-query.js';
 import { StoreConflictError } from './repositories.js';
@@ -15,6 +15,7 @@ import type {
   WalletRepository,
   WalletShare,
   WalletShareAccess,
+  WalletSyncRow,
   WalletTransactionRow,
 } from './wallet-records.js';
 
@@ -68,6 +69,8 @@ export interface WalletDatabase {
 }
 
 const ROWS_PER_INSERT = 200;
+/** Sync rows per statement of applySyncRows (six parameters each: well under SQLite's and PostgreSQL's limits). */
+const SYNC_ROWS_PER_UPDATE = 500;
 
 /** The receive index after the last one revealed or used, whichever is higher. */
 const nextReceive = (eb: ExpressionBuilder<WalletDatabase, 'wallets'>) =>
@@ -396,6 +399,26 @@ export class KyselyWallets implements WalletRepository {
       await this.db.insertInto('wallet_transactions').values(part.map((t) => txRow(t, revision))).execute();
     }
     return revision;
+  }
+
+  async applySyncRows(rows: readonly { sync: WalletSyncRow; expectedRevision: number }[]): Promise<Map<string, number>> {
+    const revisions = new Map<string, number>();
+    for (const part of chunks(rows, SYNC_ROWS_PER_UPDATE)) {
+      // One `update ... from (values ...)` for both stores; the casts type PostgreSQL's parameters (text otherwise).
+      const values = sql.join(
+        part.map(({ sync, expectedRevision }) => sql`(${sync.walletId}, cast(${expectedRevision} as bigint), cast(${sync.tip?.height ?? null} as integer), cast(${sync.tip?.hash ?? null} as text), cast(${sync.lastUsedReceive} as integer), cast(${sync.lastUsedChange} as integer))`),
+      );
+      const updated = await sql<{ id: string; revision: number | string }>`
+        update wallets set revision = revision + 1, tip_height = moved.column3, tip_hash = moved.column4,
+          last_used_receive = moved.column5, last_used_change = moved.column6
+        from (values ${values}) as moved
+        where wallets.id = moved.column1 and wallets.revision = moved.column2
+        returning id, revision`.execute(this.db);
+      for (const row of updated.rows) revisions.set(row.id, Number(row.revision));
+      const conflicted = part.find(({ sync }) => !revisions.has(sync.walletId));
+      if (conflicted) throw new StoreConflictError(`Wallet ${conflicted.sync.walletId} changed while it was being synced`);
+    }
+    return revisions;
   }
 
   async holdRevision(walletId: string, revision: number): Promise<boolean> {

@@ -169,6 +169,12 @@ export interface WalletRepository {
    */
   applyChange(change: WalletChainChange, expectedRevision: number): Promise<number>;
   /**
+   * Writes the sync rows of wallets whose change adds, updates and removes no row (a block that only moved their
+   * tip), a few hundred wallets a statement, each if still at its expected revision; returns the new revisions.
+   * Throws StoreConflictError when any of them changed meanwhile (or was deleted). Call inside a transaction.
+   */
+  applySyncRows(rows: readonly { sync: WalletSyncRow; expectedRevision: number }[]): Promise<Map<string, number>>;
+  /**
    * Inside a store transaction: true when the wallet's chain rows are still at `revision`, and then held
    * there until the transaction ends (a sync write of the wallet waits for it). What a write computed from
    * the wallet's coins (a PSBT's reservations) compares before it commits.

@@ -243,6 +243,26 @@ describe.each(STORE_KINDS)('wallet store conformance: $kind', ({ open }) => {
     expect((await store.wallets.findById('w-1'))?.tip).toBeNull();
   });
 
+  it('moves many wallets\' sync rows in batched statements, each only at its expected revision', async () => {
+    const ids = Array.from({ length: 1_001 }, (_, i) => `w-${i}`); // three statements' worth
+    for (const [i, id] of ids.entries()) await store.wallets.insert(wallet({ id, alias: `a-${i}` }), []);
+    await store.transaction((repos) => repos.wallets.applyChange(change({ walletId: 'w-7', sync: { walletId: 'w-7', tip: { height: 4, hash: HASH('4') }, lastUsedReceive: 2, lastUsedChange: -1 } }), 0));
+    const sync = (walletId: string, height: number, lastUsedReceive = -1) => ({ walletId, tip: { height, hash: HASH(height.toString(16)) }, lastUsedReceive, lastUsedChange: 0 });
+    const moved = await store.transaction((repos) => repos.wallets.applySyncRows(ids.map((id) => ({ sync: sync(id, 5, id === 'w-7' ? 2 : -1), expectedRevision: id === 'w-7' ? 1 : 0 }))));
+    expect(moved.size).toBe(ids.length);
+    expect(moved.get('w-0')).toBe(1);
+    expect(moved.get('w-7')).toBe(2);
+    expect(await store.wallets.findById('w-1000')).toMatchObject({ revision: 1, tip: { height: 5, hash: HASH('5') } });
+    expect(await store.wallets.receiveIndexes('w-7')).toMatchObject({ lastUsed: 2 });
+    // One wallet moved on meanwhile (or deleted): the whole write fails as a conflict and none of it stays.
+    const stale = ids.map((id) => ({ sync: sync(id, 6), expectedRevision: id === 'w-900' ? 0 : moved.get(id)! }));
+    await expect(store.transaction((repos) => repos.wallets.applySyncRows(stale))).rejects.toBeInstanceOf(StoreConflictError);
+    expect(await store.wallets.findById('w-0')).toMatchObject({ revision: 1, tip: { height: 5 } });
+    await store.wallets.delete('w-3');
+    await expect(store.transaction((repos) => repos.wallets.applySyncRows([{ sync: sync('w-3', 6), expectedRevision: 1 }]))).rejects.toBeInstanceOf(StoreConflictError);
+    expect(await store.transaction((repos) => repos.wallets.applySyncRows([]))).toEqual(new Map());
+  });
+
   it('records block links idempotently, resets a wallet for a rescan and deletes every row', async () => {
     await store.wallets.insert(wallet(), [{ userName: 'bob', access: 'read' }]);
     const block = { hash: HASH('d'), height: 7, prevHash: HASH('e'), time: 1_700_000_000 };

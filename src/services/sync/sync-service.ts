@@ -534,48 +534,64 @@ export class SyncService {
   }
 
   /**
-   * Writes a changeset in one transaction with the PSBTs it settles (of the wallets whose transactions
-   * changed, and of `reconcile`); on any failure the in-memory state is rebuilt from the store.
+   * Writes a changeset with the PSBTs it settles (of the wallets whose transactions changed, and of `reconcile`);
+   * on any failure the in-memory state is rebuilt from the store. Wallets whose change is their sync row alone (at a
+   * block that pays a few of many wallets, nearly all of them) are written after the others, in a transaction of
+   * their own, a few hundred a statement: the wallets a block changed are seen first, and at once. Each wallet's
+   * change, its PSBTs' settlement and its events commit together; the block links with the first transaction.
    */
   private async persist(changes: EngineChangeset, blocks: SyncBlockRow[], reconcile: readonly string[] = []): Promise<void> {
     if (changes.wallets.length === 0 && blocks.length === 0 && reconcile.length === 0) return;
     // Per wallet to settle: the transactions its change removes (a coin whose funding transaction is removed is gone).
     const settle = new Map<string, ReadonlySet<string>>(reconcile.map((id) => [id, new Set()]));
     for (const change of changes.wallets.filter(touchesTransactions)) settle.set(change.walletId, new Set(change.transactionsRemoved));
+    const syncRowOnly = (c: WalletChangeset) => onlyTipMoved(c) && !settle.has(c.walletId);
+    const changed = changes.wallets.filter((c) => !syncRowOnly(c));
+    const moved = changes.wallets.filter(syncRowOnly);
     try {
-      const reached = changes.wallets.filter((c) => this.scanning.has(c.walletId) && c.sync.tip !== null && c.sync.tip.hash === this.nodeTip?.hash).map((c) => c.walletId);
-      const revisions = await this.deps.store.transaction(async (repos) => {
-        // First: a wallet another instance has taken over is written by that instance only (ADR 0014).
-        await this.following.fence(repos, [...new Set([...changes.wallets.map((c) => c.walletId), ...settle.keys()])]);
-        if (blocks.length > 0) await repos.wallets.recordBlocks(blocks);
-        const next = new Map<string, number>();
-        for (const change of changes.wallets) {
-          next.set(change.walletId, await repos.wallets.applyChange(change, this.loaded.get(change.walletId)!.revision));
-        }
-        const settlements = new Map<string, PsbtSettlement[]>();
-        for (const [walletId, removed] of settle) {
-          settlements.set(walletId, await this.deps.psbts.reconcile(repos, walletId, (txid, vout) => coinHistory(this.state, walletId, txid, vout), removed));
-        }
-        // Last in the transaction: appending events waits for other writers of events (docs/adr/0007).
-        await repos.events.append(this.eventsOf(changes, settlements, reached));
-        return next;
-      });
-      for (const change of changes.wallets) {
-        this.deps.balances?.noteWritten(this.state, change.walletId, this.loaded.get(change.walletId)!.revision, revisions.get(change.walletId)!, touchesTransactions(change));
-      }
-      for (const [id, revision] of revisions) this.loaded.get(id)!.revision = revision;
-      for (const change of changes.wallets) this.eventHeights.set(change.walletId, change.sync.tip?.height ?? null);
-      for (const id of reached) this.scanning.delete(id);
+      const first = changed.length > 0 || settle.size > 0;
+      if (first) await this.write(changed, blocks, settle, false);
+      if (moved.length > 0 || !first) await this.write(moved, first ? [] : blocks, new Map(), true);
     } catch (error) {
       this.reset();
       throw error;
     }
   }
 
+  /** One store transaction of persist(): `syncRowsOnly` when no change of `wallets` adds, updates or removes a row. */
+  private async write(wallets: readonly WalletChangeset[], blocks: SyncBlockRow[], settle: ReadonlyMap<string, ReadonlySet<string>>, syncRowsOnly: boolean): Promise<void> {
+    const reached = new Set(wallets.filter((c) => this.scanning.has(c.walletId) && c.sync.tip !== null && c.sync.tip.hash === this.nodeTip?.hash).map((c) => c.walletId));
+    const revisionOf = (walletId: string) => this.loaded.get(walletId)!.revision;
+    const revisions = await this.deps.store.transaction(async (repos) => {
+      // First: a wallet another instance has taken over is written by that instance only (ADR 0014).
+      await this.following.fence(repos, [...new Set([...wallets.map((c) => c.walletId), ...settle.keys()])]);
+      if (blocks.length > 0) await repos.wallets.recordBlocks(blocks);
+      let next: Map<string, number>;
+      if (syncRowsOnly) next = await repos.wallets.applySyncRows(wallets.map((c) => ({ sync: c.sync, expectedRevision: revisionOf(c.walletId) })));
+      else {
+        next = new Map();
+        for (const change of wallets) next.set(change.walletId, await repos.wallets.applyChange(change, revisionOf(change.walletId)));
+      }
+      const settlements = new Map<string, PsbtSettlement[]>();
+      for (const [walletId, removed] of settle) {
+        settlements.set(walletId, await this.deps.psbts.reconcile(repos, walletId, (txid, vout) => coinHistory(this.state, walletId, txid, vout), removed));
+      }
+      // Last in the transaction: appending events waits for other writers of events (docs/adr/0007).
+      await repos.events.append(this.eventsOf(wallets, settlements, reached));
+      return next;
+    });
+    for (const change of wallets) {
+      this.deps.balances?.noteWritten(this.state, change.walletId, revisionOf(change.walletId), revisions.get(change.walletId)!, touchesTransactions(change));
+    }
+    for (const [id, revision] of revisions) this.loaded.get(id)!.revision = revision;
+    for (const change of wallets) this.eventHeights.set(change.walletId, change.sync.tip?.height ?? null);
+    for (const id of reached) this.scanning.delete(id);
+  }
+
   /** The events of one sync write, wallet by wallet: settled PSBTs, transactions, confirmations, scans done. */
-  private eventsOf(changes: EngineChangeset, settlements: ReadonlyMap<string, PsbtSettlement[]>, reached: readonly string[]): NewEvent[] {
+  private eventsOf(changes: readonly WalletChangeset[], settlements: ReadonlyMap<string, PsbtSettlement[]>, reached: ReadonlySet<string>): NewEvent[] {
     const at = (this.deps.now ?? Date.now)();
-    const byWallet = new Map(changes.wallets.map((c) => [c.walletId, c]));
+    const byWallet = new Map(changes.map((c) => [c.walletId, c]));
     const depths = [...new Set([1, this.deps.confirmationsNotify ?? 6])];
     const events: NewEvent[] = [];
     for (const walletId of new Set([...byWallet.keys(), ...settlements.keys()])) {
@@ -589,7 +605,7 @@ export class SyncService {
           previousHeight: this.eventHeights.get(walletId) ?? null,
           settlements: settlements.get(walletId) ?? [],
           depths,
-          reachedTip: reached.includes(walletId),
+          reachedTip: reached.has(walletId),
           at,
           ...this.timelocksOf(loaded.wallet),
         }),
