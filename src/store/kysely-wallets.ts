@@ -405,6 +405,8 @@ export class KyselyWallets implements WalletRepository {
     const revisions = new Map<string, number>();
     for (const part of chunks(rows, SYNC_ROWS_PER_UPDATE)) {
       // One `update ... from (values ...)` for both stores; the casts type PostgreSQL's parameters (text otherwise).
+      // The unary `+` keeps SQLite's planner off an index on the revision: without it, it scanned every wallet per
+      // statement (0.2 s a chunk at 10,000 wallets) instead of finding each by its id.
       const values = sql.join(
         part.map(({ sync, expectedRevision }) => sql`(${sync.walletId}, cast(${expectedRevision} as bigint), cast(${sync.tip?.height ?? null} as integer), cast(${sync.tip?.hash ?? null} as text), cast(${sync.lastUsedReceive} as integer), cast(${sync.lastUsedChange} as integer))`),
       );
@@ -412,7 +414,7 @@ export class KyselyWallets implements WalletRepository {
         update wallets set revision = revision + 1, tip_height = moved.column3, tip_hash = moved.column4,
           last_used_receive = moved.column5, last_used_change = moved.column6
         from (values ${values}) as moved
-        where wallets.id = moved.column1 and wallets.revision = moved.column2
+        where wallets.id = moved.column1 and wallets.revision = +moved.column2
         returning id, revision`.execute(this.db);
       for (const row of updated.rows) revisions.set(row.id, Number(row.revision));
       const conflicted = part.find(({ sync }) => !revisions.has(sync.walletId));
