@@ -85,10 +85,11 @@ export const numberArg = (name, fallback) => {
 /**
  * The real server in process (SQLite in a fresh folder, API on, request logging off, no per-user limit) with a
  * chain backend that answers fees only, and an admin token. `close()` stops it and removes the folder.
- * `options.chain`: a block source for the sync service (run by hand: no background passes).
+ * `options.chain`: a block source for the sync service (run by hand: no background passes). `options.folder`: a data
+ * folder to start on (another process wrote it), removed by `close()` unless `options.keepFolder`.
  */
 export async function startBenchService(folderPrefix, options = {}) {
-  const folder = mkdtempSync(join(tmpdir(), folderPrefix));
+  const folder = options.folder ?? mkdtempSync(join(tmpdir(), folderPrefix));
   const config = loadConfig({
     env: { SERVICE_DATA_FOLDER: folder, SERVICE_PORT: '0', SERVICE_HOST: '127.0.0.1', SERVICE_API_ACTIVE: 'True', SERVICE_USER_REQUEST_RATE: '0', SERVICE_ADMIN_PASSWORD: BENCH_PASSWORD, SERVICE_NETWORK: 'regtest', SERVICE_LOG_LEVEL: 'error', ...(options.chain ? { SERVICE_SYNC_INTERVAL: '0' } : {}) },
     flags: [],
@@ -100,14 +101,14 @@ export async function startBenchService(folderPrefix, options = {}) {
   const running = await startService(config, { extend, announce: () => {}, ...(options.chain ? { chain: options.chain } : {}) });
   const api = `${running.url}/api/v1alpha`;
   const basic = `Basic ${Buffer.from(`admin:${BENCH_PASSWORD}`).toString('base64')}`;
-  const tokenAnswer = await (await fetch(`${api}/token`, { method: 'POST', headers: { authorization: basic, 'content-type': 'application/json' }, body: JSON.stringify({ jwt_token_description: 'bench', jwt_token_life: '1 days' }) })).json();
+  const tokenAnswer = await (await fetch(`${api}/token`, { method: 'POST', headers: { authorization: basic, 'content-type': 'application/json' }, body: JSON.stringify({ jwt_token_description: `bench ${process.pid}`, jwt_token_life: '1 days' }) /* one per process on a folder */ })).json();
   return {
     running,
     api,
     bearer: { authorization: `Bearer ${tokenAnswer.jwt_token}` },
     async close() {
       await running.close();
-      rmSync(folder, { recursive: true, force: true });
+      if (!options.keepFolder) rmSync(folder, { recursive: true, force: true });
     },
   };
 }

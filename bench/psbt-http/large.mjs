@@ -3,16 +3,20 @@
 // process (SQLite file), timed from request to parsed answer: PSBT creation (then DELETE), wallet details
 // with paged lists, the UTXO list and the transaction list (first and a late page), then the sync of a new
 // block paying the wallet (in process through the sync service, from a block source) and the first read
-// after it. Anchor in the same run: Bitcoin Core's `walletcreatefundedpsbt` on a watch-only wallet of as
+// after it. The wallet is written by another process (large-fill.mjs), so that the memory figures are those of
+// a process that loads and serves it: heap and RSS once loaded, peak RSS before and after the unpaged list (whose
+// answer this process, being the client too, also parses). Anchor in the same run: Bitcoin Core's `walletcreatefundedpsbt` on a watch-only wallet of as
 // many UTXOs (core-anchor.mjs; the node's chain is built once and cached).
-import { cpus, loadavg } from 'node:os';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { external, fixtures, numberArg, startBenchService, stats } from '../wallet-bench-support.mjs';
 import { coreCreateFundedPsbt } from './core-anchor.mjs';
-import { fillLargeWallet, growingChain } from './large-wallet.mjs';
+import { growingChain } from './large-wallet.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const RUNS = Math.min(numberArg('runs', 40), 500);
@@ -22,6 +26,7 @@ const WARMUP = 3;
 const READS_AFTER_BLOCK = Math.max(1, numberArg('reads-after-block', 3));
 const log = (...parts) => console.error(new Date().toISOString().slice(11, 19), ...parts);
 const rssMb = () => Math.round(process.resourceUsage().maxRSS / 1024);
+const currentRssMb = () => Math.round(process.memoryUsage().rss / 1024 / 1024);
 setFlagsFromString('--expose-gc');
 const collectGarbage = runInNewContext('gc');
 /** The heap left once garbage is collected: what the process holds. */
@@ -83,20 +88,20 @@ async function getJsonOnce(url, headers) {
 }
 
 async function main() {
-  const chain = growingChain({ height: 0, hash: '' });
-  const { running, api, bearer, close } = await startBenchService('wcs-bench-psbt-large-', { chain });
+  const folder = mkdtempSync(join(tmpdir(), 'wcs-bench-psbt-large-'));
+  let started = performance.now();
+  const filled = execFileSync(process.execPath, [join(root, 'bench', 'psbt-http', 'large-fill.mjs'), folder, String(PAYMENTS), String(SPENDS)], { encoding: 'utf8', maxBuffer: 1 << 20 });
+  const { tip, transactions } = JSON.parse(filled.trim().split('\n').at(-1)); // the service may log before it
+  log(`stored ${transactions} transactions in ${((performance.now() - started) / 1000).toFixed(1)} s (another process)`);
+  const chain = growingChain(tip);
+  const { running, api, bearer, close } = await startBenchService('', { chain, folder });
   const results = {};
   const load = [loadavg()[0]];
   try {
     const auth = { ...bearer, 'content-type': 'application/json' };
     const alias = 'large';
-    const made = await fetch(`${api}/wallets`, { method: 'POST', headers: auth, body: JSON.stringify({ name: alias, alias, recv_descriptor: fixtures.w_wpkh.recv_descriptor, change_descriptor: fixtures.w_wpkh.change_descriptor, birthday: 0 }) });
-    if (made.status !== 201) throw new Error(`wallet import: ${made.status} ${await made.text()}`);
-    let started = performance.now();
-    const { tip, transactions } = await fillLargeWallet(running.runtime.store, alias, { payments: PAYMENTS, spends: SPENDS });
-    log(`stored ${transactions} transactions in ${((performance.now() - started) / 1000).toFixed(1)} s`);
-    chain.setTip(tip);
     const utxoCount = PAYMENTS + 1;
+    results['RSS of the service process started on the stored wallet (MB)'] = { mb: currentRssMb() };
 
     started = performance.now();
     let ms = 0;
@@ -106,6 +111,7 @@ async function main() {
     });
     results['sync: first pass, loading the stored wallet (once per process)'] = { ms: +ms.toFixed(0) };
     results['  of which the longest stretch answering nothing else'] = { ms: stall };
+    results['heap held with the wallet loaded for the sync (MB)'] = { mb: heldHeapMb() };
     started = performance.now();
     let first;
     stall = await longestStall(async () => {
@@ -117,6 +123,7 @@ async function main() {
     if (first.balance === undefined || first.txlist.length !== 1) throw new Error('details: unexpected answer');
     log('loaded');
     results['heap held with the wallet loaded for the sync and for reads (MB)'] = { mb: heldHeapMb() };
+    results['RSS with the wallet loaded for the sync and for reads (MB)'] = { mb: currentRssMb() };
 
     await getJson(`${api}/wallets/${alias}?limit=1&utxo_limit=1`, bearer);
     // PSBT creation over every coin, then DELETE so that the next one selects from the full set again.
@@ -129,6 +136,7 @@ async function main() {
       if (deleted.status !== 200) throw new Error(`delete: ${deleted.status} ${await deleted.text()}`);
     });
     log('psbt done');
+    results['heap held after PSBT creation (MB)'] = { mb: heldHeapMb() };
 
     const page = 50;
     const lateUtxo = utxoCount - page;
@@ -146,6 +154,7 @@ async function main() {
         if (!check(await getJson(`${api}/${path}`, bearer))) throw new Error(`${name}: wrong page`);
       });
     }
+    results['peak RSS before the unpaged list (MB)'] = { mb: rssMb() };
     // Unpaged, for scale: every UTXO in one answer.
     results['GET utxo, all 100,000 (unpaged)'] = await timed(Math.min(RUNS, 10), async () => {
       if ((await getJson(`${api}/wallets/${alias}/utxo`, bearer)).utxo.length !== utxoCount) throw new Error('utxo: wrong count');

@@ -23,6 +23,7 @@ import {
   paysWallet,
   setStatus,
   walletOutputs,
+  walletsHolding,
   type BlockInfo,
   type EngineState,
   type TrackedTx,
@@ -94,7 +95,7 @@ function touchedWallets(state: EngineState, scope: Set<WalletState>, candidate: 
   let touched: Set<WalletState> | undefined;
   if (!candidate.coinbase) {
     for (const input of candidate.tx.inputs) {
-      const owners = state.txOwners.get(input.txid);
+      const owners = walletsHolding(state, input.txid);
       if (!owners) continue;
       for (const wallet of owners) {
         if (scope.has(wallet) && paysWallet(wallet.txs.get(input.txid), input.vout)) (touched ??= new Set()).add(wallet);

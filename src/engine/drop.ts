@@ -3,7 +3,7 @@
  * block, or came from a disconnected coinbase. Its descendants go with it. A transaction that spent none of
  * the wallet's coins is forgotten (it never paid the wallet); one that did is kept as `dropped` history.
  */
-import { outpointKey, paysWallet, setStatus, deleteTx, type ChangeRecorder, type EngineState, type WalletState } from './state.js';
+import { paysWallet, setStatus, deleteTx, spendersOf, type ChangeRecorder, type EngineState, type WalletState } from './state.js';
 
 /** True if the transaction spends at least one output this wallet owns. */
 export function spendsWalletCoins(wallet: WalletState, txid: string): boolean {
@@ -17,8 +17,7 @@ export function dropTx(state: EngineState, wallet: WalletState, txid: string, re
   if (!tracked || tracked.status === 'confirmed') return;
   // Children first, while this transaction's outputs still tell which of their inputs were ours.
   for (let vout = 0; vout < tracked.tx.outputs.length; vout++) {
-    const children = wallet.spenders.get(outpointKey(txid, vout));
-    if (children) for (const child of [...children]) dropTx(state, wallet, child, recorder);
+    for (const child of spendersOf(wallet, txid, vout)) dropTx(state, wallet, child, recorder);
   }
   if (!spendsWalletCoins(wallet, txid)) {
     deleteTx(state, wallet, txid);

@@ -6,7 +6,7 @@
  * Entries keep the confirmations of the tip they were built at, so a new block does not rebuild every entry:
  * read confirmations with `entryAtTip` / `utxoAtTip` and the lists' `tipHeight`.
  */
-import { outpointKey, walletOutputsValue, type EngineState, type TrackedTx, type WalletState } from './state.js';
+import { spendersOf, walletOutputsValue, type EngineState, type TrackedTx, type WalletState } from './state.js';
 import type { AppliedChanges } from './wallets.js';
 import { byOutpoint, COINBASE_MATURITY_CONFIRMATIONS, entryOf, isImmature, mostConfirmedFirst, newestFirst, oldestFirst, trustChecker, unspentOutputsOf } from './views.js';
 import type { WalletBalances, WalletTxEntry, WalletUtxo } from './types.js';
@@ -92,7 +92,7 @@ export class WalletListCache {
     if (!t.coinbase) {
       for (const input of t.tx.inputs) {
         this.dirtyCoins.add(input.txid); // spent or unspent again
-        for (const sibling of wallet.spenders.get(outpointKey(input.txid, input.vout)) ?? []) this.dirtyEntries.add(sibling); // conflicts
+        for (const sibling of spendersOf(wallet, input.txid, input.vout)) this.dirtyEntries.add(sibling); // conflicts
       }
     }
     // Children count what they spend of it, and unconfirmed ones are trusted through it.
@@ -101,7 +101,7 @@ export class WalletListCache {
     while (pending.length > 0) {
       const parent = pending.pop()!;
       for (let vout = 0; vout < parent.tx.outputs.length; vout++) {
-        for (const childId of wallet.spenders.get(outpointKey(parent.txid, vout)) ?? []) {
+        for (const childId of spendersOf(wallet, parent.txid, vout)) {
           if (parent === t) this.dirtyEntries.add(childId);
           if (seen.has(childId)) continue;
           seen.add(childId);
@@ -166,8 +166,14 @@ export class WalletListCache {
 
   private addEntry(wallet: WalletState, t: TrackedTx, trusted: (t: TrackedTx) => boolean): void {
     this.entries.set(t.txid, entryOf(wallet, t));
-    this.coins.set(t.txid, unspentOutputsOf(wallet, t, trusted));
+    this.keepCoins(t.txid, unspentOutputsOf(wallet, t, trusted));
     if (t.coinbase) this.coinbases.add(t.txid);
+  }
+
+  /** Only transactions with unspent outputs are kept (most of a large wallet's have none left). */
+  private keepCoins(txid: string, coins: WalletUtxo[]): void {
+    if (coins.length > 0) this.coins.set(txid, coins);
+    else this.coins.delete(txid);
   }
 
   private update(wallet: WalletState, previous: WalletListsAtTip): WalletListsAtTip {
@@ -198,7 +204,7 @@ export class WalletListCache {
         continue;
       }
       const coins = unspentOutputsOf(wallet, t, trusted);
-      this.coins.set(txid, coins);
+      this.keepCoins(txid, coins);
       newCoins.push(...coins);
     }
     const live = (entries: WalletTxEntry[]) => entries.filter((e) => e.status !== 'dropped');

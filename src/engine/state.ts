@@ -32,8 +32,14 @@ export interface BlockInfo extends BlockRef {
  * witness item) cost more memory than everything else a wallet holds.
  */
 export interface HeldTx {
-  inputs: { txid: string; vout: number }[];
+  /** Never changed: shared with the other states of the process holding the transaction (`TxBody`). */
+  inputs: readonly HeldInput[];
   outputs: HeldOutput[];
+}
+
+export interface HeldInput {
+  readonly txid: string;
+  readonly vout: number;
 }
 
 export interface HeldOutput {
@@ -43,14 +49,41 @@ export interface HeldOutput {
   owner: ScriptOwner | null;
 }
 
-/** A transaction as one wallet holds it: its outputs paying that wallet's scripts have their owner. */
-export function heldForm(wallet: WalletState, tx: Transaction): HeldTx {
+/**
+ * What a raw transaction gives, which never changes. The states of one process holding the same transaction
+ * (the sync's and the reads', same txid and hex) share these strings and inputs instead of each holding its
+ * own parsed copy (`bodyOfHeld`); what a state owns is only which outputs pay its wallet.
+ */
+export interface TxBody {
+  readonly hex: string;
+  readonly inputs: readonly HeldInput[];
+  readonly outputs: readonly { readonly value: bigint; readonly script: string }[];
+  readonly vsize: number;
+  readonly coinbase: boolean;
+}
+
+/** The body of a parsed transaction (a block's is decoded with its witness first); `hex` if already known. */
+export function bodyOf(parsed: Transaction, hex?: string): TxBody {
+  // A block's transaction does not decode its witness, which the hex and the vsize need. The body copies
+  // what it keeps, so nothing refers to the block's bytes.
+  const tx = parsed instanceof BlockTransaction ? parsed.standalone() : parsed;
   return {
+    hex: hex ?? toHex(serializeTransaction(tx)),
     inputs: tx.inputs.map((i) => ({ txid: i.txid, vout: i.vout })),
-    outputs: tx.outputs.map((o) => {
-      const script = toHex(o.script);
-      return { value: o.value, script, owner: wallet.scripts.get(script) ?? null };
-    }),
+    outputs: tx.outputs.map((o) => ({ value: o.value, script: toHex(o.script) })),
+    vsize: vsize(tx),
+    coinbase: isCoinbase(tx),
+  };
+}
+
+/** The body a held transaction shares: its strings, values and inputs, not its outputs' owners. */
+export const bodyOfHeld = (t: TrackedTx): TxBody => ({ hex: t.hex, inputs: t.tx.inputs, outputs: t.tx.outputs, vsize: t.vsize, coinbase: t.coinbase });
+
+/** A transaction as one wallet holds it: its outputs paying that wallet's scripts have their owner. */
+function heldForm(wallet: WalletState, body: TxBody): HeldTx {
+  return {
+    inputs: body.inputs,
+    outputs: body.outputs.map(({ value, script }) => ({ value, script, owner: wallet.scripts.get(script) ?? null })),
   };
 }
 
@@ -103,8 +136,12 @@ export interface WalletState {
   derived: [number, number];
   scripts: Map<string, ScriptOwner>;
   txs: Map<string, TrackedTx>;
-  /** Outpoint ("txid:vout") -> wallet transactions (any status) that spend it (no repeats). */
-  spenders: Map<string, string[]>;
+  /**
+   * Funding txid -> the wallet transactions (any status) spending its outputs, as `[vout, spender, vout, spender, ...]`
+   * (no repeats): read with `spendersOf`. Keyed by the txid the inputs hold, not by an outpoint string: a key made
+   * per input, with a list of one, cost more than the rest of the index.
+   */
+  spenders: Map<string, (number | string)[]>;
   /** Transactions with status `mempool`. */
   pending: Set<string>;
 }
@@ -119,27 +156,66 @@ export interface EngineState {
    * the check costs a few byte reads and no allocation.
    */
   scriptKeys: Map<number, number>;
-  /** Txid -> wallets holding that transaction (no repeats): one lookup per input for all wallets. */
-  txOwners: Map<string, WalletState[]>;
+  /**
+   * Txid -> the wallet holding that transaction, or the wallets when several do (no repeats): one lookup per
+   * input for all wallets. Read with `walletsHolding`; nearly every transaction is one wallet's.
+   */
+  txOwners: Map<string, WalletState | WalletState[]>;
 }
 
-/**
- * Adds `item` under `key` unless it is there. The indexes above hold lists, not Sets: nearly every key has
- * one item, and a Set of one costs several times an array of one (a large wallet holds hundreds of thousands).
- */
-export function addToList<K, V>(index: Map<K, V[]>, key: K, item: V): void {
-  const list = index.get(key);
-  if (!list) index.set(key, [item]);
-  else if (!list.includes(item)) list.push(item);
+const NO_SPENDERS: readonly string[] = Object.freeze([]);
+
+/** The wallet transactions (any status) spending output `vout` of `txid`, in the order they were added. */
+export function spendersOf(wallet: WalletState, txid: string, vout: number): readonly string[] {
+  const spends = wallet.spenders.get(txid);
+  let found: string[] | undefined;
+  if (spends) for (let i = 0; i < spends.length; i += 2) if (spends[i] === vout) (found ??= []).push(spends[i + 1] as string);
+  return found ?? NO_SPENDERS;
 }
 
-/** Removes `item` from under `key`, and the key with its last item. */
-export function removeFromList<K, V>(index: Map<K, V[]>, key: K, item: V): void {
-  const list = index.get(key);
-  const at = list?.indexOf(item) ?? -1;
-  if (!list || at < 0) return;
-  if (list.length === 1) index.delete(key);
-  else list.splice(at, 1);
+function addSpender(wallet: WalletState, input: HeldInput, spender: string): void {
+  const spends = wallet.spenders.get(input.txid);
+  if (!spends) {
+    wallet.spenders.set(input.txid, [input.vout, spender]);
+    return;
+  }
+  for (let i = 0; i < spends.length; i += 2) if (spends[i] === input.vout && spends[i + 1] === spender) return;
+  spends.push(input.vout, spender);
+}
+
+function removeSpender(wallet: WalletState, input: HeldInput, spender: string): void {
+  const spends = wallet.spenders.get(input.txid);
+  if (!spends) return;
+  for (let i = 0; i < spends.length; i += 2) {
+    if (spends[i] !== input.vout || spends[i + 1] !== spender) continue;
+    if (spends.length === 2) wallet.spenders.delete(input.txid);
+    else spends.splice(i, 2);
+    return;
+  }
+}
+
+/** The wallets of the state holding transaction `txid`. */
+export function walletsHolding(state: EngineState, txid: string): readonly WalletState[] | undefined {
+  const held = state.txOwners.get(txid);
+  return held === undefined || Array.isArray(held) ? held : [held];
+}
+
+function addHolder(state: EngineState, txid: string, wallet: WalletState): void {
+  const held = state.txOwners.get(txid);
+  if (held === undefined) state.txOwners.set(txid, wallet);
+  else if (!Array.isArray(held)) {
+    if (held !== wallet) state.txOwners.set(txid, [held, wallet]);
+  } else if (!held.includes(wallet)) held.push(wallet);
+}
+
+/** Forgets that `wallet` holds transaction `txid`. */
+export function removeHolder(state: EngineState, txid: string, wallet: WalletState): void {
+  const held = state.txOwners.get(txid);
+  if (held === wallet) state.txOwners.delete(txid);
+  else if (Array.isArray(held)) {
+    const rest = held.filter((w) => w !== wallet);
+    if (rest.length !== held.length) state.txOwners.set(txid, rest.length === 1 ? rest[0]! : rest);
+  }
 }
 
 /** Whether some wallet of the state may watch `script` (no false negatives). */
@@ -277,10 +353,11 @@ export function markUsed(state: EngineState, wallet: WalletState, owner: ScriptO
   return fillGap(state, wallet, owner.branch, recorder);
 }
 
-export interface NewTx {
+/** A transaction to insert: parsed (from a block or the mempool), or its body (from a stored row). */
+export type NewTx = NewTxState & ({ tx: Transaction; hex?: string } | { body: TxBody });
+
+interface NewTxState {
   txid: string;
-  tx: Transaction;
-  hex?: string;
   status: TxStatus;
   block: BlockInfo | null;
   firstSeen: number;
@@ -289,15 +366,13 @@ export interface NewTx {
 
 /** Inserts a transaction into a wallet (indexes included); the caller records the change. */
 export function insertTx(state: EngineState, wallet: WalletState, input: NewTx): TrackedTx {
-  // A block's transaction does not decode its witness, which the hex and the vsize need. The held form
-  // copies what it keeps, so nothing refers to the block's bytes.
-  const tx = input.tx instanceof BlockTransaction ? input.tx.standalone() : input.tx;
+  const body = 'body' in input ? input.body : bodyOf(input.tx, input.hex);
   const tracked: TrackedTx = {
     txid: input.txid,
-    tx: heldForm(wallet, tx),
-    hex: input.hex ?? toHex(serializeTransaction(tx)),
-    vsize: vsize(tx),
-    coinbase: isCoinbase(tx),
+    tx: heldForm(wallet, body),
+    hex: body.hex,
+    vsize: body.vsize,
+    coinbase: body.coinbase,
     status: input.status,
     block: input.block,
     firstSeen: input.firstSeen,
@@ -306,9 +381,9 @@ export function insertTx(state: EngineState, wallet: WalletState, input: NewTx):
   wallet.txs.set(tracked.txid, tracked);
   if (tracked.status === 'mempool') wallet.pending.add(tracked.txid);
   if (!tracked.coinbase) {
-    for (const input of tracked.tx.inputs) addToList(wallet.spenders, outpointKey(input.txid, input.vout), tracked.txid);
+    for (const input of tracked.tx.inputs) addSpender(wallet, input, tracked.txid);
   }
-  addToList(state.txOwners, tracked.txid, wallet);
+  addHolder(state, tracked.txid, wallet);
   return tracked;
 }
 
@@ -318,9 +393,9 @@ export function deleteTx(state: EngineState, wallet: WalletState, txid: string):
   wallet.txs.delete(txid);
   wallet.pending.delete(txid);
   if (!tracked.coinbase) {
-    for (const input of tracked.tx.inputs) removeFromList(wallet.spenders, outpointKey(input.txid, input.vout), txid);
+    for (const input of tracked.tx.inputs) removeSpender(wallet, input, txid);
   }
-  removeFromList(state.txOwners, txid, wallet);
+  removeHolder(state, txid, wallet);
 }
 
 export function setStatus(wallet: WalletState, tracked: TrackedTx, status: TxStatus): void {

@@ -153,7 +153,7 @@ export interface WalletTxEntry {
   vsize: number;
   replaceable: 'yes' | 'no' | 'unknown';
   /** Other wallet transactions spending any of the same coins. */
-  conflicts: string[];
+  conflicts: readonly string[];
   coinbase: boolean;
   hex: string;
 }

@@ -3,7 +3,7 @@
  * getbalances (trusted / untrusted_pending / immature), listunspent 0, and the transaction list.
  */
 import { EngineError } from './errors.js';
-import { outpointKey, paysWallet, walletOutputs, walletOutputsValue, type EngineState, type TrackedTx, type WalletState } from './state.js';
+import { paysWallet, spendersOf, walletOutputs, walletOutputsValue, type EngineState, type TrackedTx, type WalletState } from './state.js';
 import type { Branch, TxCategory, TxStatus, WalletBalances, WalletTxEntry, WalletUtxo } from './types.js';
 
 /** Core's wallet treats a coinbase as spendable from COINBASE_MATURITY + 1 = 101 confirmations. */
@@ -26,9 +26,7 @@ export const isImmature = (wallet: WalletState, t: TrackedTx) => t.coinbase && c
 
 /** Spent by a confirmed or mempool wallet transaction (a dropped one spends nothing). */
 function isSpent(wallet: WalletState, txid: string, vout: number): boolean {
-  const spenders = wallet.spenders.get(outpointKey(txid, vout));
-  if (!spenders) return false;
-  for (const s of spenders) if (active(wallet.txs.get(s))) return true;
+  for (const s of spendersOf(wallet, txid, vout)) if (active(wallet.txs.get(s))) return true;
   return false;
 }
 
@@ -113,6 +111,9 @@ export const byOutpoint = (a: WalletUtxo, b: WalletUtxo) => byTxid(a.txid, b.txi
 /** Most confirmations first is lowest block first, unconfirmed last, whatever the tip; then by outpoint. */
 export const mostConfirmedFirst = (a: WalletUtxo, b: WalletUtxo) => rank(a) - rank(b) || byOutpoint(a, b);
 
+/** The conflicts of nearly every entry: one list for all of them. */
+const NO_CONFLICTS: readonly string[] = Object.freeze([]);
+
 /** One transaction's entry of the transaction list. */
 export function entryOf(wallet: WalletState, t: TrackedTx): WalletTxEntry {
   let spentSat = 0n;
@@ -147,7 +148,7 @@ export function entryOf(wallet: WalletState, t: TrackedTx): WalletTxEntry {
   const conflicts = new Set<string>();
   if (!t.coinbase) {
     for (const input of t.tx.inputs) {
-      for (const other of wallet.spenders.get(outpointKey(input.txid, input.vout)) ?? []) if (other !== t.txid) conflicts.add(other);
+      for (const other of spendersOf(wallet, input.txid, input.vout)) if (other !== t.txid) conflicts.add(other);
     }
   }
   return {
@@ -166,7 +167,7 @@ export function entryOf(wallet: WalletState, t: TrackedTx): WalletTxEntry {
     firstSeen: t.firstSeen,
     vsize: t.vsize,
     replaceable: t.status === 'confirmed' ? 'no' : t.replaceable === null ? 'unknown' : t.replaceable ? 'yes' : 'no',
-    conflicts: [...conflicts].sort(),
+    conflicts: conflicts.size === 0 ? NO_CONFLICTS : [...conflicts].sort(),
     coinbase: t.coinbase,
     hex: t.hex,
   };
@@ -234,7 +235,7 @@ const coinTx = (t: TrackedTx): CoinTx => ({ txid: t.txid, status: t.status, hex:
 export function coinHistory(state: EngineState, walletId: string, txid: string, vout: number): CoinHistory {
   const wallet = walletOf(state, walletId);
   const funding = wallet.txs.get(txid);
-  const spenders = [...(wallet.spenders.get(outpointKey(txid, vout)) ?? [])].map((s) => wallet.txs.get(s)).filter((t): t is TrackedTx => !!t);
+  const spenders = spendersOf(wallet, txid, vout).map((s) => wallet.txs.get(s)).filter((t): t is TrackedTx => !!t);
   return { funding: funding && coinTx(funding), spenders: spenders.map(coinTx) };
 }
 

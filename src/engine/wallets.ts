@@ -5,7 +5,7 @@
 import { parseTransactionWithTxid } from '../core/tx.js';
 import { buildChangeset, syncRow } from './changeset.js';
 import { EngineError } from './errors.js';
-import { addScript, ChangeRecorder, deleteTx, fillGap, insertTx, newWalletState, removeFromList, unindexScript, type BlockInfo, type EngineState, type NewTx, type TrackedTx } from './state.js';
+import { addScript, bodyOf, bodyOfHeld, ChangeRecorder, deleteTx, fillGap, insertTx, newWalletState, removeHolder, unindexScript, type BlockInfo, type EngineState, type NewTx, type TrackedTx } from './state.js';
 import type { BlockRef, Branch, EngineChangeset, StoredAddress, StoredTransaction, StoredWalletRows, StoredWalletSync, WalletConfig } from './types.js';
 
 const isRevealIndex = (n: unknown): n is number => Number.isSafeInteger(n) && (n as number) >= -1;
@@ -91,7 +91,7 @@ export function removeWallet(state: EngineState, walletId: string): void {
     if (rest.length === 0) unindexScript(state, script);
     else if (rest.length !== owners.length) state.scriptIndex.set(script, rest);
   }
-  for (const txid of wallet.txs.keys()) removeFromList(state.txOwners, txid, wallet);
+  for (const txid of wallet.txs.keys()) removeHolder(state, txid, wallet);
 }
 
 const bad = (walletId: string, what: string) => new EngineError('invalid_stored_state', `Stored state of wallet ${walletId}: ${what}`);
@@ -134,8 +134,12 @@ function checkAddressRow(id: string, row: StoredAddress): void {
   if (!HEX_RE.test(row.script) || row.script.length === 0) throw bad(id, 'address script is not lower-case hex');
 }
 
-/** Checks one stored transaction row against the wallet (and its tip) and parses it. */
-export function parseStoredTransaction(id: string, tip: BlockRef | null, row: StoredTransaction, blocks: BlocksSeen): ParsedStoredTransaction {
+/**
+ * Checks one stored transaction row against the wallet (and its tip) and parses it. `held`: the same
+ * transaction as another state of the process holds it; when it is this row's (same txid and hex) its body is
+ * shared, not parsed again: it is what parsing the row gives.
+ */
+export function parseStoredTransaction(id: string, tip: BlockRef | null, row: StoredTransaction, blocks: BlocksSeen, held?: TrackedTx): ParsedStoredTransaction {
   if (row.walletId !== id) throw bad(id, 'transaction row belongs to another wallet');
   if (!STATUSES.has(row.status)) throw bad(id, `transaction ${row.txid} has unknown status`);
   if ((row.status === 'confirmed') !== (row.blockHash !== null)) throw bad(id, `transaction ${row.txid} status and block disagree`);
@@ -146,6 +150,9 @@ export function parseStoredTransaction(id: string, tip: BlockRef | null, row: St
   }
   if (!Number.isSafeInteger(row.firstSeen)) throw bad(id, `transaction ${row.txid} has no first-seen time`);
   if (row.replaceable !== null && typeof row.replaceable !== 'boolean') throw bad(id, `transaction ${row.txid} has an invalid replaceable flag`);
+  const block = row.status === 'confirmed' ? blockOf(blocks, row) : null;
+  const state = { status: row.status, block, firstSeen: row.firstSeen, replaceable: row.replaceable };
+  if (held && held.txid === row.txid && held.hex === row.hex) return { txid: held.txid, body: bodyOfHeld(held), ...state };
   let parsed;
   try {
     parsed = parseTransactionWithTxid(row.hex);
@@ -153,8 +160,7 @@ export function parseStoredTransaction(id: string, tip: BlockRef | null, row: St
     throw bad(id, `transaction ${row.txid} does not parse`);
   }
   if (parsed.txid !== row.txid) throw bad(id, `transaction ${row.txid} hex has another txid`);
-  const block = row.status === 'confirmed' ? blockOf(blocks, row) : null;
-  return { txid: row.txid, tx: parsed.tx, hex: row.hex, status: row.status, block, firstSeen: row.firstSeen, replaceable: row.replaceable };
+  return { txid: row.txid, body: bodyOf(parsed.tx, row.hex), ...state };
 }
 
 function blockOf(blocks: BlocksSeen, row: StoredTransaction): BlockInfo {

@@ -45,7 +45,7 @@ export interface TxListEntry {
   time: number;
   vsize: number;
   'bip125-replaceable': 'yes' | 'no' | 'unknown';
-  conflicts: string[];
+  conflicts: readonly string[];
   hex: string;
 }
 

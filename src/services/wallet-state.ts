@@ -26,6 +26,7 @@ import {
   type WalletTxEntry,
   type WalletUtxo,
 } from '../engine/index.js';
+import type { TrackedTx, WalletState } from '../engine/state.js';
 import type { Store, StoredWallet, WalletChainRows } from '../store/repositories.js';
 import { mapInParts, nextTurn } from './turns.js';
 import { scriptAddress, type Page } from './wallet-format.js';
@@ -186,14 +187,44 @@ export class WalletScriptsCache {
  */
 export async function loadWalletInto(state: EngineState, wallet: StoredWallet, rows: WalletChainRows, scripts: WalletScripts) {
   scripts.remember(rows.addresses); // read, not derived again
-  const parsedTransactions = await parseInParts(wallet.id, rows.sync.tip, rows.transactions);
+  const parsedTransactions = await parseInParts(wallet.id, rows.sync.tip, rows.transactions, scripts);
   await deriveAheadOfLoad(wallet, rows, scripts);
-  return addWallet(state, { walletId: wallet.id, gapLimit: wallet.gapLimit, derive: scripts.derive }, {
+  const changes = addWallet(state, { walletId: wallet.id, gapLimit: wallet.gapLimit, derive: scripts.derive }, {
     sync: rows.sync,
     lastRevealedReceive: rows.lastRevealedReceive,
     addresses: rows.addresses,
     parsedTransactions,
   });
+  if (rows.transactions.length >= SHARED_FROM) holdersOf(scripts).push(new WeakRef(state.wallets.get(wallet.id)!));
+  return changes;
+}
+
+/** Transactions from which a wallet's states share what they hold: below, a second copy costs little. */
+const SHARED_FROM = 1_000;
+
+/**
+ * The wallet states of this process holding each large wallet (the sync's, the reads'), by the wallet's scripts,
+ * which they all use. Loading stored rows takes from them the transactions they hold as stored (same txid and hex),
+ * sharing their hex, scripts and inputs instead of parsing a copy (`parseStoredTransaction`). Held weakly: a state
+ * its holder drops is freed, and with the last one what they shared.
+ */
+const holders = new WeakMap<WalletScripts, WeakRef<WalletState>[]>();
+
+/** The live holders of the wallet (the dead ones forgotten). */
+function holdersOf(scripts: WalletScripts): WeakRef<WalletState>[] {
+  const known = holders.get(scripts) ?? [];
+  const live = known.filter((ref) => ref.deref() !== undefined);
+  holders.set(scripts, live);
+  return live;
+}
+
+/** The same transaction as a state of the process holds it, if as stored in `row`. */
+function heldAsStored(wallets: readonly WalletState[], row: StoredTransaction): TrackedTx | undefined {
+  for (const wallet of wallets) {
+    const held = wallet.txs.get(row.txid);
+    if (held?.hex === row.hex) return held;
+  }
+  return undefined;
 }
 
 /**
@@ -226,10 +257,14 @@ function storedCounts(rows: WalletChainRows): [number, number] {
   return counts;
 }
 
-/** Stored transactions checked and parsed in parts, the process answering other work between them. */
-function parseInParts(walletId: string, tip: BlockRef | null, rows: readonly StoredTransaction[]): Promise<ParsedStoredTransaction[]> {
+/**
+ * Stored transactions checked and parsed in parts, the process answering other work between them; those another
+ * state of the wallet holds as stored are taken from it.
+ */
+function parseInParts(walletId: string, tip: BlockRef | null, rows: readonly StoredTransaction[], scripts: WalletScripts): Promise<ParsedStoredTransaction[]> {
   const blocks: BlocksSeen = new Map();
-  return mapInParts(rows, (row) => parseStoredTransaction(walletId, tip, row, blocks));
+  const wallets = holdersOf(scripts).flatMap((ref) => ref.deref() ?? []);
+  return mapInParts(rows, (row) => parseStoredTransaction(walletId, tip, row, blocks, wallets.length > 0 ? heldAsStored(wallets, row) : undefined));
 }
 
 /**
@@ -372,8 +407,9 @@ export class WalletStateCache {
         if (changes.revision === loaded.view.revision) return loaded.view;
         // Parsed before the state changes: a first scan's changes hold every transaction of the wallet.
         const { transactions, ...rest } = changes;
-        this.scripts.get(wallet).remember(rest.addresses);
-        const parsedTransactions = await parseInParts(wallet.id, changes.sync.tip, transactions);
+        const scripts = this.scripts.get(wallet);
+        scripts.remember(rest.addresses);
+        const parsedTransactions = await parseInParts(wallet.id, changes.sync.tip, transactions, scripts);
         try {
           loaded.lists.changed(applyStoredChanges(loaded.state, wallet.id, { ...rest, parsedTransactions }));
           await loaded.lists.build(nextTurn); // only when most of the wallet changed: otherwise the lists follow the change
