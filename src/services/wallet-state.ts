@@ -26,7 +26,7 @@ import {
   type WalletTxEntry,
   type WalletUtxo,
 } from '../engine/index.js';
-import type { TrackedTx, WalletState } from '../engine/state.js';
+import { heldAsStored, HeldStates } from './held-states.js';
 import type { Store, StoredWallet, WalletChainRows } from '../store/repositories.js';
 import { mapInParts, nextTurn } from './turns.js';
 import { scriptAddress, type Page } from './wallet-format.js';
@@ -59,8 +59,15 @@ export class WalletScripts {
   private readonly network: NetworkName;
   private readonly descriptors: [string, string];
 
-  /** `derivers`: the wallet's descriptors already parsed (a wallet just created), else parsed on first use. */
-  constructor(wallet: Pick<StoredWallet, 'receiveDescriptor' | 'changeDescriptor' | 'network'>, derivers?: readonly [BranchDeriver, BranchDeriver]) {
+  /**
+   * `derivers`: the wallet's descriptors already parsed (a wallet just created), else parsed on first use. `held`: the
+   * states of the service holding wallets, which loads of this wallet share transactions with.
+   */
+  constructor(
+    wallet: Pick<StoredWallet, 'receiveDescriptor' | 'changeDescriptor' | 'network'>,
+    derivers?: readonly [BranchDeriver, BranchDeriver],
+    readonly held?: HeldStates,
+  ) {
     this.network = wallet.network;
     this.descriptors = [wallet.receiveDescriptor, wallet.changeDescriptor];
     if (derivers) this.parsed = [derivers[0], derivers[1]];
@@ -162,16 +169,18 @@ export class WalletScripts {
 /** Derivers shared by everything in the process, per wallet id. */
 export class WalletScriptsCache {
   private readonly byWallet = new Map<string, WalletScripts>();
+  /** The service's states holding wallets (the sync's and the reads'), all loaded through these scripts. */
+  private readonly held = new HeldStates();
 
   get(wallet: StoredWallet): WalletScripts {
     let scripts = this.byWallet.get(wallet.id);
-    if (!scripts) this.byWallet.set(wallet.id, (scripts = new WalletScripts(wallet)));
+    if (!scripts) this.byWallet.set(wallet.id, (scripts = new WalletScripts(wallet, undefined, this.held)));
     return scripts;
   }
 
   /** Takes the derivers of a wallet just created, parsed when its request was checked, unless it has some already. */
   adopt(wallet: StoredWallet, derivers: readonly [BranchDeriver, BranchDeriver]): void {
-    if (!this.byWallet.has(wallet.id)) this.byWallet.set(wallet.id, new WalletScripts(wallet, derivers));
+    if (!this.byWallet.has(wallet.id)) this.byWallet.set(wallet.id, new WalletScripts(wallet, derivers, this.held));
   }
 
   forget(walletId: string): void {
@@ -195,36 +204,8 @@ export async function loadWalletInto(state: EngineState, wallet: StoredWallet, r
     addresses: rows.addresses,
     parsedTransactions,
   });
-  if (rows.transactions.length >= SHARED_FROM) holdersOf(scripts).push(new WeakRef(state.wallets.get(wallet.id)!));
+  scripts.held?.add(state);
   return changes;
-}
-
-/** Transactions from which a wallet's states share what they hold: below, a second copy costs little. */
-const SHARED_FROM = 1_000;
-
-/**
- * The wallet states of this process holding each large wallet (the sync's, the reads'), by the wallet's scripts,
- * which they all use. Loading stored rows takes from them the transactions they hold as stored (same txid and hex),
- * sharing their hex, scripts and inputs instead of parsing a copy (`parseStoredTransaction`). Held weakly: a state
- * its holder drops is freed, and with the last one what they shared.
- */
-const holders = new WeakMap<WalletScripts, WeakRef<WalletState>[]>();
-
-/** The live holders of the wallet (the dead ones forgotten). */
-function holdersOf(scripts: WalletScripts): WeakRef<WalletState>[] {
-  const known = holders.get(scripts) ?? [];
-  const live = known.filter((ref) => ref.deref() !== undefined);
-  holders.set(scripts, live);
-  return live;
-}
-
-/** The same transaction as a state of the process holds it, if as stored in `row`. */
-function heldAsStored(wallets: readonly WalletState[], row: StoredTransaction): TrackedTx | undefined {
-  for (const wallet of wallets) {
-    const held = wallet.txs.get(row.txid);
-    if (held?.hex === row.hex) return held;
-  }
-  return undefined;
 }
 
 /**
@@ -263,7 +244,7 @@ function storedCounts(rows: WalletChainRows): [number, number] {
  */
 function parseInParts(walletId: string, tip: BlockRef | null, rows: readonly StoredTransaction[], scripts: WalletScripts): Promise<ParsedStoredTransaction[]> {
   const blocks: BlocksSeen = new Map();
-  const wallets = holdersOf(scripts).flatMap((ref) => ref.deref() ?? []);
+  const wallets = scripts.held?.walletsOf(walletId) ?? [];
   return mapInParts(rows, (row) => parseStoredTransaction(walletId, tip, row, blocks, wallets.length > 0 ? heldAsStored(wallets, row) : undefined));
 }
 
