@@ -1,0 +1,254 @@
+// Many wallets created the way users create them: `wcs serve` on a real regtest Bitcoin Core, N 2-of-3
+// `wsh(sortedmulti)` wallets (gap limit 20, each its own three keys) created over the REST API four requests at a
+// time; then the server's resident memory, the first page of `GET /wallets`, a restart (until the port answers,
+// until ready), and a block reaching 100 paid wallets, read over HTTP.
+//
+//   npm run build && node bench/many-wallets/api.mjs [--wallets 3000] [--parallel 4] [--paid 100] [--list-calls 30]
+//     [--dist DIR] (the build the server runs; default dist) [--heap-snapshots DIR] (at 1,000 created, and at the end) [--cpu-prof DIR] (the first server's CPU profile, written when it stops after the creations)
+//     [--postgres] (a schema of its own at WCS_BENCH_DATABASE_URL, default the tests' database, dropped after)
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import pg from 'pg';
+import { locateBitcoind, startBitcoind } from '../bitcoind-support.mjs';
+import { freePort } from '../support.mjs';
+import { descriptorsOf } from './wallets.mjs';
+
+const root = resolve(import.meta.dirname, '..', '..');
+const arg = (name, fallback) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 ? process.argv[i + 1] : fallback;
+};
+const WALLETS = Number(arg('wallets', 3000));
+const PARALLEL = Number(arg('parallel', 4));
+const PAID = Math.min(Number(arg('paid', 100)), WALLETS);
+const LIST_CALLS = Number(arg('list-calls', 30));
+const PROFILE_DIR = arg('cpu-prof', undefined) && resolve(arg('cpu-prof'));
+/** The build the server runs (another build, e.g. a copy of `dist` before a change, to compare). */
+const DIST = resolve(arg('dist', join(root, 'dist')));
+/** Heap snapshots of the first server into DIR: after 1,000 wallets created and once all are at the tip (heap-diff.mjs). */
+const SNAPSHOT_DIR = arg('heap-snapshots', undefined) && resolve(arg('heap-snapshots'));
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const load = () => loadavg().map((l) => l.toFixed(1)).join(' ');
+
+const POSTGRES = process.argv.includes('--postgres');
+const DATABASE_URL = process.env.WCS_BENCH_DATABASE_URL ?? 'postgres://wcs_test:wcs_test@127.0.0.1:5432/wcs_test';
+const schema = `bench_api_${randomUUID().replaceAll('-', '').slice(0, 12)}`;
+const database = POSTGRES
+  ? { SERVICE_DATABASE_URL: `${DATABASE_URL}?options=${encodeURIComponent(`-c search_path=${schema}`)}`, SERVICE_JWT_KEY: 'bench-api-signing-key-0123456789abcdef' }
+  : {};
+if (POSTGRES) await onPostgres(`create schema "${schema}"`);
+
+const chainDir = mkdtempSync(join(tmpdir(), 'wcs-bench-api-node-'));
+const dataFolder = mkdtempSync(join(tmpdir(), 'wcs-bench-api-'));
+const node = await startBitcoind(locateBitcoind(root), chainDir);
+let server;
+try {
+  await node.rpc.call('createwallet', ['miner']);
+  const minerAddress = await node.rpc.call('getnewaddress', [], 'miner');
+  await node.rpc.call('generatetoaddress', [110, minerAddress]);
+  const env = {
+    SERVICE_DATA_FOLDER: dataFolder, SERVICE_NETWORK: 'regtest', SERVICE_API_ACTIVE: 'True', SERVICE_ADMIN_PASSWORD: 'bench-admin-password',
+    SERVICE_LOG_LEVEL: 'warn', SERVICE_BITCOIND_URL: node.url, SERVICE_BITCOIND_COOKIE: node.cookieFile, SERVICE_HOST: '127.0.0.1',
+    SERVICE_MAX_WALLETS_PER_USER: '100000', ...database,
+  };
+  console.log(`${WALLETS} wallets, ${PARALLEL} creations at a time, ${POSTGRES ? 'PostgreSQL' : 'SQLite'}; load average ${load()}`);
+
+  server = await serve(env, PROFILE_DIR, SNAPSHOT_DIR);
+  await server.live;
+  await server.ready;
+  const api = await server.client();
+
+  // Creation, PARALLEL requests at a time; figures per thousand created, so that growth with the wallets shows.
+  const times = new Array(WALLETS);
+  let next = 0;
+  const started = performance.now();
+  let reported = 0;
+  const snapshots = [];
+  const report = () => {
+    while (reported < WALLETS) {
+      const end = Math.min(reported + 1000, WALLETS);
+      const slice = times.slice(reported, end);
+      if (slice.includes(undefined)) return; // some still in flight
+      console.log(`  created ${reported + 1}-${end}: p50 ${pct(slice, 50).toFixed(1)} ms, p99 ${pct(slice, 99).toFixed(1)} ms, max ${Math.max(...slice).toFixed(1)} ms; RSS ${rssMb(server.pid)} MB; load ${load()}`);
+      reported = end;
+      if (SNAPSHOT_DIR && end === 1000) snapshots.push(heapSnapshot(server.pid));
+    }
+  };
+  await Promise.all(Array.from({ length: PARALLEL }, async () => {
+    for (let i = next++; i < WALLETS; i = next++) {
+      const [recv, change] = descriptorsOf(i);
+      times[i] = await api.timed('POST', '/wallets', { name: `Wallet ${i}`, alias: `w${i}`, recv_descriptor: recv, change_descriptor: change, gap_limit: 20 }, 201);
+      if (i % 100 === 99) report();
+    }
+  }));
+  report();
+  console.log(`created ${WALLETS} in ${((performance.now() - started) / 1000).toFixed(1)} s: p50 ${pct(times, 50).toFixed(1)} ms, p99 ${pct(times, 99).toFixed(1)} ms; RSS ${rssMb(server.pid)} MB right after; load ${load()}`);
+  await untilSynced(api);
+  console.log(`  every wallet at the tip ${((performance.now() - started) / 1000).toFixed(1)} s after the first creation; RSS ${rssMb(server.pid)} MB`);
+  if (SNAPSHOT_DIR) {
+    await Promise.all(snapshots);
+    await heapSnapshot(server.pid);
+    console.log(`  heap snapshots in ${SNAPSHOT_DIR}; RSS ${rssMb(server.pid)} MB`);
+  }
+  await listPages(api);
+  await server.stop();
+
+  // Restart: the port, readiness, memory.
+  server = await serve(env);
+  const spawned = server.spawned;
+  const live = await server.live;
+  const ready = await server.ready;
+  console.log(`restart: port answered ${((live - spawned) / 1000).toFixed(2)} s after spawn, /healthz/ready ${((ready - spawned) / 1000).toFixed(2)} s; RSS ${rssMb(server.pid)} MB when ready; load ${load()}`);
+  const api2 = await server.client();
+  await listPages(api2);
+
+  // A block reaching the paid wallets: one sendmany to a fresh receive address of each, seen unconfirmed, then mined.
+  const paid = Array.from({ length: PAID }, (_, k) => `w${Math.floor((k * WALLETS) / PAID)}`);
+  const addresses = await Promise.all(paid.map((alias) => api2.json('POST', `/wallets/${alias}/addresses/next`).then((a) => a.address)));
+  const amounts = Object.fromEntries(addresses.map((a) => [a, 0.001]));
+  const sent = performance.now();
+  await node.rpc.call('sendmany', ['', amounts], 'miner');
+  await untilAll(api2, paid, (b) => b.total_sat === 100_000);
+  console.log(`  ${PAID} payments shown unconfirmed ${((performance.now() - sent) / 1000).toFixed(2)} s after the sendmany`);
+  const mined = performance.now();
+  await node.rpc.call('generatetoaddress', [1, minerAddress]);
+  await untilAll(api2, paid, (b) => b.confirmed_sat === 100_000);
+  console.log(`  the block shown confirmed in all ${PAID} paid wallets ${((performance.now() - mined) / 1000).toFixed(2)} s after it was mined; load ${load()}`);
+} finally {
+  await server?.stop();
+  await node.stop();
+  rmSync(chainDir, { recursive: true, force: true });
+  rmSync(dataFolder, { recursive: true, force: true });
+  if (POSTGRES) await onPostgres(`drop schema "${schema}" cascade`);
+}
+
+/** Starts `wcs serve`; `live` and `ready` resolve to the moment (performance.now) each probe first answered 200. */
+async function serve(env, profileDir, snapshotDir) {
+  const port = await freePort();
+  const profile = [...(profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : []), ...(snapshotDir ? ['--heapsnapshot-signal=SIGUSR2', '--diagnostic-dir', snapshotDir] : [])];
+  const spawned = performance.now();
+  const child = spawn(process.execPath, [...profile, join(DIST, 'cli', 'main.js'), 'serve'], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'], env: { PATH: process.env.PATH, ...env, SERVICE_PORT: String(port) } });
+  const exited = new Promise((r) => child.once('exit', r));
+  const base = `http://127.0.0.1:${port}`;
+  const live = Promise.race([firstOk(`${base}/healthz/live`), exited.then((code) => Promise.reject(new Error(`wcs serve exited (${code})`)))]);
+  return {
+    pid: child.pid,
+    spawned,
+    live,
+    ready: live.then(() => firstOk(`${base}/healthz/ready`)),
+    async client() {
+      const basic = `Basic ${Buffer.from('admin:bench-admin-password').toString('base64')}`;
+      const response = await fetch(`${base}/api/v1alpha/token`, { method: 'POST', headers: { authorization: basic, 'content-type': 'application/json' }, body: JSON.stringify({ jwt_token_description: `bench ${port}`, jwt_token_life: '1 days' }) });
+      const answer = await response.json();
+      if (!answer.jwt_token) throw new Error(`POST /token: ${response.status} ${JSON.stringify(answer)}`);
+      return apiClient(`${base}/api/v1alpha`, answer.jwt_token);
+    },
+    async stop() {
+      if (child.exitCode === null) child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
+/** Requests with the token; `timed` (milliseconds, answer read) and `json` throw on another status than expected. */
+function apiClient(base, token) {
+  const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+  const send = async (method, path, body, status) => {
+    const t0 = performance.now();
+    const response = await fetch(`${base}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+    const text = await response.text();
+    if (response.status !== status) throw new Error(`${method} ${path}: ${response.status} ${text.slice(0, 300)}`);
+    return { text, ms: performance.now() - t0 };
+  };
+  return {
+    timed: async (method, path, body, status = 200) => (await send(method, path, body, status)).ms,
+    json: async (method, path, body, status = 200) => JSON.parse((await send(method, path, body, status)).text),
+  };
+}
+
+/** `GET /wallets?limit=50` LIST_CALLS times: the first page's p50 and max, and one later page's. */
+async function listPages(api) {
+  const first = [];
+  for (let i = 0; i < LIST_CALLS; i++) first.push(await api.timed('GET', '/wallets?limit=50'));
+  const last = await api.timed('GET', `/wallets?limit=50&offset=${Math.max(0, WALLETS - 50)}`);
+  console.log(`  GET /wallets?limit=50 first page (${LIST_CALLS} calls): p50 ${pct(first, 50).toFixed(1)} ms, max ${Math.max(...first).toFixed(1)} ms; last page ${last.toFixed(1)} ms; load ${load()}`);
+}
+
+/** Until every created wallet is at the node's tip (its `scan` null), read through the list's details of a sample. */
+async function untilSynced(api) {
+  const sample = [...new Set([0, Math.floor(WALLETS / 2), WALLETS - 1])].map((i) => `w${i}`);
+  for (;;) {
+    const details = await Promise.all(sample.map((alias) => api.json('GET', `/wallets/${alias}`)));
+    if (details.every((d) => d.scan === null)) return;
+    await sleep(200);
+  }
+}
+
+/** Polls each wallet's details (8 at a time) until its balance passes `ok`. */
+async function untilAll(api, aliases, ok) {
+  const waiting = new Set(aliases);
+  for (;;) {
+    const list = [...waiting];
+    for (let i = 0; i < list.length; i += 8) {
+      await Promise.all(list.slice(i, i + 8).map(async (alias) => {
+        if (ok((await api.json('GET', `/wallets/${alias}`)).balance)) waiting.delete(alias);
+      }));
+    }
+    if (waiting.size === 0) return;
+    await sleep(20);
+  }
+}
+
+async function firstOk(url) {
+  for (;;) {
+    try {
+      if ((await fetch(url, { signal: AbortSignal.timeout(120_000) })).ok) return performance.now();
+    } catch {
+      // not listening yet
+    }
+    await sleep(20);
+  }
+}
+
+/** Asks the server for a heap snapshot; resolves once the file is complete (its size stops growing). */
+async function heapSnapshot(pid) {
+  const { readdirSync, statSync } = await import('node:fs');
+  const files = () => readdirSync(SNAPSHOT_DIR).filter((f) => f.endsWith('.heapsnapshot'));
+  const before = files().length;
+  process.kill(pid, 'SIGUSR2');
+  let size = -1;
+  for (;;) {
+    await sleep(1000);
+    const list = files();
+    if (list.length === before) continue;
+    const now = statSync(join(SNAPSHOT_DIR, list.sort().at(-1))).size;
+    if (now === size && now > 0) return;
+    size = now;
+  }
+}
+
+function rssMb(pid) {
+  try {
+    return Math.round(Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]) / 1024);
+  } catch {
+    return NaN;
+  }
+}
+
+function pct(list, p) {
+  const sorted = list.filter((t) => t !== undefined).sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))];
+}
+
+async function onPostgres(sql) {
+  const client = new pg.Client({ connectionString: DATABASE_URL });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
