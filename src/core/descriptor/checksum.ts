@@ -3,23 +3,36 @@ import { DescriptorError } from './errors.js';
 
 const INPUT_CHARSET = '0123456789()[],\'/*abcdefgh@:$%{}IJKLMNOPQRSTUVWXYZ&+-.;<=>?!^_|~ijklmnopqrstuvwxyzABCDEFGH`#"\\ ';
 const CHECKSUM_CHARSET = 'qpzry9x8gf2tvdw0s3jn54khce6mua7l';
-const GENERATOR = [0xf5dee51989n, 0xa9fdca3312n, 0x1bab10e32dn, 0x3706b1677an, 0x644d626ffdn];
+/** BIP380's generator, each 40-bit value as its top 8 bits and low 32 bits (numbers, not bigints: 10 times faster). */
+const GENERATOR_HIGH = [0xf5, 0xa9, 0x1b, 0x37, 0x64];
+const GENERATOR_LOW = [0xdee51989, 0xfdca3312, 0xab10e32d, 0x06b1677a, 0x4d626ffd];
+/** Each ASCII character's position in INPUT_CHARSET, -1 when absent. */
+const INPUT_POSITION = Array.from({ length: 128 }, (_, code) => INPUT_CHARSET.indexOf(String.fromCharCode(code)));
 
-function polymod(symbols: number[]): bigint {
-  let chk = 1n;
+/** The checksum's 40-bit state as [top 8 bits, low 32 bits]. */
+function polymod(symbols: readonly number[]): [number, number] {
+  let high = 0;
+  let low = 1;
   for (const value of symbols) {
-    const top = chk >> 35n;
-    chk = ((chk & 0x7ffffffffn) << 5n) ^ BigInt(value);
-    for (let i = 0; i < 5; i++) if ((top >> BigInt(i)) & 1n) chk ^= GENERATOR[i]!;
+    const top = high >>> 3;
+    high = ((high & 0x7) << 5) | (low >>> 27);
+    low = ((low << 5) ^ value) >>> 0;
+    for (let i = 0; i < 5; i++) {
+      if ((top >>> i) & 1) {
+        high ^= GENERATOR_HIGH[i]!;
+        low = (low ^ GENERATOR_LOW[i]!) >>> 0;
+      }
+    }
   }
-  return chk;
+  return [high, low];
 }
 
 function expand(text: string): number[] {
   const symbols: number[] = [];
   const groups: number[] = [];
   for (const c of text) {
-    const v = INPUT_CHARSET.indexOf(c);
+    const code = c.charCodeAt(0);
+    const v = c.length === 1 && code < 128 ? INPUT_POSITION[code]! : -1;
     if (v < 0) throw new DescriptorError('invalid_descriptor', `Invalid character ${JSON.stringify(c)} in descriptor`);
     symbols.push(v & 31);
     groups.push(v >> 5);
@@ -35,9 +48,10 @@ function expand(text: string): number[] {
 
 /** The 8-character checksum of a descriptor body (the text without `#...`). */
 export function descriptorChecksum(body: string): string {
-  const value = polymod([...expand(body), 0, 0, 0, 0, 0, 0, 0, 0]) ^ 1n;
+  const [high, low] = polymod([...expand(body), 0, 0, 0, 0, 0, 0, 0, 0]);
+  const value = high * 2 ** 32 + ((low ^ 1) >>> 0); // 40 bits: exact in a number
   let out = '';
-  for (let i = 0; i < 8; i++) out += CHECKSUM_CHARSET[Number((value >> BigInt(5 * (7 - i))) & 31n)];
+  for (let i = 0; i < 8; i++) out += CHECKSUM_CHARSET[Math.floor(value / 2 ** (5 * (7 - i))) % 32];
   return out;
 }
 
