@@ -28,14 +28,17 @@ export const BITCOIND_SETTINGS: readonly Setting[] = [
     } },
 ];
 
-/** One line naming the setting when the node's address and credentials do not fit together; undefined when they do. */
-export function bitcoindSettingsConflict(draft: Pick<Draft, 'bitcoind'>): string | undefined {
+/**
+ * One line naming the setting (and where it came from, `originOf` its key) when the node's address and
+ * credentials do not fit together; undefined when they do.
+ */
+export function bitcoindSettingsConflict(draft: Pick<Draft, 'bitcoind'>, originOf: (key: string) => string): string | undefined {
   const { bitcoind } = draft;
   if ((bitcoind.user === undefined) !== (bitcoind.password === undefined)) {
     return 'Invalid setting SERVICE_BITCOIND_USER / SERVICE_BITCOIND_PASSWORD: give both or neither';
   }
   if (bitcoind.url !== undefined && bitcoind.cookieFile === undefined && bitcoind.user === undefined && !urlHasCredentials(bitcoind.url)) {
-    return 'Invalid setting SERVICE_BITCOIND_URL (--bitcoind-url, "bitcoind_url" in config.json): give its credentials too, SERVICE_BITCOIND_COOKIE (bitcoind_cookie) or SERVICE_BITCOIND_USER and SERVICE_BITCOIND_PASSWORD (bitcoind_user, bitcoind_password)';
+    return `Invalid setting SERVICE_BITCOIND_URL (from ${originOf('bitcoind_url')}): give its credentials too, SERVICE_BITCOIND_COOKIE (bitcoind_cookie) or SERVICE_BITCOIND_USER and SERVICE_BITCOIND_PASSWORD (bitcoind_user, bitcoind_password)`;
   }
   return undefined;
 }

@@ -79,6 +79,8 @@ export interface Setting {
   description: string;
   defaultText: string;
   secret?: boolean;
+  /** `True` or `False`: the flag may stand alone (meaning True), and an empty value means the default. */
+  kind?: 'true-or-false';
   apply(draft: Draft, text: string): void;
 }
 

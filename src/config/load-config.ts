@@ -6,12 +6,12 @@
 import { join, resolve } from 'node:path';
 import { bitcoindBlocksFolder, bitcoindSettingsConflict } from './bitcoind-settings.js';
 import { chainSettingsConflict, chainSettingsReplaced } from './chain-settings.js';
-import { ConfigError, urlHasCredentials } from './config-error.js';
+import { ConfigError } from './config-error.js';
 import { CONFIG_FILE_NAME, readConfigFile } from './config-file.js';
 import type { Config, ConfigSources, DatabaseConfig, GivenSetting, Setting } from './config-types.js';
 import { parseFlags } from './setting-flags.js';
 import { expandHome } from './setting-values.js';
-import { DATA_FOLDER_SETTING, SETTINGS, defaultDraft } from './settings.js';
+import { DATA_FOLDER_SETTING, SETTINGS, defaultDraft, isSecretText } from './settings.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -32,19 +32,10 @@ function fileWithoutReplaced(file: Map<string, string>, flags: Map<string, strin
   return file;
 }
 
-function parseDatabase(url: string | undefined, dataFolder: string): DatabaseConfig {
+/** The store `url` names (checked when the setting was applied: databaseAddress); none: SQLite in the data folder. */
+function databaseOf(url: string | undefined, dataFolder: string): DatabaseConfig {
   if (url === undefined) return { kind: 'sqlite', path: join(dataFolder, 'service.sqlite') };
-  if (/^postgres(ql)?:\/\//i.test(url)) {
-    try {
-      new URL(url);
-    } catch {
-      throw new ConfigError('Invalid setting SERVICE_DATABASE_URL (--database): not a valid postgres:// address');
-    }
-    return { kind: 'postgres', url };
-  }
-  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(url)) {
-    throw new ConfigError('Invalid setting SERVICE_DATABASE_URL (--database): use a SQLite file path or a postgres:// address');
-  }
+  if (/^postgres(ql)?:\/\//i.test(url)) return { kind: 'postgres', url };
   const path = url.startsWith('sqlite:') ? url.slice('sqlite:'.length) : url;
   return { kind: 'sqlite', path: resolve(dataFolder, expandHome(path)) };
 }
@@ -68,9 +59,7 @@ export function settingOrigins(sources: ConfigSources, dataFolder: string): Arra
   const file = fileWithoutReplaced(readConfigFile(dataFolder), flags, env);
   return SETTINGS.map((setting) => {
     const { text, from: origin } = settingText(setting, flags, env, file) ?? { text: setting.defaultText.replaceAll('`', ''), from: 'default' as const };
-    // A database or node address is a secret only with credentials in it; the other secrets always are.
-    const address = setting.key === 'database_url' || setting.key === 'bitcoind_url';
-    const hidden = origin !== 'default' && (address ? urlHasCredentials(text) : setting.secret === true);
+    const hidden = origin !== 'default' && isSecretText(setting, text);
     return { key: setting.key, env: setting.env, value: hidden ? '(secret, set)' : text, origin };
   });
 }
@@ -89,11 +78,14 @@ export function loadConfig(sources: ConfigSources = {}): Config {
   const file = fileWithoutReplaced(readConfigFile(dataFolder), flags, env);
 
   const draft = defaultDraft();
+  // Where each given setting came from, as the messages name it: the flag, the variable, or the file's key.
+  const origins = new Map<string, string>();
   for (const setting of SETTINGS) {
     const given = settingText(setting, flags, env, file);
     if (given === undefined) continue;
     const { text, from } = given;
     const origin = from === 'flag' ? setting.flag : from === 'environment' ? setting.env : `"${setting.key}" in ${join(dataFolder, CONFIG_FILE_NAME)}`;
+    origins.set(setting.key, origin);
     try {
       setting.apply(draft, text);
     } catch (error) {
@@ -101,9 +93,10 @@ export function loadConfig(sources: ConfigSources = {}): Config {
       throw new ConfigError(`Invalid setting ${setting.env} (from ${origin}): ${(error as Error).message}${shown}`);
     }
   }
-  const conflict = chainSettingsConflict(draft) ?? bitcoindSettingsConflict(draft);
+  const originOf = (key: string): string => origins.get(key) ?? 'the default';
+  const conflict = chainSettingsConflict(draft, originOf) ?? bitcoindSettingsConflict(draft, originOf);
   if (conflict !== undefined) throw new ConfigError(conflict);
   draft.bitcoind.blocksFolder = bitcoindBlocksFolder(draft);
   const { databaseUrl, blocksFolderOff: _blocksFolderOff, ...rest } = draft;
-  return { ...rest, dataFolder, database: parseDatabase(databaseUrl, dataFolder) };
+  return { ...rest, dataFolder, database: databaseOf(databaseUrl, dataFolder) };
 }

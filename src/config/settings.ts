@@ -7,9 +7,10 @@ import { parseDuration } from '../auth/duration.js';
 import { NETWORK_NAMES } from '../core/network.js';
 import { BITCOIND_SETTINGS } from './bitcoind-settings.js';
 import { ELECTRUM_SETTINGS, NO_ELECTRUM } from './chain-settings.js';
+import { holdsCredentials } from './config-error.js';
 import { LOG_LEVELS, type Draft, type Setting } from './config-types.js';
 import { COST_LIMIT_SETTINGS, DEFAULT_COST_LIMITS } from './cost-limit-settings.js';
-import { addressesOrRanges, hostAddress, integer, oneOf, optionalText, trueOrFalse } from './setting-values.js';
+import { addressesOrRanges, databaseAddress, decimal, hostAddress, integer, oneOf, trueOrFalse } from './setting-values.js';
 
 export const SETTINGS: readonly Setting[] = [
   { key: 'host', env: 'SERVICE_HOST', flag: '--host', defaultText: '127.0.0.1', description: 'Address the HTTP server listens on.',
@@ -17,9 +18,10 @@ export const SETTINGS: readonly Setting[] = [
   { key: 'port', env: 'SERVICE_PORT', flag: '--port', defaultText: '25441', description: 'TCP port of the HTTP server (0: any free port).',
     apply: (d, t) => { d.port = integer(t, 0, 65535); } },
   { key: 'database_url', env: 'SERVICE_DATABASE_URL', flag: '--database', defaultText: '`<data_folder>/service.sqlite`', description: 'A SQLite file path (or `sqlite:<path>`), or `postgres://user:password@host:port/database`.', secret: true,
-    apply: (d, t) => { d.databaseUrl = optionalText(t); } },
+    apply: (d, t) => { d.databaseUrl = databaseAddress(t); } },
   { key: 'api_active', env: 'SERVICE_API_ACTIVE', flag: '--api-active', defaultText: 'False', description: 'Serve the REST API under `/api` (`True`, `true`, `1`, `yes`); otherwise every `/api` path is 404.',
-    apply: (d, t) => { d.apiActive = trueOrFalse(t); } },
+    kind: 'true-or-false',
+    apply: (d, t) => { d.apiActive = trueOrFalse(t, false); } },
   { key: 'admin_password', env: 'SERVICE_ADMIN_PASSWORD', flag: '--admin-password', defaultText: 'random, printed once', description: 'Password of the `admin` user created on first start (when no user exists).', secret: true,
     apply: (d, t) => { d.adminPassword = t === '' ? undefined : t; } },
   { key: 'network', env: 'SERVICE_NETWORK', flag: '--network', defaultText: 'mainnet', description: 'Bitcoin network: mainnet, testnet, testnet4, signet or regtest.',
@@ -46,10 +48,12 @@ export const SETTINGS: readonly Setting[] = [
     apply: (d, t) => { d.auth.registrationLinkTimeoutHours = integer(t, 1, 8760); } },
   { key: 'log_level', env: 'SERVICE_LOG_LEVEL', flag: '--log-level', defaultText: 'info', description: 'fatal, error, warn, info, debug, trace or silent.',
     apply: (d, t) => { d.logLevel = oneOf(t, LOG_LEVELS); } },
-  { key: 'jwt_key', env: 'SERVICE_JWT_KEY', flag: '--jwt-key', defaultText: 'random key in `<data_folder>/jwt-signing-key`', description: 'HS256 signing key for tokens, at least 32 characters. Changing it invalidates every token.', secret: true,
+  { key: 'jwt_key', env: 'SERVICE_JWT_KEY', flag: '--jwt-key', defaultText: 'random key in `<data_folder>/jwt-signing-key`', description: 'HS256 signing key for tokens, at least 32 characters, not white space only. Changing it invalidates every token.', secret: true,
     apply: (d, t) => {
       if (t === '') { d.jwtKey = undefined; return; }
       if (Buffer.byteLength(t, 'utf8') < 32) throw new Error('must be at least 32 characters');
+      // Spaces only (a variable filled from an unset one, padded) would sign every token with a key anyone can guess.
+      if (t.trim() === '') throw new Error('must not be only white space');
       d.jwtKey = t;
     } },
   { key: 'cors_origins', env: 'SERVICE_CORS_ORIGINS', flag: '--cors-origins', defaultText: 'none (CORS off)', description: 'Comma-separated origins allowed to call the API from a browser, e.g. `https://app.example`.',
@@ -60,11 +64,9 @@ export const SETTINGS: readonly Setting[] = [
       }
       d.corsOrigins = origins;
     } },
-  { key: 'sync_interval', env: 'SERVICE_SYNC_INTERVAL', flag: '--sync-interval', defaultText: '5', description: 'Seconds between chain sync passes (new blocks, mempool); decimals allowed; 0 turns the background sync off.',
+  { key: 'sync_interval', env: 'SERVICE_SYNC_INTERVAL', flag: '--sync-interval', defaultText: '5', description: 'Seconds between chain sync passes (new blocks, mempool); a decimal number such as 2 or 0.5; 0 turns the background sync off.',
     apply: (d, t) => {
-      const seconds = Number(t.trim());
-      if (t.trim() === '' || !Number.isFinite(seconds) || seconds < 0 || seconds > 86_400) throw new Error('must be a number of seconds from 0 to 86400');
-      d.syncIntervalMs = Math.round(seconds * 1000);
+      d.syncIntervalMs = Math.round(decimal(t, 0, 86_400, 'must be a number of seconds from 0 to 86400') * 1000);
     } },
   { key: 'sync_sharing', env: 'SERVICE_SYNC_SHARING', flag: '--sync-sharing', defaultText: 'off', description: 'PostgreSQL with several instances: `on` shares the following of wallets between the instances that sync (each wallet followed by one of them, taken over when it stops), `off` lets one instance follow every wallet. Set it alike on every instance.',
     apply: (d, t) => {
@@ -79,14 +81,28 @@ export const SETTINGS: readonly Setting[] = [
   { key: 'wallet_states_kept', env: 'SERVICE_WALLET_STATES_KEPT', flag: '--wallet-states-kept', defaultText: '1000', description: 'Wallet states each instance keeps loaded for reads; past it the least recently read is dropped and loaded again from the database when next read (memory against the time of that load).',
     apply: (d, t) => { d.walletStatesKept = integer(t, 1, 1_000_000); } },
   { key: 'web_active', env: 'SERVICE_WEB_ACTIVE', flag: '--web-active', defaultText: 'True', description: 'Serve the web interface at `/` (`True` or `False`); independent of `api_active`.',
-    apply: (d, t) => { d.webActive = trueOrFalse(t); } },
+    kind: 'true-or-false',
+    apply: (d, t) => { d.webActive = trueOrFalse(t, true); } },
   { key: 'confirmations_notify', env: 'SERVICE_CONFIRMATIONS_NOTIFY', flag: '--confirmations-notify', defaultText: '6', description: 'Confirmations at which a `transaction.confirmed` event is recorded besides the first one.',
     apply: (d, t) => { d.confirmationsNotify = integer(t, 1, 1000); } },
   { key: 'webhook_allow_private', env: 'SERVICE_WEBHOOK_ALLOW_PRIVATE', flag: '--webhook-allow-private', defaultText: 'False', description: 'Let webhooks deliver to loopback and private addresses (a neighbour on the same machine or network); link-local and cloud metadata addresses stay refused.',
-    apply: (d, t) => { d.webhookAllowPrivate = trueOrFalse(t); } },
+    kind: 'true-or-false',
+    apply: (d, t) => { d.webhookAllowPrivate = trueOrFalse(t, false); } },
   { key: 'trust_proxy', env: 'SERVICE_TRUST_PROXY', flag: '--trust-proxy', defaultText: 'none', description: 'Comma-separated addresses or ranges of the reverse proxies or load balancers in front of the service (e.g. `127.0.0.1` or `10.0.0.0/8`): from them, `X-Forwarded-For` names the client (failed-login limits, logs) and `X-Forwarded-Proto` the scheme (the web interface\'s origin check and Secure cookie).',
     apply: (d, t) => { d.trustProxy = addressesOrRanges(t); } },
 ];
+
+/** The settings whose value is an address: a secret only with credentials in it. */
+const ADDRESS_KEYS: readonly string[] = ['database_url', 'bitcoind_url', 'electrum_url', 'electrum_proxy'];
+
+/**
+ * Whether `text`, given for `setting`, is a secret: a password or key that is set, or any value holding an
+ * address with credentials in it (`postgres://user:password@...`); a database or node address without them is none.
+ */
+export function isSecretText(setting: Setting, text: string): boolean {
+  if (holdsCredentials(text)) return true;
+  return setting.secret === true && !ADDRESS_KEYS.includes(setting.key) && text !== '';
+}
 
 /** The data-folder setting, read before the others because the config file lives in it. */
 export const DATA_FOLDER_SETTING = { key: 'data_folder', env: 'SERVICE_DATA_FOLDER', flag: '--data-folder', defaultText: '`~/.wcs`', description: 'Folder of the database, signing key, config file and first-start password.' } as const;
