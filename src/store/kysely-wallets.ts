@@ -211,6 +211,11 @@ export class KyselyWallets implements WalletRepository {
     return (await this.db.selectFrom('wallets').selectAll().orderBy('created_at').orderBy('alias').execute()).map(toWallet);
   }
 
+  async listRevisions(): Promise<Array<{ id: string; revision: number }>> {
+    const rows = await this.db.selectFrom('wallets').select(['id', 'revision']).orderBy('created_at').orderBy('alias').execute();
+    return rows.map((row) => ({ id: row.id, revision: Number(row.revision) }));
+  }
+
   async findOfOtherNetwork(network: NetworkName): Promise<StoredWallet | undefined> {
     const row = await this.db.selectFrom('wallets').selectAll().where('network', '!=', network).orderBy('created_at').orderBy('alias').limit(1).executeTakeFirst();
     return row && toWallet(row);
@@ -458,7 +463,8 @@ export class KyselyWallets implements WalletRepository {
   }
 
   async revealedReceiveIndexes(): Promise<Map<string, number>> {
-    const rows = await this.db.selectFrom('wallets').select(['id', 'last_revealed_receive']).execute();
+    // The wallets that revealed none (most) are not read: the index holds only the others (migration 18).
+    const rows = await this.db.selectFrom('wallets').select(['id', 'last_revealed_receive']).where(sql<boolean>`last_revealed_receive >= 0`).execute(); // a literal: the planner matches it to the index
     return new Map(rows.map((r) => [r.id, Number(r.last_revealed_receive)]));
   }
 

@@ -134,6 +134,8 @@ export interface WalletRepository {
   findById(id: string): Promise<StoredWallet | undefined>;
   /** Every wallet, oldest first. */
   listAll(): Promise<StoredWallet[]>;
+  /** Every wallet's id and revision, oldest first (two columns: what the sync compares at each pass). */
+  listRevisions(): Promise<Array<{ id: string; revision: number }>>;
   /** One wallet of another network than `network`, if any (the start's check, whatever the number of wallets). */
   findOfOtherNetwork(network: NetworkName): Promise<StoredWallet | undefined>;
   /** Wallets the user owns or that are shared with them, oldest first, with the user's access. */
@@ -189,7 +191,7 @@ export interface WalletRepository {
   revealNextReceive(walletId: string): Promise<RevealResult>;
   /** The shown, last revealed and last used receive indexes of a wallet; undefined when it is gone. */
   receiveIndexes(walletId: string): Promise<ReceiveIndexes | undefined>;
-  /** The last revealed receive index of every wallet (id -> index, -1 for none). */
+  /** The last revealed receive index of every wallet that revealed one (id -> index; a wallet that revealed none is absent). */
   revealedReceiveIndexes(): Promise<Map<string, number>>;
   /**
    * Drops the wallet's chain rows and restarts it at `birthday` (a rescan). Returns the new revision.

@@ -125,6 +125,19 @@ describe.each(STORE_KINDS)('wallet store conformance: $kind', ({ open }) => {
     expect(await store.wallets.findByAlias('hot')).toMatchObject({ name: 'Hot 2', description: '', keys: [] });
   });
 
+  it('lists every wallet\'s id and revision, oldest first then by alias; a chain write and a rescan move it, details do not', async () => {
+    await store.wallets.insert(wallet({ id: 'w-2', alias: 'b', createdAt: 2 }), []);
+    await store.wallets.insert(wallet({ id: 'w-1', alias: 'c', createdAt: 1 }), []);
+    await store.wallets.insert(wallet({ id: 'w-3', alias: 'a', ownerName: 'bob', createdAt: 2 }), []);
+    await store.transaction((repos) => repos.wallets.applyChange(change({ walletId: 'w-2', sync: { walletId: 'w-2', tip: { height: 101, hash: HASH('a') }, lastUsedReceive: -1, lastUsedChange: -1 } }), 0));
+    await store.transaction((repos) => repos.wallets.resetChain('w-3', 0));
+    await store.wallets.updateDetails('w-1', { name: 'Renamed', description: '', keys: [] });
+    await store.wallets.setOwner('w-1', 'bob');
+    expect(await store.wallets.listRevisions()).toEqual([{ id: 'w-1', revision: 0 }, { id: 'w-3', revision: 1 }, { id: 'w-2', revision: 1 }]);
+    await store.wallets.delete('w-3');
+    expect(await store.wallets.listRevisions()).toEqual([{ id: 'w-1', revision: 0 }, { id: 'w-2', revision: 1 }]);
+  });
+
   it('applies changesets guarded by the revision and rebuilds the same rows', async () => {
     await store.wallets.insert(wallet(), []);
     const tip = { height: 101, hash: HASH('a') };
@@ -301,7 +314,7 @@ describe.each(STORE_KINDS)('wallet store conformance: $kind', ({ open }) => {
       // The shown index stays where it was while it is unused.
       expect(await store.wallets.receiveIndexes('w-1')).toEqual({ shown: 0, lastRevealed: 3, lastUsed: -1 });
       expect(await store.wallets.receiveIndexes('missing')).toBeUndefined();
-      expect(await store.wallets.revealedReceiveIndexes()).toEqual(new Map([['w-1', 3], ['w-2', -1]]));
+      expect(await store.wallets.revealedReceiveIndexes()).toEqual(new Map([['w-1', 3]])); // w-2 revealed none: absent
       expect((await store.wallets.chainRows('w-1'))?.lastRevealedReceive).toBe(3);
       expect(await store.wallets.revision('w-1')).toBe(0);
       // The sync's changeset still applies at the revision it read before the reveals.

@@ -49,6 +49,8 @@ const BLOCKS_PER_WRITE = 500;
 /** Wallets loaded before what loading them derived is written (one store transaction per wallet cost most of a load). */
 const WALLETS_PER_LOAD_WRITE = 50;
 const ROWS_PER_WRITE = 5_000;
+/** Wallets new or changed since the last pass read one query each up to this many, past it all rows in one query. */
+const ROWS_READ_ONE_BY_ONE = 50;
 /** How often a long pass looks for a new node tip (wallets at the tip then take the new blocks first). */
 const TIP_REFRESH_MS = 1_000;
 /** How often a long pass brings the mempool of the wallets at the tip up to date. */
@@ -316,10 +318,16 @@ export class SyncService {
     }
   }
 
-  /** Loads new wallets, reloads changed ones (rescan, another writer), forgets deleted ones and those no longer followed. */
+  /**
+   * Loads new wallets, reloads changed ones (rescan, another writer), forgets deleted ones and those no longer followed.
+   * Each pass lists only ids and revisions, and reads the full row of a wallet new or at another revision: a pass
+   * (one per creation) would otherwise read every wallet's row, thousands of them. What the sync uses of a loaded
+   * wallet's row (alias, birthday, descriptors, gap limit, network) is fixed or moves the revision when changed;
+   * its name, description, key labels and owner change without it, and the sync uses none of them.
+   */
   private async refreshWallets(): Promise<void> {
     const followed = this.following.followed();
-    const wallets = (await this.deps.store.wallets.listAll()).filter((w) => followed === 'all' || followed.has(w.id));
+    const wallets = (await this.deps.store.wallets.listRevisions()).filter((w) => followed === 'all' || followed.has(w.id));
     const present = new Set(wallets.map((w) => w.id));
     for (const id of [...this.loaded.keys()]) {
       if (!present.has(id)) {
@@ -337,23 +345,24 @@ export class SyncService {
       unwritten = { changes: [], settle: [] };
       await this.persist({ wallets: changes }, [], settle);
     };
-    for (const wallet of wallets) {
+    // Many to read (the first load, a new leader): every row in one query rather than one query each.
+    const stale = wallets.filter(({ id, revision }) => this.loaded.get(id)?.revision !== revision).length;
+    const rowsRead = stale > ROWS_READ_ONE_BY_ONE ? new Map((await this.deps.store.wallets.listAll()).map((w) => [w.id, w])) : undefined;
+    for (const { id, revision } of wallets) {
       if (this.firstLoad) this.firstLoad.done++;
-      const known = this.loaded.get(wallet.id);
-      if (known && known.revision === wallet.revision) {
-        known.wallet = wallet;
-        continue;
-      }
+      const known = this.loaded.get(id);
+      if (known && known.revision === revision) continue;
       // A wallet's derivations take milliseconds and the store may answer synchronously: give way between
       // wallets, so that thousands of them never keep requests (liveness probes) waiting.
       await nextTurn();
       if (this.stopped && this.firstLoad) return; // stopping: the load is for nothing
       if (known) {
-        removeWallet(this.state, wallet.id);
-        this.loaded.delete(wallet.id);
+        removeWallet(this.state, id);
+        this.loaded.delete(id);
       }
-      const rows = await this.deps.store.wallets.chainRows(wallet.id);
-      if (!rows) continue;
+      const wallet = rowsRead ? rowsRead.get(id) : await this.deps.store.wallets.findById(id);
+      const rows = wallet && (await this.deps.store.wallets.chainRows(id));
+      if (!wallet || !rows) continue; // deleted meanwhile
       const scripts = this.deps.scripts.get(wallet);
       await deriveStoredInParts(rows, scripts); // before the wallet is in the state: the sync would watch them all derived at once
       const changes = await loadWalletInto(this.state, wallet, rows, scripts);

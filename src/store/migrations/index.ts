@@ -16,8 +16,9 @@ import { loginAttempts } from './0014-login-attempts.js';
 import { eventAnnouncements } from './0015-event-announcements.js';
 import { walletFollowLeases } from './0016-wallet-follow-leases.js';
 import { psbtSpendingPath } from './0017-psbt-spending-path.js';
+import { walletListingIndexes } from './0018-wallet-listing-indexes.js';
 import type { Migration } from './types.js';
 
 export type { Migration } from './types.js';
 
-export const MIGRATIONS: readonly Migration[] = [usersAndTokens, psbts, wallets, revealedReceive, psbtVersion, serviceSettings, webSessions, eventsAndWebhooks, tokenPermissions, labelTimes, chainRowRevisions, webhooksOfDeletedUsers, shownReceive, loginAttempts, eventAnnouncements, walletFollowLeases, psbtSpendingPath];
+export const MIGRATIONS: readonly Migration[] = [usersAndTokens, psbts, wallets, revealedReceive, psbtVersion, serviceSettings, webSessions, eventsAndWebhooks, tokenPermissions, labelTimes, chainRowRevisions, webhooksOfDeletedUsers, shownReceive, loginAttempts, eventAnnouncements, walletFollowLeases, psbtSpendingPath, walletListingIndexes];
