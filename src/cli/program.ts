@@ -198,7 +198,8 @@ function psbtCommands(program: Command): void {
       const { runPsbtCommand } = await import('./psbt-commands.js');
       const result = await runPsbtCommand(name, words, { values, switches }, settingFlags(command), process.env);
       if (typeof result === 'string') out(result);
-      else await new Promise<void>((resolve, reject) => process.stdout.write(result.bytes, (error) => (error ? reject(error) : resolve())));
+      // A closed pipe is not the command's failure: main.ts ends the process quietly then.
+      else await new Promise<void>((resolve, reject) => process.stdout.write(result.bytes, (error) => (error && (error as NodeJS.ErrnoException).code !== 'EPIPE' ? reject(error) : resolve())));
     });
   }
 }

@@ -9,12 +9,34 @@ const ALL_SETTINGS = [DATA_FOLDER_SETTING, ...SETTINGS];
 
 const GROUP = 'Settings (each also as its environment variable or in <data_folder>/config.json):';
 
-function settingOption(setting: (typeof ALL_SETTINGS)[number]): Option {
-  // --api-active may stand alone (meaning true); every other setting takes a value.
-  const value = setting.flag === '--api-active' ? '[BOOL]' : '<VALUE>';
+type AnySetting = (typeof ALL_SETTINGS)[number];
+
+/** The True/False settings' flags may stand alone (meaning True); every other setting takes a value. */
+const standsAlone = (setting: AnySetting): boolean => 'kind' in setting && setting.kind === 'true-or-false';
+
+function settingOption(setting: AnySetting): Option {
+  const value = standsAlone(setting) ? '[BOOL]' : '<VALUE>';
+  const empty = standsAlone(setting) ? '; empty: the default' : '';
   // The environment variable is only named here: loadConfig reads it, so that flags win over it there.
-  const description = `${setting.description.replaceAll('`', '')} (env: ${setting.env}; default: ${setting.defaultText.replaceAll('`', '')})`;
+  const description = `${setting.description.replaceAll('`', '')} (env: ${setting.env}; default: ${setting.defaultText.replaceAll('`', '')}${empty})`;
   return new Option(`${setting.flag} ${value}`, description).helpGroup(GROUP);
+}
+
+/**
+ * The first setting flag in `args` that needs a value but is followed by none: by nothing, or by a word starting
+ * with `--`, which commander would take as its value (`--host --port 1`: the host would be "--port"). Such a value
+ * is given as `--name=--value`. Words after `--` are arguments, not flags.
+ */
+export function settingFlagWithoutValue(args: readonly string[]): string | undefined {
+  for (let i = 0; i < args.length; i++) {
+    if (args[i] === '--') return undefined;
+    const setting = ALL_SETTINGS.find((s) => s.flag === args[i]);
+    if (setting === undefined || standsAlone(setting)) continue;
+    const next = args[i + 1];
+    if (next === undefined || next.startsWith('--')) return setting.flag;
+    i++;
+  }
+  return undefined;
 }
 
 export function isSettingFlag(flag: string): boolean {

@@ -4,7 +4,8 @@ import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { runCli, startCliServer } from '../support/cli.js';
+import { spawn } from 'node:child_process';
+import { CLI_PATH, assertBuilt, runCli, startCliServer } from '../support/cli.js';
 import { TEST_ADMIN_PASSWORD, basicAuth, bearer, createToken, request, startTestServer } from '../support/server.js';
 import { wallets } from './wallet-helpers.js';
 
@@ -199,7 +200,7 @@ describe('wcs serve', () => {
     const both = await runCli(['serve', '--electrum-url', 'tcp://127.0.0.1:50001'], { ...env, SERVICE_BITCOIND_URL: 'http://127.0.0.1:18443', SERVICE_BITCOIND_COOKIE: '/tmp/.cookie' });
     expect(both).toMatchObject({
       code: 2,
-      stderr: 'wcs: Invalid setting SERVICE_ELECTRUM_URL (--electrum-url, "electrum_url" in config.json): the chain is followed through Bitcoin Core or an Electrum server; give SERVICE_BITCOIND_URL (bitcoind_url) or SERVICE_ELECTRUM_URL (electrum_url), not both\n',
+      stderr: 'wcs: Invalid setting SERVICE_ELECTRUM_URL (from --electrum-url): the chain is followed through Bitcoin Core or an Electrum server; give SERVICE_BITCOIND_URL (bitcoind_url) or SERVICE_ELECTRUM_URL (electrum_url), not both\n',
     });
     const malformed = await runCli(['serve'], { ...env, SERVICE_ELECTRUM_URL: 'electrum.example:50002' });
     expect(malformed).toMatchObject({ code: 2, stderr: 'wcs: Invalid setting SERVICE_ELECTRUM_URL (from SERVICE_ELECTRUM_URL): must be an address like ssl://host:50002 or tcp://host:50001, got "electrum.example:50002"\n' });
@@ -373,6 +374,56 @@ describe('wcs with SERVICE_DATABASE_URL=postgres://...', () => {
       expect(rows.rows).toEqual([{ name: 'admin', is_admin: 1 }, { name: 'pguser', is_admin: 1 }]);
     } finally {
       await dropPostgresSchema(schema);
+    }
+  });
+});
+
+describe('setting flags on the command line', () => {
+  it('names a flag given without its value, even before another flag, and lets every True/False flag stand alone', async () => {
+    const hint = 'Run "npx wcs --help" (or "npx wcs <command> --help") for usage.\n';
+    expect(await runCli(['serve', '--host', '--port', '1'], env)).toEqual({ code: 2, stdout: '', stderr: `wcs: option '--host <VALUE>' argument missing\n${hint}` });
+    expect(await runCli(['config', 'show', '--database'], env)).toEqual({ code: 2, stdout: '', stderr: `wcs: option '--database <VALUE>' argument missing\n${hint}` });
+    const alone = await runCli(['config', 'show', '--web-active', '--port', '1', '--webhook-allow-private'], { ...env, SERVICE_WEB_ACTIVE: 'False' });
+    expect(alone.code).toBe(0);
+    expect(alone.stdout).toContain('\nport=1\t(flag)\n');
+    expect(alone.stdout).toContain('\nweb_active=true\t(flag)\n');
+    expect(alone.stdout).toContain('\nwebhook_allow_private=true\t(flag)\n');
+    // A value that starts with -- is given after =; here it is refused as a host, naming the flag.
+    const equals = await runCli(['config', 'show', '--host=--port'], env);
+    expect(equals).toMatchObject({ code: 2, stderr: expect.stringMatching(/^wcs: Invalid setting SERVICE_HOST \(from --host\): .*got "--port"\n$/) });
+  });
+
+  it('keeps the web interface on with SERVICE_WEB_ACTIVE set to nothing, as without it', async () => {
+    const server = await startCliServer({ ...env, SERVICE_PORT: '0', SERVICE_ADMIN_PASSWORD: TEST_ADMIN_PASSWORD, SERVICE_WEB_ACTIVE: '' });
+    try {
+      const page = await fetch(`${server.url}/`, { redirect: 'manual' });
+      expect(page.status).not.toBe(404);
+      await page.arrayBuffer();
+    } finally {
+      server.child.kill('SIGTERM');
+      expect(await server.exited).toBe(0);
+    }
+  });
+});
+
+describe('a closed output pipe', () => {
+  /** Runs `wcs ...args` with its stdout pipe closed by the reader before anything is written (`wcs --help | head -0`). */
+  function runIntoClosedPipe(args: string[]): Promise<{ code: number | null; signal: string | null; stderr: string }> {
+    assertBuilt();
+    return new Promise((resolve, reject) => {
+      const child = spawn(process.execPath, [CLI_PATH, ...args], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+      child.stdout.destroy();
+      let stderr = '';
+      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+      child.on('error', reject);
+      child.on('close', (code, signal) => resolve({ code, signal, stderr }));
+    });
+  }
+
+  it('ends every command quietly with status 0: help, version, config show, a store command', async () => {
+    await createStore();
+    for (const args of [['--help'], ['help', 'serve'], ['wallet', '--help'], ['version'], ['config', 'show'], ['user', 'list']]) {
+      expect(await runIntoClosedPipe(args), args.join(' ')).toEqual({ code: 0, signal: null, stderr: '' });
     }
   });
 });

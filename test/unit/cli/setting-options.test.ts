@@ -1,7 +1,7 @@
 import { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
 import { DATA_FOLDER_SETTING, SETTINGS, loadConfig } from '../../../src/config.js';
-import { COMMAND_SETTINGS, addSettingOptions, settingFlags } from '../../../src/cli/setting-options.js';
+import { COMMAND_SETTINGS, addSettingOptions, settingFlagWithoutValue, settingFlags } from '../../../src/cli/setting-options.js';
 
 function parsed(args: string[], uses: readonly string[] = COMMAND_SETTINGS.all): Command {
   const command = addSettingOptions(new Command('serve').exitOverride(), uses);
@@ -39,5 +39,24 @@ describe('setting options', () => {
 
   it('leaves validation to loadConfig, which names the flag', () => {
     expect(() => loadConfig({ flags: settingFlags(parsed(['--port', 'eighty'])), env: {} })).toThrow(/SERVICE_PORT \(from --port\)/);
+  });
+
+  it('lets every True/False flag stand alone, meaning True, and says in the help that empty means the default', () => {
+    const command = parsed(['--web-active', '--port', '1', '--webhook-allow-private', '--api-active']);
+    expect(settingFlags(command)).toEqual(['--port=1', '--api-active=true', '--web-active=true', '--webhook-allow-private=true']);
+    expect(settingFlags(parsed(['--web-active', 'false']))).toEqual(['--web-active=false']);
+    const help = parsed([]).helpInformation().replace(/\s+/g, ' ');
+    expect(help).toContain('--web-active [BOOL]');
+    expect(help).toMatch(/SERVICE_WEB_ACTIVE; default: True; empty: the default\)/);
+  });
+
+  it('finds a setting flag whose value is missing: at the end, or followed by another flag', () => {
+    expect(settingFlagWithoutValue(['serve', '--host', '--port', '1'])).toBe('--host');
+    expect(settingFlagWithoutValue(['user', 'list', '--database'])).toBe('--database');
+    expect(settingFlagWithoutValue(['serve', '--web-active', '--port', '1', '--api-active'])).toBeUndefined();
+    expect(settingFlagWithoutValue(['serve', '--host=--port', '--port', '-1'])).toBeUndefined();
+    // `--` ends the flags: one just before it has no value, and the words after it are arguments.
+    expect(settingFlagWithoutValue(['serve', '--admin-password', 'x', '--jwt-key', '--', '--host'])).toBe('--jwt-key');
+    expect(settingFlagWithoutValue(['wallet', 'show', '--', '--host'])).toBeUndefined();
   });
 });
