@@ -84,6 +84,11 @@ describe.each(STORE_KINDS)('wallet store conformance: $kind', ({ open }) => {
     expect(await aliases('bob', { walletIds: ['w-4', 'w-2'] })).toEqual({ aliases: ['d'], total: 1 });
     expect(await aliases('bob', { walletIds: [] })).toEqual({ aliases: [], total: 0 });
     expect((await store.wallets.listAccessiblePage('alice', { limit: 1 })).wallets[0]).toEqual(wallet({ id: 'w-2', alias: 'a', createdAt: 5 }));
+    // Handed to bob, with whom it was shared: his, counted once.
+    await store.wallets.setOwner('w-1', 'bob');
+    expect(await aliases('bob', {})).toEqual({ aliases: ['c', 'b', 'd'], total: 3 });
+    expect(await aliases('bob', { limit: 1 })).toEqual({ aliases: ['c'], total: 3 });
+    expect(await aliases('alice', { limit: 1 })).toEqual({ aliases: ['a'], total: 2 });
   });
 
   it('lists the id, alias and name of the wallets a user may reach, in the pages\' order, and counts those they own', async () => {
