@@ -43,6 +43,8 @@ const toDelivery = (row: Selectable<WebhookDeliveriesTable>): DeliveryRecord => 
 
 /** Announcements looked up per query (bound parameters stay far below both databases' limits). */
 const ANNOUNCEMENTS_PER_QUERY = 500;
+/** Events inserted per statement (eight parameters each). */
+const EVENTS_PER_INSERT = 500;
 
 export class KyselyEvents implements EventRepository {
   constructor(private readonly db: Kysely<Database>) {}
@@ -59,10 +61,14 @@ export class KyselyEvents implements EventRepository {
       .executeTakeFirstOrThrow();
     const first = Number(row.last_seq) - events.length + 1;
     const stored = events.map((e, i) => ({ ...e, seq: first + i, dataText: JSON.stringify(e.data) }));
-    await this.db
-      .insertInto('events')
-      .values(stored.map((e) => ({ seq: e.seq, id: e.id, type: e.type, wallet_id: e.walletId, wallet_alias: e.walletAlias, occurred_at: e.occurredAt, data: e.dataText, announcement: e.announcement ?? null })))
-      .execute();
+    // In parts: one write may hold thousands of events (every wallet of a catch-up reaching the tip at once), and
+    // eight parameters each passed SQLite's 32,766 past 4,095 of them, failing the write and so the sync.
+    for (let i = 0; i < stored.length; i += EVENTS_PER_INSERT) {
+      await this.db
+        .insertInto('events')
+        .values(stored.slice(i, i + EVENTS_PER_INSERT).map((e) => ({ seq: e.seq, id: e.id, type: e.type, wallet_id: e.walletId, wallet_alias: e.walletAlias, occurred_at: e.occurredAt, data: e.dataText, announcement: e.announcement ?? null })))
+        .execute();
+    }
     return stored;
   }
 

@@ -67,6 +67,19 @@ describe.each(STORE_KINDS)('event store conformance: $kind', ({ open }) => {
     expect(await store.events.find(2)).toEqual(first[1]);
   });
 
+  it('appends thousands of events in one write (each wallet of a catch-up reaching the tip), all or none', async () => {
+    const many = Array.from({ length: 5_000 }, (_, i) => event(i + 1, `w${i}`));
+    const stored = await store.transaction((repos) => repos.events.append(many));
+    expect(stored.map((e) => e.seq)).toEqual(many.map((_, i) => i + 1));
+    expect(await store.events.lastSeq()).toBe(5_000);
+    expect((await store.events.listAfter(4_998, undefined, 10)).map((e) => [e.seq, e.walletId])).toEqual([[4_999, 'w4998'], [5_000, 'w4999']]);
+    // The last part fails (an id already stored): the parts before it are not kept either.
+    const failing = [...Array.from({ length: 4_999 }, (_, i) => event(5_001 + i)), event(1)];
+    await expect(store.transaction((repos) => repos.events.append(failing))).rejects.toThrow();
+    expect(await store.events.lastSeq()).toBe(5_000);
+    expect(await store.events.listAfter(5_000, undefined, 10)).toEqual([]);
+  });
+
   it('keeps no event, and uses no seq, of a transaction that rolled back', async () => {
     await store.events.append([event(1)]);
     await expect(
