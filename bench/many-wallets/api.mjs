@@ -4,10 +4,10 @@
 // until ready), and a block reaching 100 paid wallets, read over HTTP.
 //
 //   npm run build && node bench/many-wallets/api.mjs [--wallets 3000] [--parallel 4] [--paid 100] [--list-calls 30]
-//     [--dist DIR] (the build the server runs; default dist) [--heap-snapshots DIR] (at 1,000 created, and at the end) [--cpu-prof DIR] (the first server's CPU profile, written when it stops after the creations)
+//     [--server-log FILE] [--dist DIR] (the build the server runs; default dist) [--heap-snapshots DIR] (at 1,000 created, and at the end) [--cpu-prof DIR] (the first server's CPU profile, written when it stops after the creations)
 //     [--postgres] (a schema of its own at WCS_BENCH_DATABASE_URL, default the tests' database, dropped after)
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { randomUUID } from 'node:crypto';
@@ -28,6 +28,8 @@ const LIST_CALLS = Number(arg('list-calls', 30));
 const PROFILE_DIR = arg('cpu-prof', undefined) && resolve(arg('cpu-prof'));
 /** The build the server runs (another build, e.g. a copy of `dist` before a change, to compare). */
 const DIST = resolve(arg('dist', join(root, 'dist')));
+/** The servers' log (JSON lines, warnings and errors only) appended to FILE; otherwise dropped. */
+const SERVER_LOG = arg('server-log', undefined) && resolve(arg('server-log'));
 /** Heap snapshots of the first server into DIR: after 1,000 wallets created and once all are at the tip (heap-diff.mjs). */
 const SNAPSHOT_DIR = arg('heap-snapshots', undefined) && resolve(arg('heap-snapshots'));
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -97,7 +99,7 @@ try {
   await server.stop();
 
   // Restart: the port, readiness, memory.
-  server = await serve(env);
+  server = await serve(env, PROFILE_DIR);
   const spawned = server.spawned;
   const live = await server.live;
   const ready = await server.ready;
@@ -130,7 +132,8 @@ async function serve(env, profileDir, snapshotDir) {
   const port = await freePort();
   const profile = [...(profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : []), ...(snapshotDir ? ['--heapsnapshot-signal=SIGUSR2', '--diagnostic-dir', snapshotDir] : [])];
   const spawned = performance.now();
-  const child = spawn(process.execPath, [...profile, join(DIST, 'cli', 'main.js'), 'serve'], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'], env: { PATH: process.env.PATH, ...env, SERVICE_PORT: String(port) } });
+  const log = SERVER_LOG ? openSync(SERVER_LOG, 'a') : 'ignore';
+  const child = spawn(process.execPath, [...profile, join(DIST, 'cli', 'main.js'), 'serve'], { cwd: root, stdio: ['ignore', log, 'inherit'], env: { PATH: process.env.PATH, ...env, SERVICE_PORT: String(port) } });
   const exited = new Promise((r) => child.once('exit', r));
   const base = `http://127.0.0.1:${port}`;
   const live = Promise.race([firstOk(`${base}/healthz/live`), exited.then((code) => Promise.reject(new Error(`wcs serve exited (${code})`)))]);
