@@ -4,8 +4,7 @@
  * hex) and shares their hex, scripts, values and inputs instead of parsing a copy (docs/adr/0018). Held weakly:
  * a state its owner drops is freed, and with the last state holding a transaction, what they shared.
  */
-import type { EngineState, StoredTransaction } from '../engine/index.js';
-import type { TrackedTx, WalletState } from '../engine/state.js';
+import type { EngineState, StoredTransaction, TrackedTx, WalletState } from '../engine/index.js';
 
 export class HeldStates {
   private refs: WeakRef<EngineState>[] = [];

@@ -6,8 +6,7 @@
  * on the same store, which loads the wallet alone, shows the same.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import type { WalletState } from '../../../src/engine/state.js';
-import type { EngineState } from '../../../src/engine/index.js';
+import type { EngineState, WalletState } from '../../../src/engine/index.js';
 import type { WalletStateCache } from '../../../src/services/wallet-state.js';
 import { startTestServer, type TestServer } from '../../support/server.js';
 import { Chain, Client, describeWithBitcoind, fixtureWallets, serviceEnv, waitFor } from './chain-world.js';
