@@ -9,7 +9,7 @@ import { secp256k1 } from '@noble/curves/secp256k1.js';
 import { fromHex, toHex } from '../bytes.js';
 import { KeyError } from '../errors.js';
 import { hash160 } from '../script-type.js';
-import type { ExtendedPublicKey } from './extended-key.js';
+import { compressedPoint, type ExtendedPublicKey } from './extended-key.js';
 import { addTweaksToPoint, addTweaksToPoints, type AffinePoint } from './fixed-base.js';
 
 const { Point } = secp256k1;
@@ -29,7 +29,7 @@ export interface BranchNode {
 }
 
 export function branchNode(key: Pick<ExtendedPublicKey, 'publicKey' | 'chainCode'>): BranchNode {
-  const { x, y } = Point.fromBytes(key.publicKey).toAffine();
+  const { x, y } = compressedPoint(key.publicKey) ?? Point.fromBytes(key.publicKey).toAffine(); // the second throws: not a point
   return { publicKey: key.publicKey, chainCode: key.chainCode, x, y, keyedHmac: hmac.create(sha512, key.chainCode) };
 }
 

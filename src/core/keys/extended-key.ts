@@ -33,15 +33,32 @@ function kindOfVersion(version: number, network: Network): XpubKind | undefined 
   return undefined;
 }
 
+/**
+ * Points of compressed keys decompressed lately (a square root each, the costliest step of parsing a key): a
+ * wallet's receive and change descriptors name the same keys, and deriving from a key decompresses it again.
+ */
+const decompressed = new Map<string, { x: bigint; y: bigint }>();
+const DECOMPRESSED_KEPT = 1024;
+
+/** The point a compressed key encodes (affine), or undefined when it encodes none. */
+export function compressedPoint(key: Uint8Array): { x: bigint; y: bigint } | undefined {
+  if (key.length !== 33 || (key[0] !== 2 && key[0] !== 3)) return undefined;
+  const hex = toHex(key);
+  let point = decompressed.get(hex);
+  if (point) return point;
+  try {
+    point = secp256k1.Point.fromBytes(key).toAffine();
+  } catch {
+    return undefined;
+  }
+  if (decompressed.size >= DECOMPRESSED_KEPT) decompressed.clear();
+  decompressed.set(hex, Object.freeze(point));
+  return point;
+}
+
 /** True when the compressed key encodes a point on the curve. */
 export function isValidCompressedPoint(key: Uint8Array): boolean {
-  if (key.length !== 33 || (key[0] !== 2 && key[0] !== 3)) return false;
-  try {
-    secp256k1.Point.fromBytes(key);
-    return true;
-  } catch {
-    return false;
-  }
+  return compressedPoint(key) !== undefined;
 }
 
 /**
