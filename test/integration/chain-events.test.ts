@@ -88,6 +88,34 @@ describe('events of the sync', () => {
     expect(settled.some((e) => e.type === 'wallet.synced')).toBe(false);
   }, 60_000);
 
+  it('follow a wallet whose name, description and key labels changed between passes (its revision stays)', async () => {
+    world = await startWalletWorld({ snapshot: 7 });
+    const { store, services } = world.server.running.runtime;
+    const imported = await request(`${world.server.api}/wallets`, {
+      method: 'POST',
+      headers: world.auth,
+      json: { name: 'Hot', alias: 'w_wpkh', recv_descriptor: wallets.w_wpkh!.recv_descriptor, change_descriptor: wallets.w_wpkh!.change_descriptor, birthday: 0 },
+    });
+    expect(imported.status, imported.text).toBe(201);
+    expect((await services.sync.runOnce()).ran).toBe(true);
+    const seen = await store.events.lastSeq();
+    const id = (await store.wallets.findByAlias('w_wpkh'))!.id;
+    const revision = await store.wallets.revision(id);
+    const fingerprint = (await walletDetails(world, 'w_wpkh')).keys[0].fingerprint;
+    const edited = await request(`${world.server.api}/wallets/w_wpkh`, { method: 'PATCH', headers: world.auth, json: { name: 'Renamed', description: 'edited', labels: [{ fingerprint, label: 'desk' }] } });
+    expect(edited.status, edited.text).toBe(200);
+    expect(await store.wallets.revision(id)).toBe(revision);
+
+    world.node.setSnapshot(8);
+    expect((await services.sync.runOnce()).ran).toBe(true);
+    const events = await store.events.listAfter(seen, undefined, 100);
+    expect(events.map((e) => [e.type, e.walletAlias, e.data.txid])).toEqual([['transaction.sent', 'w_wpkh', lowFee]]);
+    const details = await walletDetails(world, 'w_wpkh');
+    expect(details).toMatchObject({ name: 'Renamed', description: 'edited' });
+    expect(details.keys.find((k: any) => k.fingerprint === fingerprint).label).toBe('desk');
+    expect(details.txlist.map((t: any) => t.txid)).toContain(lowFee);
+  }, 60_000);
+
   it('keep syncing when a wallet still waiting for its first block is deleted', async () => {
     world = await startWalletWorld({ snapshot: 7 });
     const { services } = world.server.running.runtime;
