@@ -125,6 +125,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     signingKeyFingerprint: signingKeyFingerprint(signingKey),
     close: async () => {
       await services.webhookDeliverer.stop();
+      services.wallets.states.stop();
       await services.sync.stop();
       await chain?.close();
       await store.close();

@@ -38,6 +38,10 @@ export interface Config {
   timelockWarningBlocks: number;
   /** Wallet states the reads keep loaded; past it the least recently read is dropped (and loaded again when read). */
   walletStatesKept: number;
+  /** Transactions plus coins the reads' wallet states may hold together; past it the least recently read are dropped. */
+  walletStatesBudget: number;
+  /** Milliseconds a reads' wallet state stays loaded unread; 0: kept until the other bounds drop it. */
+  walletStatesIdleMs: number;
   tokenMaxLifeSeconds: number;
   auth: { passwordMinChars: number; rateLimit: number; registrationLinkTimeoutHours: number };
   logLevel: LogLevel;

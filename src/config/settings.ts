@@ -80,6 +80,12 @@ export const SETTINGS: readonly Setting[] = [
   ...COST_LIMIT_SETTINGS,
   { key: 'wallet_states_kept', env: 'SERVICE_WALLET_STATES_KEPT', flag: '--wallet-states-kept', defaultText: '1000', description: 'Wallet states each instance keeps loaded for reads; past it the least recently read is dropped and loaded again from the database when next read (memory against the time of that load).',
     apply: (d, t) => { d.walletStatesKept = integer(t, 1, 1_000_000); } },
+  { key: 'wallet_states_budget', env: 'SERVICE_WALLET_STATES_BUDGET', flag: '--wallet-states-budget', defaultText: '500000', description: 'Transactions plus coins the wallet states kept for reads may hold together per instance (about 650 bytes of memory each: 500000, about 325 MB, holds one wallet of 200,000 transactions and 100,000 coins); past it the least recently read states are dropped, never the one just read.',
+    apply: (d, t) => { d.walletStatesBudget = integer(t, 1, 1_000_000_000); } },
+  { key: 'wallet_states_idle', env: 'SERVICE_WALLET_STATES_IDLE', flag: '--wallet-states-idle', defaultText: '600', description: 'Seconds a wallet state kept for reads stays loaded unread before it is dropped (a decimal number such as 600 or 0.5); 0 keeps it until `wallet_states_kept` or `wallet_states_budget` drops it.',
+    apply: (d, t) => {
+      d.walletStatesIdleMs = Math.round(decimal(t, 0, 86_400, 'must be a number of seconds from 0 to 86400') * 1000);
+    } },
   { key: 'web_active', env: 'SERVICE_WEB_ACTIVE', flag: '--web-active', defaultText: 'True', description: 'Serve the web interface at `/` (`True` or `False`); independent of `api_active`.',
     kind: 'true-or-false',
     apply: (d, t) => { d.webActive = trueOrFalse(t, true); } },
@@ -123,6 +129,8 @@ export function defaultDraft(): Draft {
     maxPendingPsbts: 100,
     timelockWarningBlocks: 4320,
     walletStatesKept: 1000,
+    walletStatesBudget: 500_000,
+    walletStatesIdleMs: 600_000,
     tokenMaxLifeSeconds: 365 * 86_400,
     auth: { passwordMinChars: 8, rateLimit: 10, registrationLinkTimeoutHours: 1 },
     logLevel: 'info',

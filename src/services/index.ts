@@ -34,6 +34,8 @@ export interface WalletServices {
   files: WalletFiles;
   /** BIP329 label export and import. */
   labels: WalletLabels;
+  /** The wallet states the reads keep loaded (their idle check stops with the service). */
+  states: WalletStateCache;
 }
 import { WalletLimits } from './wallet-limits.js';
 import { WebSessionService } from './web-sessions.js';
@@ -91,7 +93,7 @@ export function createServices(deps: ServiceDeps): Services {
   const chain = new CachedChainAccess(deps.chain ?? null, now);
   const scripts = new WalletScriptsCache();
   const balances = new BalanceSummaries();
-  const states = new WalletStateCache(store, scripts, config.walletStatesKept, balances);
+  const states = new WalletStateCache(store, scripts, { count: config.walletStatesKept, budget: config.walletStatesBudget, idleMs: config.walletStatesIdleMs }, balances);
   const refusals = new WalletRefusals();
   const sync = new SyncService({
     store,
@@ -130,6 +132,7 @@ export function createServices(deps: ServiceDeps): Services {
     coins: new WalletCoins({ store, network: config.network, access, states, scripts }),
     files: new WalletFiles({ access }),
     labels: new WalletLabels({ store, access, states, now }),
+    states,
   };
   const health = new HealthService([{ name: 'store', check: () => store.ping() }, chain.readinessCheck(), sync.readinessCheck()]);
   const serviceDetails = new ServiceDetailsService({ config, version: deps.version, now, wallets: reads, ...(chain.source ? { chain } : {}) });

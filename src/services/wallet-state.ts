@@ -32,6 +32,7 @@ import { mapInParts, nextTurn } from './turns.js';
 import { scriptAddress, type Page } from './wallet-format.js';
 import { branchDeriver, type BranchDeriver } from './miniscript-wallet.js';
 import type { BalanceSummaries } from './balance-summaries.js';
+import { KeptStates, type KeepingBounds } from './kept-states.js';
 
 const DERIVE_AHEAD = 32;
 /** Keys derived in one step ahead of the engine (a few milliseconds): 3 scripts of a 20-key multisig, 64 of a single key. */
@@ -325,24 +326,35 @@ interface LoadedWallet {
 }
 
 /**
- * Wallet states the reads keep loaded at most by default (setting `wallet_states_kept`): past it the least recently
- * read is dropped and loaded again from the store when next read. A service of thousands of wallets, each read now
- * and then (a listing's pages), would otherwise hold every one of them twice, once for the sync and once for the reads.
+ * What the reads keep by default (settings `wallet_states_kept`, `wallet_states_budget`, `wallet_states_idle`). A
+ * service of thousands of wallets, each read now and then (a listing's pages), would otherwise hold every one of
+ * them twice, once for the sync and once for the reads. The budget counts transactions plus coins: about 650 bytes
+ * of reads' state and lists each on a wallet of 200,000 transactions and 100,000 coins (195 MB, ADR 0018), which
+ * fits alone; two such do not.
  */
 export const READ_STATES_KEPT = 1_000;
+export const READ_STATES_BUDGET = 500_000;
+export const READ_STATES_IDLE_MS = 600_000;
+
+/** What a loaded wallet weighs against the budget: its transactions plus its coins, both counted already. */
+function weightOf(view: WalletView): number {
+  return view.lists.transactions.length + view.lists.unspent.length;
+}
 
 export class WalletStateCache {
-  /** By wallet id, least recently read first. */
-  private readonly loaded = new Map<string, LoadedWallet>();
+  /** By wallet id; past the bounds the least recently read is dropped and loaded again from the store when next read. */
+  private readonly loaded: KeptStates<LoadedWallet>;
   /** The read under way per wallet: readers of a new revision share it, and the state changes one read at a time. */
   private readonly reading = new Map<string, Promise<WalletView>>();
 
   constructor(
     private readonly store: Store,
     private readonly scripts: WalletScriptsCache,
-    private readonly kept = READ_STATES_KEPT,
+    bounds: Partial<KeepingBounds> = {},
     private readonly summaries?: BalanceSummaries,
-  ) {}
+  ) {
+    this.loaded = new KeptStates({ count: READ_STATES_KEPT, budget: READ_STATES_BUDGET, idleMs: READ_STATES_IDLE_MS, ...bounds });
+  }
 
   /** The wallet's balances as stored now: its summary at the stored revision when known, else from its state loaded. */
   async balances(wallet: StoredWallet): Promise<WalletBalances> {
@@ -355,12 +367,11 @@ export class WalletStateCache {
 
   /** The wallet as stored now (or newer: a view read meanwhile). */
   async view(wallet: StoredWallet): Promise<WalletView> {
+    this.loaded.dropIdle();
     for (;;) {
-      const loaded = this.loaded.get(wallet.id);
-      const current = loaded?.view;
+      const current = this.loaded.get(wallet.id)?.view;
       if (current && current.revision >= wallet.revision) {
-        this.loaded.delete(wallet.id); // read last: kept longest
-        this.loaded.set(wallet.id, loaded);
+        this.loaded.touch(wallet.id);
         return { ...current, wallet };
       }
       const under = this.reading.get(wallet.id);
@@ -379,6 +390,21 @@ export class WalletStateCache {
     this.summaries?.forget(walletId);
   }
 
+  /** The wallets whose states are kept, least recently read first. */
+  keptWallets(): string[] {
+    return this.loaded.ids();
+  }
+
+  /** What the states kept weigh together: transactions plus coins. */
+  keptWeight(): number {
+    return this.loaded.weight();
+  }
+
+  /** Stops looking for idle states (the service is stopping). */
+  stop(): void {
+    this.loaded.stop();
+  }
+
   private async read(wallet: StoredWallet): Promise<WalletView> {
     const loaded = this.loaded.get(wallet.id);
     if (loaded) {
@@ -395,6 +421,7 @@ export class WalletStateCache {
           loaded.lists.changed(applyStoredChanges(loaded.state, wallet.id, { ...rest, parsedTransactions }));
           await loaded.lists.build(nextTurn); // only when most of the wallet changed: otherwise the lists follow the change
           loaded.view = this.viewOf(wallet, changes.revision, loaded);
+          this.loaded.reweigh(wallet.id, loaded, weightOf(loaded.view)); // unless dropped meanwhile
           return loaded.view;
         } catch (error) {
           // Rows are checked before anything changes, but a state in doubt is never kept: the next read loads it.
@@ -410,16 +437,16 @@ export class WalletStateCache {
     const fresh = { state, lists: new WalletListCache(state, wallet.id) } as LoadedWallet;
     await fresh.lists.build(nextTurn);
     fresh.view = this.viewOf(wallet, rows.revision, fresh);
-    this.loaded.set(wallet.id, fresh);
-    // A view handed out before stays valid: views never change, and the state is dropped only from here.
-    for (const id of this.loaded.keys()) {
-      if (this.loaded.size <= this.kept) break;
-      this.loaded.delete(id);
-    }
+    // Drops others past the bounds, never this one. A view handed out before stays valid: views never change, and a
+    // state dropped is no longer brought forward (its transactions' bodies stay shared while a view holds it).
+    this.loaded.keep(wallet.id, fresh, weightOf(fresh.view));
     return fresh.view;
   }
 
+  /** The view of `revision`, whose balances are noted: the wallet list shows them without a state, once dropped too. */
   private viewOf(wallet: StoredWallet, revision: number, loaded: Pick<LoadedWallet, 'state' | 'lists'>): WalletView {
-    return { wallet, revision, state: loaded.state, summary: walletSummary(loaded.state, wallet.id), lists: loaded.lists.lists() };
+    const view = { wallet, revision, state: loaded.state, summary: walletSummary(loaded.state, wallet.id), lists: loaded.lists.lists() };
+    this.summaries?.note(wallet.id, revision, view.lists.balances);
+    return view;
   }
 }

@@ -149,6 +149,12 @@ describe('loadConfig refuses bad settings with one line naming the setting', () 
     [{ SERVICE_MAX_FEE_RATE: '0' }, /^Invalid setting SERVICE_MAX_FEE_RATE/],
     [{ SERVICE_WALLET_STATES_KEPT: '0' }, /^Invalid setting SERVICE_WALLET_STATES_KEPT \(from SERVICE_WALLET_STATES_KEPT\): must be a whole number from 1 to 1000000, got "0"$/],
     [{ SERVICE_WALLET_STATES_KEPT: 'many' }, /^Invalid setting SERVICE_WALLET_STATES_KEPT .*must be a whole number from 1 to 1000000/],
+    [{ SERVICE_WALLET_STATES_BUDGET: '0' }, /^Invalid setting SERVICE_WALLET_STATES_BUDGET \(from SERVICE_WALLET_STATES_BUDGET\): must be a whole number from 1 to 1000000000, got "0"$/],
+    [{ SERVICE_WALLET_STATES_BUDGET: '300 MB' }, /^Invalid setting SERVICE_WALLET_STATES_BUDGET .*must be a whole number from 1 to 1000000000, got "300 MB"$/],
+    [{ SERVICE_WALLET_STATES_BUDGET: '1000000001' }, /^Invalid setting SERVICE_WALLET_STATES_BUDGET .*must be a whole number from 1 to 1000000000/],
+    [{ SERVICE_WALLET_STATES_IDLE: '-1' }, /^Invalid setting SERVICE_WALLET_STATES_IDLE \(from SERVICE_WALLET_STATES_IDLE\): must be a number of seconds from 0 to 86400, got "-1"$/],
+    [{ SERVICE_WALLET_STATES_IDLE: '10m' }, /^Invalid setting SERVICE_WALLET_STATES_IDLE .*must be a number of seconds from 0 to 86400, got "10m"$/],
+    [{ SERVICE_WALLET_STATES_IDLE: '86401' }, /^Invalid setting SERVICE_WALLET_STATES_IDLE .*must be a number of seconds from 0 to 86400/],
     [{ SERVICE_BITCOIND_BLOCKS_FOLDER: 'blocks' }, /^Invalid setting SERVICE_BITCOIND_BLOCKS_FOLDER .*must be an absolute path \(or start with ~\/\), got "blocks"$/],
     [{ SERVICE_BITCOIND_BLOCKS_FOLDER: '/no/such/folder/blocks' }, /^Invalid setting SERVICE_BITCOIND_BLOCKS_FOLDER .*must be a folder that exists and can be read/],
     // Trusting every peer, or a hop count, would let any client name its own address.
@@ -171,6 +177,17 @@ describe('loadConfig refuses bad settings with one line naming the setting', () 
     expect(errorOf(() => load({}, ['--wallet-states-kept', '-5'])).message).toBe('Invalid setting SERVICE_WALLET_STATES_KEPT (from --wallet-states-kept): must be a whole number from 1 to 1000000, got "-5"');
     writeFileSync(join(folder, 'config.json'), JSON.stringify({ wallet_states_kept: 30 }));
     expect(load({}).walletStatesKept).toBe(30);
+  });
+
+  it('wallet_states_budget and wallet_states_idle: 500000 and 600 s by default, from a flag, the environment or config.json; a bad flag is named', () => {
+    const load = (env: Record<string, string>, flags: string[] = []) => loadConfig({ env: { SERVICE_DATA_FOLDER: folder, ...env }, flags });
+    expect(load({})).toMatchObject({ walletStatesBudget: 500_000, walletStatesIdleMs: 600_000 });
+    expect(load({ SERVICE_WALLET_STATES_BUDGET: '1', SERVICE_WALLET_STATES_IDLE: '0' })).toMatchObject({ walletStatesBudget: 1, walletStatesIdleMs: 0 });
+    expect(load({}, ['--wallet-states-budget', '2000000', '--wallet-states-idle', '0.25'])).toMatchObject({ walletStatesBudget: 2_000_000, walletStatesIdleMs: 250 });
+    expect(errorOf(() => load({}, ['--wallet-states-budget', '-5'])).message).toBe('Invalid setting SERVICE_WALLET_STATES_BUDGET (from --wallet-states-budget): must be a whole number from 1 to 1000000000, got "-5"');
+    expect(errorOf(() => load({}, ['--wallet-states-idle', 'forever'])).message).toBe('Invalid setting SERVICE_WALLET_STATES_IDLE (from --wallet-states-idle): must be a number of seconds from 0 to 86400, got "forever"');
+    writeFileSync(join(folder, 'config.json'), JSON.stringify({ wallet_states_budget: 30, wallet_states_idle: 60 }));
+    expect(load({})).toMatchObject({ walletStatesBudget: 30, walletStatesIdleMs: 60_000 });
   });
 
   it('never repeats a secret in the message', () => {

@@ -92,7 +92,7 @@ describe('wallet state cache', () => {
   it('keeps the states of the wallets read last, up to its bound, and loads a dropped one again when read', async () => {
     const others = [1, 2].map((n) => ({ ...wallet, id: `w-state-${n}`, alias: `state-${n}` }));
     for (const other of others) await store.wallets.insert(other, []);
-    const cache = new WalletStateCache(store, new WalletScriptsCache(), 2);
+    const cache = new WalletStateCache(store, new WalletScriptsCache(), { count: 2 });
     const first = await cache.view(wallet);
     await cache.view(others[0]!);
     await cache.view(wallet); // read again: now the last read
