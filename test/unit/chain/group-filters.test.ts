@@ -63,4 +63,21 @@ describe('GroupFilters', () => {
     const other = summary(1, [script(9)]);
     expect(filters.matches(['w', 'v'], other.hash, other.filter!)).toBe(false);
   });
+  it('a list that grows by appending (the same scripts, then more) matches old and new scripts, over many versions', () => {
+    const scripts = [script(0), script(1)];
+    let version = 0;
+    // As the sync's lists do: each version a new array holding the very same scripts first.
+    const filters = new GroupFilters(() => ({ key: String(version), derive: () => scripts.slice() }));
+    for (let round = 0; round < 20; round++) {
+      scripts.push(script(2 + round));
+      version++;
+      const read = [summary(100 + round, [script(2 + round)]), summary(150 + round, [script(round % 2)]), summary(30 + round, [Uint8Array.from([0xa9, 0x14, ...Array.from({ length: 20 }, (_, i) => (round * 13 + i) & 0xff), 0x87])])];
+      expect(filters.blocksToFetch(['w'], read), `round ${round}`).toEqual([hashOf(100 + round), hashOf(150 + round)]);
+      expect(filters.matches(['w'], hashOf(30 + round), read[2]!.filter!)).toBe(false);
+    }
+    // A list that is not an extension of the last one (a rescan forgot scripts): only its own scripts match.
+    scripts.splice(0, scripts.length, script(3));
+    version++;
+    expect(filters.blocksToFetch(['w'], [summary(10, [script(0)]), summary(11, [script(3)])])).toEqual([hashOf(11)]);
+  });
 });
