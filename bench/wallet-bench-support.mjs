@@ -91,7 +91,7 @@ export const numberArg = (name, fallback) => {
 export async function startBenchService(folderPrefix, options = {}) {
   const folder = options.folder ?? mkdtempSync(join(tmpdir(), folderPrefix));
   const config = loadConfig({
-    env: { SERVICE_DATA_FOLDER: folder, SERVICE_PORT: '0', SERVICE_HOST: '127.0.0.1', SERVICE_API_ACTIVE: 'True', SERVICE_USER_REQUEST_RATE: '0', SERVICE_ADMIN_PASSWORD: BENCH_PASSWORD, SERVICE_NETWORK: 'regtest', SERVICE_LOG_LEVEL: 'error', ...(options.chain ? { SERVICE_SYNC_INTERVAL: '0' } : {}) },
+    env: { SERVICE_DATA_FOLDER: folder, SERVICE_PORT: '0', SERVICE_HOST: '127.0.0.1', SERVICE_API_ACTIVE: 'True', SERVICE_USER_REQUEST_RATE: '0', SERVICE_ADMIN_PASSWORD: BENCH_PASSWORD, SERVICE_NETWORK: 'regtest', SERVICE_LOG_LEVEL: 'error', ...(options.chain ? { SERVICE_SYNC_INTERVAL: '0' } : {}), ...options.env },
     flags: [],
   });
   const extend = (runtime) => {

@@ -87,6 +87,33 @@ async function getJsonOnce(url, headers) {
   return body;
 }
 
+/**
+ * Reads a small wallet, which drops the large wallet's reads' state (budget 1), then measures the heap and RSS
+ * given back (RSS again after a few seconds: V8 returns freed pages lazily), and the next read of the large wallet,
+ * which loads it again from the store (same balance as before the drop).
+ */
+async function dropReadsState(running, api, auth, alias, results) {
+  const states = running.runtime.services.wallets.states;
+  const before = await getJson(`${api}/wallets/${alias}?limit=1&utxo_limit=1`, auth);
+  results['heap held before the reads\' state is dropped (MB)'] = { mb: heldHeapMb() };
+  results['RSS before the reads\' state is dropped (MB)'] = { mb: currentRssMb() };
+  const created = await fetch(`${api}/wallets`, { method: 'POST', headers: auth, body: JSON.stringify({ name: 'small', alias: 'small', recv_descriptor: fixtures.w_tr.recv_descriptor, change_descriptor: fixtures.w_tr.change_descriptor, birthday: 0 }) });
+  if (created.status !== 201) throw new Error(`create small: ${created.status} ${await created.text()}`);
+  await getJson(`${api}/wallets/small`, auth);
+  if (states.keptWallets().length !== 1) throw new Error(`reads keep ${states.keptWallets().length} states`);
+  results['heap held after the reads\' state is dropped (MB)'] = { mb: heldHeapMb() };
+  results['RSS after the reads\' state is dropped (MB)'] = { mb: currentRssMb() };
+  await new Promise((resolve) => setTimeout(resolve, 5_000));
+  heldHeapMb();
+  results['RSS 5 s and a GC later (MB)'] = { mb: currentRssMb() };
+  const started = performance.now();
+  const again = await getJson(`${api}/wallets/${alias}?limit=1&utxo_limit=1`, auth);
+  results['next read of the large wallet (loads it again)'] = { ms: +(performance.now() - started).toFixed(0) };
+  if (JSON.stringify(again.balance) !== JSON.stringify(before.balance) || again.txlist[0]?.txid !== before.txlist[0]?.txid) throw new Error('the large wallet reads otherwise once loaded again');
+  results['heap held with the reads\' state loaded again (MB)'] = { mb: heldHeapMb() };
+  results['RSS with the reads\' state loaded again (MB)'] = { mb: currentRssMb() };
+}
+
 async function main() {
   const folder = mkdtempSync(join(tmpdir(), 'wcs-bench-psbt-large-'));
   let started = performance.now();
@@ -94,7 +121,9 @@ async function main() {
   const { tip, transactions } = JSON.parse(filled.trim().split('\n').at(-1)); // the service may log before it
   log(`stored ${transactions} transactions in ${((performance.now() - started) / 1000).toFixed(1)} s (another process)`);
   const chain = growingChain(tip);
-  const { running, api, bearer, close } = await startBenchService('', { chain, folder });
+  // A budget of 1 keeps only the wallet read last: the large wallet's reads' state is kept while only it is read,
+  // and dropped, as past any budget or after the idle time, once another wallet is read (the last step).
+  const { running, api, bearer, close } = await startBenchService('', { chain, folder, env: { SERVICE_WALLET_STATES_BUDGET: '1' } });
   const results = {};
   const load = [loadavg()[0]];
   try {
@@ -198,6 +227,7 @@ async function main() {
     results[`first POST psbt after a new block (${READS_AFTER_BLOCK} blocks)`] = stats(createAfter);
     load.push(loadavg()[0]);
     results['peak RSS of the service process (MB)'] = { mb: rssMb() };
+    await dropReadsState(running, api, auth, alias, results);
   } finally {
     await close();
   }
