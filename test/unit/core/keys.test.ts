@@ -158,13 +158,25 @@ describe('batched tweak addition', () => {
     );
   });
 
-  it('handles the degenerate additions (P + (-P) and P + P) exactly', () => {
+  it('gives the same points whether a batch is small (Jacobian additions) or large (shared inversions)', () => {
+    const base = Point.BASE.multiply(987654321n);
+    const { x, y } = base.toAffine();
+    const tweaks = Array.from({ length: 40 }, (_, i) => (BigInt(i + 1) * 0x9e3779b97f4a7c15f39cc0605cedc834n) % Point.Fn.ORDER);
+    const large = addTweaksToPoint(x, y, tweaks);
+    const oneByOne = tweaks.map((t) => addTweaksToPoint(x, y, [t])[0]);
+    expect(oneByOne).toEqual(large);
+    expect(large[7]).toEqual(base.add(Point.BASE.multiply(tweaks[7]!)).toAffine());
+  });
+
+  it('handles the degenerate additions (P + (-P) and P + P) exactly, in small and large batches', () => {
     const k = 12345n;
     const base = Point.BASE.multiply(k);
     const { x, y } = base.toAffine();
-    const [infinity, doubled] = addTweaksToPoint(x, y, [Point.Fn.ORDER - k, k]);
-    expect(infinity).toBeUndefined();
-    expect(doubled).toEqual(base.double().toAffine());
+    for (const padding of [0, 30]) {
+      const [infinity, doubled] = addTweaksToPoint(x, y, [Point.Fn.ORDER - k, k, ...Array.from({ length: padding }, (_, i) => BigInt(i + 1))]);
+      expect(infinity).toBeUndefined();
+      expect(doubled).toEqual(base.double().toAffine());
+    }
   });
 });
 
