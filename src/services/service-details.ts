@@ -67,6 +67,9 @@ export interface PublicConfig {
     address_page_max: number;
     request_timeout: number;
   };
+  wallet_states_kept: number;
+  wallet_states_budget: number;
+  wallet_states_idle: number;
 }
 
 export interface ServiceDetails {
@@ -117,6 +120,9 @@ export function publicConfig(config: Config): PublicConfig {
       address_page_max: config.limits.addressPageMax,
       request_timeout: Math.round(config.limits.requestTimeoutMs / 1000),
     },
+    wallet_states_kept: config.walletStatesKept,
+    wallet_states_budget: config.walletStatesBudget,
+    wallet_states_idle: config.walletStatesIdleMs / 1000,
   };
 }
 

@@ -52,6 +52,9 @@ describe.each(['sqlite', 'postgres'] as const)('reads\' wallet states within a b
 
   it('drops the least recently read past the budget, counts a state\'s growth, and answers the same once loaded again', async () => {
     expect(world.server.config).toMatchObject({ walletStatesBudget: 20, walletStatesIdleMs: 0 });
+    const details = await request(`${world.server.api}/service`, { headers: world.auth });
+    expect(details.status, details.text).toBe(200);
+    expect(details.body.config).toMatchObject({ wallet_states_kept: 1000, wallet_states_budget: 20, wallet_states_idle: 0 });
     const states = world.server.running.runtime.services.wallets.states;
     // One snapshot before the last: the state read then follows the rows written since, and weighs what it holds after.
     await syncTo(world, last - 1); // the sync's first pass loads every wallet for itself
@@ -105,6 +108,8 @@ describe.each(['sqlite', 'postgres'] as const)('reads\' wallet states unread for
 
   it('are dropped, listed without a load, and answer the same once loaded again', async () => {
     expect(world.server.config).toMatchObject({ walletStatesBudget: 500_000, walletStatesIdleMs: 50 });
+    const details = await request(`${world.server.api}/service`, { headers: world.auth });
+    expect(details.body.config).toMatchObject({ wallet_states_kept: 1000, wallet_states_budget: 500_000, wallet_states_idle: 0.05 });
     const states = world.server.running.runtime.services.wallets.states;
     const loads = countLoads(world);
     const first = await walletDetails(world, 'w_wpkh');
