@@ -2,8 +2,6 @@
  * Wallet state for reads, rebuilt from the store's truth: an in-process engine per wallet, kept
  * while the wallet's stored revision is unchanged. Any instance (syncing or not) answers the same.
  */
-import { fromHex } from '../core/bytes.js';
-import { NETWORKS, type NetworkName } from '../core/network.js';
 import {
   addWallet,
   applyStoredChanges,
@@ -13,181 +11,27 @@ import {
   utxoAtTip,
   walletSummary,
   WalletListCache,
-  type Branch,
   type BlockRef,
   type BlocksSeen,
   type EngineState,
   type ParsedStoredTransaction,
   type StoredTransaction,
   type WalletBalances,
-  type ScriptDeriver,
   type WalletListsAtTip,
   type WalletSummary,
   type WalletTxEntry,
   type WalletUtxo,
 } from '../engine/index.js';
-import { heldAsStored, HeldStates } from './held-states.js';
+import { heldAsStored } from './held-states.js';
 import type { Store, StoredWallet, WalletChainRows } from '../store/repositories.js';
 import { mapInParts, nextTurn } from './turns.js';
-import { scriptAddress, type Page } from './wallet-format.js';
-import { branchDeriver, type BranchDeriver } from './miniscript-wallet.js';
+import { WalletScripts, WalletScriptsCache } from './wallet-scripts.js';
+import type { Page } from './wallet-format.js';
 import type { BalanceSummaries } from './balance-summaries.js';
 import { KeptStates, type KeepingBounds } from './kept-states.js';
 
-const DERIVE_AHEAD = 32;
-/** Keys derived in one step ahead of the engine (a few milliseconds): 3 scripts of a 20-key multisig, 64 of a single key. */
-const DERIVE_KEYS_PER_PART = 64;
-/** Time derived ahead between two turns. */
-const DERIVE_TURN_MS = 5;
-
-/** An address kept with the script (hex) it encodes. */
-interface KeptAddress {
-  script: string;
-  address: string;
-}
-
-/**
- * A wallet's scripts of both branches: those the store holds (read, never derived again) and those derived
- * since, remembered (derivation is the slow part). The descriptors are parsed only once something must be
- * derived: a wallet loaded from its stored addresses derives nothing until its gap moves.
- */
-export class WalletScripts {
-  /** By branch and index: stored scripts as read (hex, the strings the engine holds too), derived ones as bytes. */
-  private readonly known: [Array<Uint8Array | string>, Array<Uint8Array | string>] = [[], []];
-  private parsed: [BranchDeriver, BranchDeriver] | undefined;
-  /** Addresses shown for derived scripts, by branch and index. */
-  private readonly addresses: [Array<KeptAddress | undefined>, Array<KeptAddress | undefined>] = [[], []];
-  private readonly network: NetworkName;
-  private readonly descriptors: [string, string];
-
-  /**
-   * `derivers`: the wallet's descriptors already parsed (a wallet just created), else parsed on first use. `held`: the
-   * states of the service holding wallets, which loads of this wallet share transactions with.
-   */
-  constructor(
-    wallet: Pick<StoredWallet, 'receiveDescriptor' | 'changeDescriptor' | 'network'>,
-    derivers?: readonly [BranchDeriver, BranchDeriver],
-    readonly held?: HeldStates,
-  ) {
-    this.network = wallet.network;
-    this.descriptors = [wallet.receiveDescriptor, wallet.changeDescriptor];
-    if (derivers) this.parsed = [derivers[0], derivers[1]];
-  }
-
-  private get derivers(): [BranchDeriver, BranchDeriver] {
-    if (!this.parsed) {
-      const network = NETWORKS[this.network];
-      this.parsed = [branchDeriver(this.descriptors[0], network), branchDeriver(this.descriptors[1], network)];
-    }
-    return this.parsed;
-  }
-
-  /**
-   * Takes the scripts of stored address rows as this wallet's, so that they are not derived again. Rows extend
-   * what is known only where they follow on from it (rows of indexes already known are the same scripts: the
-   * store holds what derivation gave).
-   */
-  remember(rows: readonly { branch: number; index: number; script: string }[]): void {
-    for (const branch of [0, 1] as const) {
-      const known = this.known[branch];
-      const ahead = rows.filter((row) => row.branch === branch && row.index >= known.length).sort((a, b) => a.index - b.index);
-      for (const row of ahead) {
-        if (row.index !== known.length) break; // a hole: the rest is derived when needed
-        known.push(row.script);
-      }
-    }
-  }
-
-  /** How many scripts of the branch are known (indexes 0 .. n-1), stored or derived. */
-  knownCount(branch: Branch): number {
-    return this.known[branch].length;
-  }
-
-  readonly derive: ScriptDeriver = (branch: Branch, fromIndex: number, count: number) => {
-    const known = this.known[branch];
-    if (fromIndex > known.length + DERIVE_AHEAD) {
-      // Far past what the wallet watches (an address listing paging ahead): derive that range alone and
-      // keep nothing, rather than every script up to it (a listing at index 2^31 - 1000 would never end).
-      return this.derivers[branch].deriveRange(fromIndex, count).map((output) => output.scriptPubKey);
-    }
-    if (known.length < fromIndex + count) {
-      // Derive ahead: a batch costs a few field inversions whatever its size, and gaps grow one script at a time.
-      const added = this.derivers[branch].deriveRange(known.length, Math.max(fromIndex + count - known.length, DERIVE_AHEAD));
-      for (const output of added) known.push(output.scriptPubKey);
-    }
-    return known.slice(fromIndex, fromIndex + count).map((script) => (typeof script === 'string' ? fromHex(script) : script));
-  };
-
-  /** The script at (branch, index): known, or derived alone (kept when it follows on from what is known). */
-  scriptAt(branch: Branch, index: number): Uint8Array {
-    const known = this.known[branch];
-    const script = known[index];
-    if (script !== undefined) return typeof script === 'string' ? fromHex(script) : script;
-    const [derived] = this.derivers[branch].deriveRange(index, 1);
-    if (index === known.length) known.push(derived!.scriptPubKey);
-    return derived!.scriptPubKey;
-  }
-
-  /**
-   * Derives the branch's scripts up to index `count - 1` ahead of the engine, giving way every few
-   * milliseconds (ADR 0010): the engine, which derives in one step, then finds them derived. A 20-key
-   * multisig wallet with a gap limit of 200 takes most of a second to derive.
-   */
-  async deriveInParts(branch: Branch, count: number): Promise<void> {
-    const known = this.known[branch];
-    if (known.length >= count) return;
-    const part = Math.max(1, Math.floor(DERIVE_KEYS_PER_PART / this.derivers[branch].descriptor.keys.length));
-    let since = performance.now();
-    while (known.length < count) {
-      if (performance.now() - since >= DERIVE_TURN_MS) {
-        await nextTurn();
-        since = performance.now();
-        continue; // another reader may have derived meanwhile
-      }
-      const added = this.derivers[branch].deriveRange(known.length, Math.min(part, count - known.length));
-      for (const output of added) known.push(output.scriptPubKey);
-    }
-  }
-
-  deriver(branch: Branch): BranchDeriver {
-    return this.derivers[branch];
-  }
-
-  /**
-   * The address of `script` (hex), the wallet's script at (branch, index): encoded once per script, as coin
-   * lists show every coin's address on every read (a tenth of an unpaged list of 100,000 coins' time).
-   */
-  addressOf(branch: Branch, index: number, script: string): string {
-    const kept = this.addresses[branch][index];
-    if (kept?.script === script) return kept.address;
-    const address = scriptAddress(script, this.network);
-    // Only indices the wallet derived: one far ahead (a listing paging ahead) is not kept.
-    if (index < this.known[branch].length) this.addresses[branch][index] = { script, address };
-    return address;
-  }
-}
-
-/** Derivers shared by everything in the process, per wallet id. */
-export class WalletScriptsCache {
-  private readonly byWallet = new Map<string, WalletScripts>();
-  /** The service's states holding wallets (the sync's and the reads'), all loaded through these scripts. */
-  private readonly held = new HeldStates();
-
-  get(wallet: StoredWallet): WalletScripts {
-    let scripts = this.byWallet.get(wallet.id);
-    if (!scripts) this.byWallet.set(wallet.id, (scripts = new WalletScripts(wallet, undefined, this.held)));
-    return scripts;
-  }
-
-  /** Takes the derivers of a wallet just created, parsed when its request was checked, unless it has some already. */
-  adopt(wallet: StoredWallet, derivers: readonly [BranchDeriver, BranchDeriver]): void {
-    if (!this.byWallet.has(wallet.id)) this.byWallet.set(wallet.id, new WalletScripts(wallet, derivers, this.held));
-  }
-
-  forget(walletId: string): void {
-    this.byWallet.delete(walletId);
-  }
-}
+/** Scripts are kept apart (wallet-scripts.ts); those who load wallets find them here too. */
+export { WalletScripts, WalletScriptsCache };
 
 /**
  * Loads the wallet from its stored rows into `state` (no rescan). The transactions, most of the work, are parsed
@@ -379,6 +223,7 @@ export class WalletStateCache {
         await under; // its failure is this reader's too; after it, look again (it may have read an older revision)
         continue;
       }
+      this.loaded.touch(wallet.id); // read now: not idle while it follows the rows written since
       const read = this.read(wallet).finally(() => this.reading.delete(wallet.id));
       this.reading.set(wallet.id, read);
       return { ...(await read), wallet };
