@@ -45,11 +45,11 @@ const DATABASE_URL = process.env.WCS_BENCH_DATABASE_URL ?? 'postgres://wcs_test:
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 const schema = `bench_blocks_${randomUUID().replaceAll('-', '').slice(0, 12)}`;
-const chainDir = mkdtempSync(join(tmpdir(), 'wcs-bench-blocks-node-'));
-const dataFolder = mkdtempSync(join(tmpdir(), 'wcs-bench-blocks-'));
 const admin = SQLITE ? undefined : new pg.Client({ connectionString: DATABASE_URL });
 await admin?.connect();
 await admin?.query(`create schema "${schema}"`);
+const chainDir = mkdtempSync(join(tmpdir(), 'wcs-bench-blocks-node-'));
+const dataFolder = mkdtempSync(join(tmpdir(), 'wcs-bench-blocks-'));
 // One store for every instance: the schema, or a SQLite file outside the instances' data folders.
 const databaseUrl = SQLITE ? `sqlite:${join(dataFolder, 'service.sqlite')}` : `${DATABASE_URL}?options=${encodeURIComponent(`-c search_path=${schema}`)}`;
 const node = await startBitcoind(locateBitcoind(root), chainDir);
