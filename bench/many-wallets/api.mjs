@@ -10,11 +10,9 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { randomUUID } from 'node:crypto';
-import pg from 'pg';
 import { locateBitcoind, startBitcoind } from '../bitcoind-support.mjs';
 import { freePort } from '../support.mjs';
-import { descriptorsOf } from './wallets.mjs';
+import { benchDatabase, descriptorsOf } from './wallets.mjs';
 
 const root = resolve(import.meta.dirname, '..', '..');
 const arg = (name, fallback) => {
@@ -36,12 +34,7 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const load = () => loadavg().map((l) => l.toFixed(1)).join(' ');
 
 const POSTGRES = process.argv.includes('--postgres');
-const DATABASE_URL = process.env.WCS_BENCH_DATABASE_URL ?? 'postgres://wcs_test:wcs_test@127.0.0.1:5432/wcs_test';
-const schema = `bench_api_${randomUUID().replaceAll('-', '').slice(0, 12)}`;
-const database = POSTGRES
-  ? { SERVICE_DATABASE_URL: `${DATABASE_URL}?options=${encodeURIComponent(`-c search_path=${schema}`)}`, SERVICE_JWT_KEY: 'bench-api-signing-key-0123456789abcdef' }
-  : {};
-if (POSTGRES) await onPostgres(`create schema "${schema}"`);
+const { env: database, drop: dropDatabase } = await benchDatabase(POSTGRES, 'bench_api');
 
 const chainDir = mkdtempSync(join(tmpdir(), 'wcs-bench-api-node-'));
 const dataFolder = mkdtempSync(join(tmpdir(), 'wcs-bench-api-'));
@@ -128,7 +121,7 @@ try {
   await node.stop();
   rmSync(chainDir, { recursive: true, force: true });
   rmSync(dataFolder, { recursive: true, force: true });
-  if (POSTGRES) await onPostgres(`drop schema "${schema}" cascade`);
+  await dropDatabase();
 }
 
 /** Starts `wcs serve`; `live` and `ready` resolve to the moment (performance.now) each probe first answered 200. */
@@ -250,12 +243,3 @@ function pct(list, p) {
   return sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))];
 }
 
-async function onPostgres(sql) {
-  const client = new pg.Client({ connectionString: DATABASE_URL });
-  await client.connect();
-  try {
-    await client.query(sql);
-  } finally {
-    await client.end();
-  }
-}

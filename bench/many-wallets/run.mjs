@@ -10,11 +10,9 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { randomUUID } from 'node:crypto';
-import pg from 'pg';
 import { locateBitcoind, startBitcoind } from '../bitcoind-support.mjs';
 import { freePort } from '../support.mjs';
-import { descriptorsOf, writeWallets } from './wallets.mjs';
+import { benchDatabase, descriptorsOf, writeWallets } from './wallets.mjs';
 
 const root = resolve(import.meta.dirname, '..', '..');
 const numberArg = (name, fallback) => {
@@ -28,12 +26,7 @@ const profileAt = process.argv.indexOf('--cpu-prof');
 const PROFILE_DIR = profileAt >= 0 ? resolve(process.argv[profileAt + 1]) : undefined;
 
 const POSTGRES = process.argv.includes('--postgres');
-const DATABASE_URL = process.env.WCS_BENCH_DATABASE_URL ?? 'postgres://wcs_test:wcs_test@127.0.0.1:5432/wcs_test';
-const schema = `bench_many_${randomUUID().replaceAll('-', '').slice(0, 12)}`;
-const database = POSTGRES
-  ? { SERVICE_DATABASE_URL: `${DATABASE_URL}?options=${encodeURIComponent(`-c search_path=${schema}`)}`, SERVICE_JWT_KEY: 'bench-many-signing-key-0123456789abcdef' }
-  : {};
-if (POSTGRES) await onPostgres(`create schema "${schema}"`);
+const { env: database, drop: dropDatabase } = await benchDatabase(POSTGRES, 'bench_many');
 
 const chainDir = mkdtempSync(join(tmpdir(), 'wcs-bench-many-node-'));
 const dataFolder = mkdtempSync(join(tmpdir(), 'wcs-bench-many-'));
@@ -57,18 +50,9 @@ try {
   await node.stop();
   rmSync(chainDir, { recursive: true, force: true });
   rmSync(dataFolder, { recursive: true, force: true });
-  if (POSTGRES) await onPostgres(`drop schema "${schema}" cascade`);
+  await dropDatabase();
 }
 
-async function onPostgres(sql) {
-  const client = new pg.Client({ connectionString: DATABASE_URL });
-  await client.connect();
-  try {
-    await client.query(sql);
-  } finally {
-    await client.end();
-  }
-}
 
 function ms(list) {
   return list.map((t) => `${t.toFixed(1)} ms`).join(', ');

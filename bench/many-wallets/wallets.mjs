@@ -11,6 +11,7 @@ import { addChecksum, DescriptorDeriver, parseDescriptor } from '../../dist/core
 import { derivePath, encodeExtendedPublicKey, parseExtendedPublicKey } from '../../dist/core/keys/index.js';
 import { NETWORKS } from '../../dist/core/network.js';
 import { toHex } from '../../dist/core/bytes.js';
+import pg from 'pg';
 
 const root = resolve(import.meta.dirname, '../..');
 const fixture = JSON.parse(readFileSync(join(root, 'test/fixtures/regtest/wallets.json'), 'utf8')).w_wsh2of3;
@@ -46,4 +47,28 @@ export async function writeWallets(env, tip, count) {
     await runtime.close();
   }
   return ids;
+}
+
+/**
+ * With `--postgres`: a schema of its own at `WCS_BENCH_DATABASE_URL` (by default the tests' database), created now;
+ * `env` points a service at it, `drop()` removes it. Without: SQLite in the service's data folder (empty `env`).
+ */
+export async function benchDatabase(postgres, prefix) {
+  if (!postgres) return { env: {}, drop: async () => {} };
+  const url = process.env.WCS_BENCH_DATABASE_URL ?? 'postgres://wcs_test:wcs_test@127.0.0.1:5432/wcs_test';
+  const schema = `${prefix}_${randomUUID().replaceAll('-', '').slice(0, 12)}`;
+  const onPostgres = async (sql) => {
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    try {
+      await client.query(sql);
+    } finally {
+      await client.end();
+    }
+  };
+  await onPostgres(`create schema "${schema}"`);
+  return {
+    env: { SERVICE_DATABASE_URL: `${url}?options=${encodeURIComponent(`-c search_path=${schema}`)}`, SERVICE_JWT_KEY: `${prefix}-signing-key-0123456789abcdef` },
+    drop: () => onPostgres(`drop schema "${schema}" cascade`),
+  };
 }
