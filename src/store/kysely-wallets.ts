@@ -1,6 +1,7 @@
 /** The wallet repository over Kysely (SQLite and PostgreSQL). */
 import { sql, type ExpressionBuilder, type Kysely, type Selectable } from 'kysely';
 import type { NetworkName } from '../core/network.js';
+import { readChainRowsOfMany, toChainRows, type WalletWithChainRows } from './kysely-chain-batch.js';
 import { PreparedQuery } from './prepared-query.js';
 import { StoreConflictError } from './repositories.js';
 import type {
@@ -92,8 +93,6 @@ function chunks<T>(items: readonly T[], size = ROWS_PER_INSERT): T[][] {
   for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
   return out;
 }
-
-const nullableNumber = (v: unknown): number | null => (v == null ? null : Number(v));
 
 function toWallet(row: Selectable<WalletsTable>): StoredWallet {
   return {
@@ -321,6 +320,10 @@ export class KyselyWallets implements WalletRepository {
     return rows === undefined || rows === 'reload' ? undefined : { revision: rows.revision, sync: rows.sync, lastRevealedReceive: rows.lastRevealedReceive, addresses: rows.addresses, transactions: rows.transactions };
   }
 
+  async chainRowsOfMany(walletIds: readonly string[], maxRows: number): Promise<{ taken: number; wallets: Map<string, WalletWithChainRows> }> {
+    return readChainRowsOfMany(this.db, walletIds, maxRows, toWallet);
+  }
+
   async chainChangesSince(walletId: string, revision: number): Promise<WalletChainChanges | 'reload' | undefined> {
     return this.readChain(walletId, revision);
   }
@@ -358,24 +361,9 @@ export class KyselyWallets implements WalletRepository {
     const rows = this.db.isTransaction ? await read(this.db) : await this.db.transaction().setIsolationLevel('repeatable read').setAccessMode('read only').execute(read);
     if (rows === undefined || rows === 'reload') return rows;
     const { wallet, addresses, transactions, removed } = rows;
-    const stored = toWallet(wallet);
     const present = new Set(transactions.map((t) => t.txid));
     return {
-      revision: stored.revision,
-      sync: { walletId, tip: stored.tip, lastUsedReceive: Number(wallet.last_used_receive), lastUsedChange: Number(wallet.last_used_change) },
-      lastRevealedReceive: Number(wallet.last_revealed_receive),
-      addresses: addresses.map((a) => ({ walletId, branch: Number(a.branch) === 1 ? 1 : 0, index: Number(a.idx), script: a.script })),
-      transactions: transactions.map((t) => ({
-        walletId,
-        txid: t.txid,
-        hex: t.hex,
-        status: t.status as WalletTransactionRow['status'],
-        blockHeight: nullableNumber(t.block_height),
-        blockHash: t.block_hash,
-        blockTime: nullableNumber(t.block_time),
-        firstSeen: Number(t.first_seen),
-        replaceable: t.replaceable == null ? null : Number(t.replaceable) === 1,
-      })),
+      ...toChainRows(wallet, toWallet(wallet), addresses, transactions),
       // A transaction removed and written again later is present, not removed.
       removedTransactions: removed.map((r) => r.txid).filter((txid) => !present.has(txid)),
     };

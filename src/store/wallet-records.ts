@@ -161,6 +161,13 @@ export interface WalletRepository {
   revision(walletId: string): Promise<number | undefined>;
   chainRows(walletId: string): Promise<WalletChainRows | undefined>;
   /**
+   * The wallets at the start of `walletIds` whose chain rows (addresses and transactions) add up to at most
+   * `maxRows` (at least the first, whatever its size), each with its row, read in one snapshot: each wallet's
+   * rows are those of its revision, as `chainRows` reads them. `taken` is how many ids were read; a wallet
+   * deleted meanwhile is absent.
+   */
+  chainRowsOfMany(walletIds: readonly string[], maxRows: number): Promise<{ taken: number; wallets: Map<string, { wallet: StoredWallet; rows: WalletChainRows }> }>;
+  /**
    * The chain rows written after `revision`, read at one revision (undefined without the wallet).
    * `reload` when the rows started again since (a rescan, a new gap limit): read them all.
    */

@@ -249,6 +249,62 @@ describe.each(STORE_KINDS)('wallet store conformance: $kind', ({ open }) => {
     for (const read of reads) expect(read).toEqual({ revision: read.revision, addresses: read.revision, transactions: read.revision });
   });
 
+  it('reads many wallets\' chain rows in one read, as each wallet\'s own read; a large wallet alone, a deleted one absent', async () => {
+    // Rows (addresses + transactions): w-a 3, w-b 2, w-c 12, w-d 1.
+    const sizes = { 'w-a': [2, 1], 'w-b': [1, 1], 'w-c': [6, 6], 'w-d': [1, 0] } as const;
+    for (const [id, [addresses, transactions]] of Object.entries(sizes)) {
+      await store.wallets.insert(wallet({ id, alias: id }), []);
+      const at = (i: number) => `${id.at(-1)}${i.toString(16)}`; // w-a..w-d: hex
+      const written = change({
+        walletId: id,
+        addressesAdded: Array.from({ length: addresses }, (_, i) => ({ walletId: id, branch: i % 2 === 0 ? (0 as const) : (1 as const), index: i, script: `0014${at(i)}` })),
+        transactionsAdded: Array.from({ length: transactions }, (_, i) => tx(at(i).padEnd(64, '0'), { walletId: id, status: i === 0 ? 'confirmed' : 'mempool', blockHeight: i === 0 ? 101 : null, blockHash: i === 0 ? HASH('e') : null, blockTime: i === 0 ? 1_700_000_100 : null, replaceable: i === 0 ? null : false })),
+        sync: { walletId: id, tip: { height: 101, hash: HASH('e') }, lastUsedReceive: addresses - 1, lastUsedChange: -1 },
+      });
+      await store.transaction((repos) => repos.wallets.applyChange(written, 0));
+    }
+    await store.wallets.delete('w-d');
+    const alone = async (id: string) => ({ wallet: (await store.wallets.findById(id))!, rows: (await store.wallets.chainRows(id))! });
+
+    const first = await store.wallets.chainRowsOfMany(['w-a', 'w-b', 'w-c', 'w-d'], 10);
+    expect(first.taken).toBe(2);
+    expect(first.wallets).toEqual(new Map([['w-a', await alone('w-a')], ['w-b', await alone('w-b')]]));
+    expect(first.wallets.get('w-a')!.rows.transactions).toHaveLength(1);
+    const large = await store.wallets.chainRowsOfMany(['w-c', 'w-d'], 10);
+    expect(large.taken).toBe(1);
+    expect(large.wallets).toEqual(new Map([['w-c', await alone('w-c')]]));
+    expect(large.wallets.get('w-c')!.rows.transactions).toHaveLength(6);
+    const rest = await store.wallets.chainRowsOfMany(['w-d', 'w-b'], 10);
+    expect(rest).toEqual({ taken: 2, wallets: new Map([['w-b', await alone('w-b')]]) });
+    expect(await store.wallets.chainRowsOfMany([], 10)).toEqual({ taken: 0, wallets: new Map() });
+  });
+
+  it('reads many wallets\' chain rows each at one revision while changesets commit alongside', async () => {
+    for (const id of ['w-1', 'w-2']) await store.wallets.insert(wallet({ id, alias: id }), []);
+    const writes = (async () => {
+      for (let i = 0; i < 40; i++) {
+        const id = i % 2 === 0 ? 'w-1' : 'w-2';
+        const n = i.toString(16).padStart(2, '0');
+        const sync = { walletId: id, tip: null, lastUsedReceive: i, lastUsedChange: -1 };
+        const added = change({ walletId: id, addressesAdded: [{ walletId: id, branch: 0, index: i, script: `0014${n}` }], transactionsAdded: [tx(n.repeat(32), { walletId: id })], sync });
+        await store.transaction((repos) => repos.wallets.applyChange(added, Math.floor(i / 2)));
+      }
+    })();
+    const reads: { revision: number; addresses: number; transactions: number }[] = [];
+    let writing = true;
+    void writes.finally(() => (writing = false));
+    while (writing) {
+      const { wallets } = await store.wallets.chainRowsOfMany(['w-1', 'w-2'], 1_000);
+      for (const { wallet: stored, rows } of wallets.values()) {
+        expect(stored.revision).toBe(rows.revision);
+        reads.push({ revision: rows.revision, addresses: rows.addresses.length, transactions: rows.transactions.length });
+      }
+    }
+    await writes;
+    expect(reads.length).toBeGreaterThan(2);
+    for (const read of reads) expect(read).toEqual({ revision: read.revision, addresses: read.revision, transactions: read.revision });
+  });
+
   it('rolls back a failed changeset with its block rows', async () => {
     await store.wallets.insert(wallet(), []);
     await expect(

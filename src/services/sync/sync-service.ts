@@ -28,7 +28,7 @@ import {
   type EngineState,
   type WalletChangeset,
 } from '../../engine/index.js';
-import type { Store, StoredWallet, SyncBlockRow } from '../../store/repositories.js';
+import type { Store, StoredWallet, SyncBlockRow, WalletChainRows } from '../../store/repositories.js';
 import { walletEvents } from '../events/chain-events.js';
 import type { NewEvent } from '../../store/repositories.js';
 import type { PsbtChainReconciler, PsbtSettlement } from '../psbts/chain-reconciler.js';
@@ -49,8 +49,13 @@ const BLOCKS_PER_WRITE = 500;
 /** Wallets loaded before what loading them derived is written (one store transaction per wallet cost most of a load). */
 const WALLETS_PER_LOAD_WRITE = 50;
 const ROWS_PER_WRITE = 5_000;
-/** Wallets new or changed since the last pass read one query each up to this many, past it all rows in one query. */
-const ROWS_READ_ONE_BY_ONE = 50;
+/**
+ * Wallets to load read together, in one snapshot: a read each cost a round trip (5-10 ms on PostgreSQL), most of
+ * a restart with thousands of small wallets. Bounded by rows too, so that a large wallet is read alone (ADR 0010)
+ * and one read of many never holds SQLite's connection long.
+ */
+const WALLETS_PER_CHAIN_READ = 100;
+const CHAIN_ROWS_PER_READ = 5_000;
 /** How often a long pass looks for a new node tip (wallets at the tip then take the new blocks first). */
 const TIP_REFRESH_MS = 1_000;
 /** How often a long pass brings the mempool of the wallets at the tip up to date. */
@@ -345,9 +350,10 @@ export class SyncService {
       unwritten = { changes: [], settle: [] };
       await this.persist({ wallets: changes }, [], settle);
     };
-    // Many to read (the first load, a new leader): every row in one query rather than one query each.
-    const stale = wallets.filter(({ id, revision }) => this.loaded.get(id)?.revision !== revision).length;
-    const rowsRead = stale > ROWS_READ_ONE_BY_ONE ? new Map((await this.deps.store.wallets.listAll()).map((w) => [w.id, w])) : undefined;
+    // The wallets to load, read in batches as the loop reaches them (each wallet with its rows, of one revision).
+    const stale = wallets.filter(({ id, revision }) => this.loaded.get(id)?.revision !== revision).map(({ id }) => id);
+    let batch: { ids: Set<string>; wallets: Map<string, { wallet: StoredWallet; rows: WalletChainRows }> } = { ids: new Set(), wallets: new Map() };
+    let nextToRead = 0;
     for (const { id, revision } of wallets) {
       if (this.firstLoad) this.firstLoad.done++;
       const known = this.loaded.get(id);
@@ -356,13 +362,21 @@ export class SyncService {
       // wallets, so that thousands of them never keep requests (liveness probes) waiting.
       await nextTurn();
       if (this.stopped && this.firstLoad) return; // stopping: the load is for nothing
+      if (!batch.ids.has(id)) {
+        // `id` is the next stale wallet not read yet: the loop takes them in the same order.
+        const read = await this.deps.store.wallets.chainRowsOfMany(stale.slice(nextToRead, nextToRead + WALLETS_PER_CHAIN_READ), CHAIN_ROWS_PER_READ);
+        batch = { ids: new Set(stale.slice(nextToRead, nextToRead + read.taken)), wallets: read.wallets };
+        nextToRead += read.taken;
+        await nextTurn();
+      }
       if (known) {
         removeWallet(this.state, id);
         this.loaded.delete(id);
       }
-      const wallet = rowsRead ? rowsRead.get(id) : await this.deps.store.wallets.findById(id);
-      const rows = wallet && (await this.deps.store.wallets.chainRows(id));
-      if (!wallet || !rows) continue; // deleted meanwhile
+      const loaded = batch.wallets.get(id);
+      batch.wallets.delete(id); // the rows are the engine's from here on
+      if (!loaded) continue; // deleted meanwhile
+      const { wallet, rows } = loaded;
       const scripts = this.deps.scripts.get(wallet);
       await deriveStoredInParts(rows, scripts); // before the wallet is in the state: the sync would watch them all derived at once
       const changes = await loadWalletInto(this.state, wallet, rows, scripts);

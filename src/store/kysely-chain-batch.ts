@@ -1,0 +1,90 @@
+/** The chain rows of many wallets in one read (the sync's first load), over Kysely (SQLite and PostgreSQL). */
+import type { Kysely, Selectable } from 'kysely';
+import type { WalletDatabase, WalletsTable } from './kysely-wallets.js';
+import type { StoredWallet, WalletChainRows, WalletTransactionRow } from './wallet-records.js';
+
+/** One wallet of a batched read: its row and its chain rows, of the same revision. */
+export interface WalletWithChainRows {
+  wallet: StoredWallet;
+  rows: WalletChainRows;
+}
+
+type TransactionRecord = Selectable<WalletDatabase['wallet_transactions']>;
+type AddressRecord = Pick<Selectable<WalletDatabase['wallet_addresses']>, 'branch' | 'idx' | 'script'>;
+
+const nullableNumber = (v: unknown): number | null => (v == null ? null : Number(v));
+
+/** A wallet's chain rows from its stored rows (addresses by branch then index, transactions by txid). */
+export function toChainRows(wallet: Selectable<WalletsTable>, stored: StoredWallet, addresses: readonly AddressRecord[], transactions: readonly TransactionRecord[]): WalletChainRows {
+  const walletId = wallet.id;
+  return {
+    revision: stored.revision,
+    sync: { walletId, tip: stored.tip, lastUsedReceive: Number(wallet.last_used_receive), lastUsedChange: Number(wallet.last_used_change) },
+    lastRevealedReceive: Number(wallet.last_revealed_receive),
+    addresses: addresses.map((a) => ({ walletId, branch: Number(a.branch) === 1 ? 1 : 0, index: Number(a.idx), script: a.script })),
+    transactions: transactions.map((t) => ({
+      walletId,
+      txid: t.txid,
+      hex: t.hex,
+      status: t.status as WalletTransactionRow['status'],
+      blockHeight: nullableNumber(t.block_height),
+      blockHash: t.block_hash,
+      blockTime: nullableNumber(t.block_time),
+      firstSeen: Number(t.first_seen),
+      replaceable: t.replaceable == null ? null : Number(t.replaceable) === 1,
+    })),
+  };
+}
+
+/**
+ * Reads, in one snapshot, the wallets at the start of `walletIds` whose chain rows (addresses and transactions)
+ * add up to at most `maxRows`, and at least the first one whatever its size: a large wallet is read alone.
+ * `taken` is how many ids were read; a wallet deleted meanwhile is absent from `wallets`.
+ */
+export async function readChainRowsOfMany(
+  db: Kysely<WalletDatabase>,
+  walletIds: readonly string[],
+  maxRows: number,
+  toWallet: (row: Selectable<WalletsTable>) => StoredWallet,
+): Promise<{ taken: number; wallets: Map<string, WalletWithChainRows> }> {
+  if (walletIds.length === 0) return { taken: 0, wallets: new Map() };
+  // One snapshot for every statement, as for one wallet (see KyselyWallets.readChain): each wallet's rows are
+  // those of the revision read with it.
+  const read = async (tx: Kysely<WalletDatabase>) => {
+    const ids = [...walletIds];
+    const sizes = new Map<string, number>();
+    for (const table of ['wallet_addresses', 'wallet_transactions'] as const) {
+      const counts = await tx.selectFrom(table).select(['wallet_id', (eb) => eb.fn.countAll().as('n')]).where('wallet_id', 'in', ids).groupBy('wallet_id').execute();
+      for (const { wallet_id, n } of counts) sizes.set(wallet_id, (sizes.get(wallet_id) ?? 0) + Number(n));
+    }
+    let taken = 1;
+    let rows = sizes.get(ids[0]!) ?? 0;
+    while (taken < ids.length && rows + (sizes.get(ids[taken]!) ?? 0) <= maxRows) rows += sizes.get(ids[taken++]!) ?? 0;
+    const chosen = ids.slice(0, taken);
+    const wallets = await tx.selectFrom('wallets').selectAll().where('id', 'in', chosen).execute();
+    const addresses = await tx.selectFrom('wallet_addresses').select(['wallet_id', 'branch', 'idx', 'script']).where('wallet_id', 'in', chosen).orderBy('wallet_id').orderBy('branch').orderBy('idx').execute();
+    const transactions = await tx.selectFrom('wallet_transactions').selectAll().where('wallet_id', 'in', chosen).orderBy('wallet_id').orderBy('txid').execute();
+    return { taken, wallets, addresses, transactions };
+  };
+  const { taken, wallets, addresses, transactions } = db.isTransaction
+    ? await read(db)
+    : await db.transaction().setIsolationLevel('repeatable read').setAccessMode('read only').execute(read);
+  const addressesOf = groupBy(addresses);
+  const transactionsOf = groupBy(transactions);
+  const out = new Map<string, WalletWithChainRows>();
+  for (const row of wallets) {
+    const wallet = toWallet(row);
+    out.set(row.id, { wallet, rows: toChainRows(row, wallet, addressesOf.get(row.id) ?? [], transactionsOf.get(row.id) ?? []) });
+  }
+  return { taken, wallets: out };
+}
+
+function groupBy<T extends { wallet_id: string }>(rows: readonly T[]): Map<string, T[]> {
+  const out = new Map<string, T[]>();
+  for (const row of rows) {
+    const list = out.get(row.wallet_id);
+    if (list) list.push(row);
+    else out.set(row.wallet_id, [row]);
+  }
+  return out;
+}
