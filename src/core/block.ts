@@ -180,6 +180,14 @@ function readBlockTransaction(c: Cursor): BlockTransaction {
   return new BlockTransaction(b, start, outputsAt, outputsEnd, segwit, c.pos, inputs);
 }
 
+/** One serialised transaction read as a block's are (outputs decoded on first use, txid hashed from its bytes). */
+export function parseTransactionForScan(bytes: Uint8Array): BlockTransaction {
+  const c = new Cursor(bytes);
+  const tx = readBlockTransaction(c);
+  if (c.pos !== bytes.length) throw new TransactionError('invalid_transaction', 'Trailing bytes after transaction');
+  return tx;
+}
+
 export interface ScannedBlock extends Block {
   transactions: BlockTransaction[];
 }

@@ -26,6 +26,7 @@ import { broadcastOnce } from '../broadcast.js';
 import type { ChainFollower } from '../follower.js';
 import { BlockFileReader } from './block-files.js';
 import { BitcoindFollower } from './follower.js';
+import { MempoolCache, type HeldMempoolTx } from './mempool-cache.js';
 import { watchBitcoindTip } from './tip-watch.js';
 import { RestBlockReader } from './rest-blocks.js';
 import { RpcClient, type CallOptions, type RpcClientOptions } from './rpc-client.js';
@@ -59,6 +60,8 @@ export class BitcoindChainSource implements ChainSource, BlockSource, MempoolSou
   readonly follower: ChainFollower;
   private readonly rpc: RpcClient;
   private readonly mempoolBatchSize: number;
+  /** The mempool the follower lists, kept between its reads (one per source, whatever the wallet groups). */
+  private readonly mempoolCache: MempoolCache;
   private readonly healthCall: { retries: number; timeoutMs: number };
   private networkVerified = false;
   private pendingNetworkCheck: Promise<void> | undefined;
@@ -80,6 +83,7 @@ export class BitcoindChainSource implements ChainSource, BlockSource, MempoolSou
         ? undefined
         : new BlockFileReader({ folder: options.blocksFolder, network: this.network, heightsOf: (hashes) => this.blockHeights(hashes), log: options.log });
     this.mempoolBatchSize = options.mempoolBatchSize ?? 100;
+    this.mempoolCache = new MempoolCache({ call: (method, params) => this.read(method, params), batch: (calls) => this.rpc.batch(calls) }, this.mempoolBatchSize);
     this.now = options.now ?? Date.now;
     // One quick attempt per request: a health check reports the node as it is now.
     this.healthCall = { retries: 0, timeoutMs: options.healthTimeoutMs ?? Math.min(options.timeoutMs ?? 30_000, 5_000) };
@@ -287,6 +291,14 @@ export class BitcoindChainSource implements ChainSource, BlockSource, MempoolSou
       });
     }
     return out;
+  }
+
+  /**
+   * The mempool's transactions as the follower lists them: only those the node did not list at the last call
+   * are fetched (getMempool reads every one, with its fee and size, each time).
+   */
+  mempoolTransactions(): Promise<HeldMempoolTx[]> {
+    return this.mempoolCache.read();
   }
 
   async getMempoolEntry(txid: string): Promise<MempoolEntry | null> {

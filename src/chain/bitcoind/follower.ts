@@ -2,12 +2,14 @@
  * Follows Bitcoin Core for groups of wallets: summaries (hash, header, BIP158 filter) read ahead of the blocks
  * applied, several reads at once; a block whose filter matches none of the group's scripts connected without
  * reading it, the others read ahead in batches (block-prefetch.ts); the group's last block checked against the
- * active chain before moving on, and disconnected when it left it.
+ * active chain before moving on, and disconnected when it left it. The mempool is listed from what the source
+ * keeps between reads (mempool-cache.ts).
  */
 import { NO_PARENT, type BlockConnected, type BlockDisconnected, type ChainFollower, type FollowRequest, type MempoolSnapshot, type TipWatch } from '../follower.js';
-import { ChainError, type BlockSource, type BlockSummary, type ChainTip, type MempoolSource } from '../types.js';
+import { ChainError, type BlockSource, type BlockSummary, type ChainTip } from '../types.js';
 import { BlockPrefetch } from './block-prefetch.js';
 import { GroupFilters } from './group-filters.js';
+import type { HeldMempoolTx } from './mempool-cache.js';
 
 /** Blocks summarised (hash, header, filter) per read of the node, and reads in flight at once. */
 const SUMMARIES_PER_READ = 125;
@@ -19,7 +21,7 @@ const SUMMARY_READS_AHEAD = 4;
  */
 const BLOCKS_AHEAD = { maxAhead: 32, perRequest: 8 };
 
-export type BitcoindFollowerSource = BlockSource & Pick<MempoolSource, 'getMempool'> & { verifyNetwork(): Promise<void> };
+export type BitcoindFollowerSource = BlockSource & { mempoolTransactions(): Promise<HeldMempoolTx[]>; verifyNetwork(): Promise<void> };
 
 export class BitcoindFollower implements ChainFollower {
   /** The groups being followed, by their wallets: their filters are matched against their scripts now. */
@@ -90,7 +92,7 @@ export class BitcoindFollower implements ChainFollower {
   }
 
   async mempool(): Promise<MempoolSnapshot> {
-    const mempool = await this.source.getMempool();
+    const mempool = await this.source.mempoolTransactions();
     return { type: 'mempool', transactions: mempool.map((m) => ({ tx: m.tx, txid: m.txid, time: m.time })) };
   }
 
