@@ -11,6 +11,7 @@ import {
   DEFAULT_GAP_LIMIT,
   type BlockRef,
   type Branch,
+  type HexScriptDeriver,
   type ScriptDeriver,
   type StoredAddress,
   type StoredTransaction,
@@ -128,6 +129,8 @@ export interface WalletState {
   walletId: string;
   gapLimit: number;
   derive: ScriptDeriver;
+  /** Where given, what `fillGap` derives with: the deriver's own strings are held, not a copy of each. */
+  deriveHex: HexScriptDeriver | undefined;
   tip: BlockRef | null;
   lastUsed: [number, number];
   /** Highest receive index handed out (-1: none); watched like a used one. */
@@ -286,13 +289,14 @@ function checkGapLimit(gapLimit: number): void {
   }
 }
 
-export function newWalletState(walletId: string, gapLimit: number | undefined, derive: ScriptDeriver): WalletState {
+export function newWalletState(walletId: string, gapLimit: number | undefined, derive: ScriptDeriver, deriveHex?: HexScriptDeriver): WalletState {
   const gap = gapLimit ?? DEFAULT_GAP_LIMIT;
   checkGapLimit(gap);
   return {
     walletId,
     gapLimit: gap,
     derive,
+    deriveHex,
     tip: null,
     lastUsed: [-1, -1],
     lastRevealedReceive: -1,
@@ -308,13 +312,15 @@ export function newWalletState(walletId: string, gapLimit: number | undefined, d
 export function addScript(state: EngineState, wallet: WalletState, owner: ScriptOwner, script: string): void {
   if (wallet.scripts.has(script)) return; // the same script twice in one wallet: first position wins
   wallet.scripts.set(script, owner);
-  let owners = state.scriptIndex.get(script);
-  if (!owners) {
-    state.scriptIndex.set(script, (owners = []));
-    const key = scriptLookupKey(fromHex(script));
-    state.scriptKeys.set(key, (state.scriptKeys.get(key) ?? 0) + 1);
+  const owners = state.scriptIndex.get(script);
+  if (owners) {
+    owners.push({ wallet, owner });
+    return;
   }
-  owners.push({ wallet, owner });
+  // A list made with its one entry: one made empty and pushed to keeps room for 17 (about 150 bytes a script).
+  state.scriptIndex.set(script, [{ wallet, owner }]);
+  const key = scriptLookupKey(fromHex(script));
+  state.scriptKeys.set(key, (state.scriptKeys.get(key) ?? 0) + 1);
 }
 
 /** The highest index of the branch known to be given out: used on chain, or (receive) revealed. */
@@ -331,13 +337,13 @@ export function fillGap(state: EngineState, wallet: WalletState, branch: Branch,
   const wanted = lastClaimed(wallet, branch) + 1 + wallet.gapLimit;
   const have = wallet.derived[branch];
   if (have >= wanted) return false;
-  const scripts = wallet.derive(branch, have, wanted - have);
+  const scripts = wallet.deriveHex ? wallet.deriveHex(branch, have, wanted - have) : wallet.derive(branch, have, wanted - have);
   if (scripts.length !== wanted - have) {
     throw new EngineError('invalid_update', `Deriver returned ${scripts.length} scripts instead of ${wanted - have}`);
   }
-  scripts.forEach((bytes, i) => {
+  scripts.forEach((derived, i) => {
     const index = have + i;
-    const script = toHex(bytes);
+    const script = typeof derived === 'string' ? derived : toHex(derived);
     addScript(state, wallet, { branch, index }, script);
     recorder.address({ walletId: wallet.walletId, branch, index, script });
   });

@@ -9,6 +9,9 @@ export type Branch = 0 | 1;
 /** Scripts of `branch/fromIndex` .. `branch/fromIndex + count - 1`, in order. Must be deterministic. */
 export type ScriptDeriver = (branch: Branch, fromIndex: number, count: number) => Uint8Array[];
 
+/** The same scripts as hex: a deriver that keeps them as strings gives the engine those very strings (no copy). */
+export type HexScriptDeriver = (branch: Branch, fromIndex: number, count: number) => string[];
+
 export const DEFAULT_GAP_LIMIT = 20;
 
 /** What the engine needs to know about a wallet beyond its stored rows. */
@@ -17,6 +20,8 @@ export interface WalletConfig {
   /** Unused scripts kept derived after the last used one, per branch. Default 20. */
   gapLimit?: number;
   derive: ScriptDeriver;
+  /** Used instead of `derive` where the engine derives, if given. */
+  deriveHex?: HexScriptDeriver;
 }
 
 export interface BlockRef {

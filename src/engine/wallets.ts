@@ -47,7 +47,8 @@ export function addWallet(state: EngineState, config: WalletConfig, stored?: Sto
   if (typeof config?.walletId !== 'string' || config.walletId.length === 0) throw new EngineError('invalid_update', 'Wallet id is required');
   if (typeof config.derive !== 'function') throw new EngineError('invalid_update', 'Wallet needs a script deriver');
   if (state.wallets.has(config.walletId)) throw new EngineError('duplicate_wallet', `Wallet ${config.walletId} is already loaded`);
-  const wallet = newWalletState(config.walletId, config.gapLimit, config.derive);
+  if (config.deriveHex !== undefined && typeof config.deriveHex !== 'function') throw new EngineError('invalid_update', 'Hex script deriver must be a function');
+  const wallet = newWalletState(config.walletId, config.gapLimit, config.derive, config.deriveHex);
   state.wallets.set(wallet.walletId, wallet);
   if (stored) {
     try {

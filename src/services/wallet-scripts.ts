@@ -2,9 +2,9 @@
  * A wallet's scripts, stored or derived, shared by everything in the process that loads the wallet (the sync and
  * the reads): derivation is the slow part of a load, done once per script.
  */
-import { fromHex } from '../core/bytes.js';
+import { fromHex, toHex } from '../core/bytes.js';
 import { NETWORKS, type NetworkName } from '../core/network.js';
-import type { Branch, ScriptDeriver } from '../engine/index.js';
+import type { Branch, HexScriptDeriver, ScriptDeriver } from '../engine/index.js';
 import { HeldStates } from './held-states.js';
 import type { StoredWallet } from '../store/repositories.js';
 import { nextTurn } from './turns.js';
@@ -16,6 +16,11 @@ const DERIVE_AHEAD = 32;
 const DERIVE_KEYS_PER_PART = 64;
 /** Time derived ahead between two turns. */
 const DERIVE_TURN_MS = 5;
+/**
+ * Parsed descriptors unused this long are dropped, parsed again on the next derivation (1-2 ms for a 2-of-3):
+ * an idle wallet then holds its scripts' strings alone, not its keys, branch nodes and HMAC states (about 10 KB).
+ */
+const DERIVERS_IDLE_MS = 30_000;
 
 /** An address kept with the script (hex) it encodes. */
 interface KeptAddress {
@@ -29,9 +34,17 @@ interface KeptAddress {
  * derived: a wallet loaded from its stored addresses derives nothing until its gap moves.
  */
 export class WalletScripts {
-  /** By branch and index: stored scripts as read (hex, the strings the engine holds too), derived ones as bytes. */
-  private readonly known: [Array<Uint8Array | string>, Array<Uint8Array | string>] = [[], []];
+  /**
+   * By branch and index, as hex: stored scripts as read, derived ones as encoded once. The engine holds these
+   * very strings (`deriveHex`); bytes are made when asked for, not kept (a `Uint8Array` of a 34-byte script
+   * costs about 225 bytes).
+   */
+  private readonly known: [string[], string[]] = [[], []];
   private parsed: [BranchDeriver, BranchDeriver] | undefined;
+  /** Drops `parsed` once idle; refreshed at each use. */
+  private idleTimer: NodeJS.Timeout | undefined;
+  /** Derivations in parts under way: the derivers are not dropped under them. */
+  private deriving = 0;
   /** Addresses shown for derived scripts, by branch and index. */
   private readonly addresses: [Array<KeptAddress | undefined>, Array<KeptAddress | undefined>] = [[], []];
   private readonly network: NetworkName;
@@ -48,7 +61,10 @@ export class WalletScripts {
   ) {
     this.network = wallet.network;
     this.descriptors = [wallet.receiveDescriptor, wallet.changeDescriptor];
-    if (derivers) this.parsed = [derivers[0], derivers[1]];
+    if (derivers) {
+      this.parsed = [derivers[0], derivers[1]];
+      this.keepParsedWhileUsed();
+    }
   }
 
   private get derivers(): [BranchDeriver, BranchDeriver] {
@@ -56,7 +72,32 @@ export class WalletScripts {
       const network = NETWORKS[this.network];
       this.parsed = [branchDeriver(this.descriptors[0], network), branchDeriver(this.descriptors[1], network)];
     }
+    this.keepParsedWhileUsed();
     return this.parsed;
+  }
+
+  private keepParsedWhileUsed(): void {
+    if (this.idleTimer) this.idleTimer.refresh();
+    else (this.idleTimer = setTimeout(() => this.releaseDerivers(), DERIVERS_IDLE_MS)).unref();
+  }
+
+  /**
+   * Forgets the parsed descriptors (their keys, branch nodes and HMAC states), unless a derivation in parts is
+   * under way; the next derivation parses them again. The scripts known stay known.
+   */
+  releaseDerivers(): void {
+    if (this.deriving > 0) {
+      this.idleTimer?.refresh();
+      return;
+    }
+    clearTimeout(this.idleTimer);
+    this.idleTimer = undefined;
+    this.parsed = undefined;
+  }
+
+  /** Whether the descriptors are held parsed. */
+  get holdsDerivers(): boolean {
+    return this.parsed !== undefined;
   }
 
   /**
@@ -80,28 +121,51 @@ export class WalletScripts {
     return this.known[branch].length;
   }
 
-  readonly derive: ScriptDeriver = (branch: Branch, fromIndex: number, count: number) => {
+  /** The scripts as hex: the strings kept, which the engine then holds too. */
+  readonly deriveHex: HexScriptDeriver = (branch: Branch, fromIndex: number, count: number) => {
     const known = this.known[branch];
     if (fromIndex > known.length + DERIVE_AHEAD) {
       // Far past what the wallet watches (an address listing paging ahead): derive that range alone and
       // keep nothing, rather than every script up to it (a listing at index 2^31 - 1000 would never end).
-      return this.derivers[branch].deriveRange(fromIndex, count).map((output) => output.scriptPubKey);
+      return this.derivers[branch].deriveRange(fromIndex, count).map((output) => toHex(output.scriptPubKey));
     }
     if (known.length < fromIndex + count) {
       // Derive ahead: a batch costs a few field inversions whatever its size, and gaps grow one script at a time.
-      const added = this.derivers[branch].deriveRange(known.length, Math.max(fromIndex + count - known.length, DERIVE_AHEAD));
-      for (const output of added) known.push(output.scriptPubKey);
+      this.append(branch, Math.max(fromIndex + count - known.length, DERIVE_AHEAD));
     }
-    return known.slice(fromIndex, fromIndex + count).map((script) => (typeof script === 'string' ? fromHex(script) : script));
+    return known.slice(fromIndex, fromIndex + count);
   };
+
+  /**
+   * The scripts as bytes, views of one buffer made for the call: whoever keeps them (the sync's watched
+   * lists) holds one buffer per call rather than one per script.
+   */
+  readonly derive: ScriptDeriver = (branch: Branch, fromIndex: number, count: number) => {
+    const hex = this.deriveHex(branch, fromIndex, count);
+    const bytes = fromHex(hex.join(''));
+    const scripts: Uint8Array[] = [];
+    let offset = 0;
+    for (const script of hex) {
+      const end = offset + script.length / 2;
+      scripts.push(bytes.subarray(offset, end));
+      offset = end;
+    }
+    return scripts;
+  };
+
+  /** Derives the branch's next `count` scripts and keeps them. */
+  private append(branch: Branch, count: number): void {
+    const known = this.known[branch];
+    for (const output of this.derivers[branch].deriveRange(known.length, count)) known.push(toHex(output.scriptPubKey));
+  }
 
   /** The script at (branch, index): known, or derived alone (kept when it follows on from what is known). */
   scriptAt(branch: Branch, index: number): Uint8Array {
     const known = this.known[branch];
     const script = known[index];
-    if (script !== undefined) return typeof script === 'string' ? fromHex(script) : script;
+    if (script !== undefined) return fromHex(script);
     const [derived] = this.derivers[branch].deriveRange(index, 1);
-    if (index === known.length) known.push(derived!.scriptPubKey);
+    if (index === known.length) known.push(toHex(derived!.scriptPubKey));
     return derived!.scriptPubKey;
   }
 
@@ -115,14 +179,18 @@ export class WalletScripts {
     if (known.length >= count) return;
     const part = Math.max(1, Math.floor(DERIVE_KEYS_PER_PART / this.derivers[branch].descriptor.keys.length));
     let since = performance.now();
-    while (known.length < count) {
-      if (performance.now() - since >= DERIVE_TURN_MS) {
-        await nextTurn();
-        since = performance.now();
-        continue; // another reader may have derived meanwhile
+    this.deriving++;
+    try {
+      while (known.length < count) {
+        if (performance.now() - since >= DERIVE_TURN_MS) {
+          await nextTurn();
+          since = performance.now();
+          continue; // another reader may have derived meanwhile
+        }
+        this.append(branch, Math.min(part, count - known.length));
       }
-      const added = this.derivers[branch].deriveRange(known.length, Math.min(part, count - known.length));
-      for (const output of added) known.push(output.scriptPubKey);
+    } finally {
+      this.deriving--;
     }
   }
 

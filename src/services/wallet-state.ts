@@ -43,7 +43,7 @@ export async function loadWalletInto(state: EngineState, wallet: StoredWallet, r
   scripts.remember(rows.addresses); // read, not derived again
   const parsedTransactions = await parseInParts(wallet.id, rows.sync.tip, rows.transactions, scripts);
   await deriveAheadOfLoad(wallet, rows, scripts);
-  const changes = addWallet(state, { walletId: wallet.id, gapLimit: wallet.gapLimit, derive: scripts.derive }, {
+  const changes = addWallet(state, { walletId: wallet.id, gapLimit: wallet.gapLimit, derive: scripts.derive, deriveHex: scripts.deriveHex }, {
     sync: rows.sync,
     lastRevealedReceive: rows.lastRevealedReceive,
     addresses: rows.addresses,
