@@ -53,7 +53,8 @@ export async function readChainRowsOfMany(
   const read = async (tx: Kysely<WalletDatabase>) => {
     const ids = [...walletIds];
     const sizes = new Map<string, number>();
-    for (const table of ['wallet_addresses', 'wallet_transactions'] as const) {
+    // One wallet is read whatever its size: nothing to count (a pass after a creation reads one).
+    for (const table of ids.length > 1 ? (['wallet_addresses', 'wallet_transactions'] as const) : []) {
       const counts = await tx.selectFrom(table).select(['wallet_id', (eb) => eb.fn.countAll().as('n')]).where('wallet_id', 'in', ids).groupBy('wallet_id').execute();
       for (const { wallet_id, n } of counts) sizes.set(wallet_id, (sizes.get(wallet_id) ?? 0) + Number(n));
     }

@@ -276,6 +276,7 @@ describe.each(STORE_KINDS)('wallet store conformance: $kind', ({ open }) => {
     expect(large.wallets.get('w-c')!.rows.transactions).toHaveLength(6);
     const rest = await store.wallets.chainRowsOfMany(['w-d', 'w-b'], 10);
     expect(rest).toEqual({ taken: 2, wallets: new Map([['w-b', await alone('w-b')]]) });
+    expect(await store.wallets.chainRowsOfMany(['w-c'], 10)).toEqual(large);
     expect(await store.wallets.chainRowsOfMany([], 10)).toEqual({ taken: 0, wallets: new Map() });
   });
 
