@@ -4,7 +4,7 @@
 // until ready), and a block reaching 100 paid wallets, read over HTTP.
 //
 //   npm run build && node bench/many-wallets/api.mjs [--wallets 3000] [--parallel 4] [--paid 100] [--list-calls 30]
-//     [--server-log FILE] [--dist DIR] (the build the server runs; default dist) [--heap-snapshots DIR] (at 1,000 created, and at the end) [--cpu-prof DIR] (the first server's CPU profile, written when it stops after the creations)
+//     [--server-log FILE] [--dist DIR] (the build the server runs; default dist) [--heap-snapshots DIR] (at 1,000 created, and at the end) [--idle-wait S] (seconds idle before the last snapshot) [--cpu-prof DIR] (the first server's CPU profile, written when it stops after the creations)
 //     [--postgres] (a schema of its own at WCS_BENCH_DATABASE_URL, default the tests' database, dropped after)
 import { spawn } from 'node:child_process';
 import { mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
@@ -30,6 +30,8 @@ const DIST = resolve(arg('dist', join(root, 'dist')));
 const SERVER_LOG = arg('server-log', undefined) && resolve(arg('server-log'));
 /** Heap snapshots of the first server into DIR: after 1,000 wallets created and once all are at the tip (heap-diff.mjs). */
 const SNAPSHOT_DIR = arg('heap-snapshots', undefined) && resolve(arg('heap-snapshots'));
+/** Seconds waited once all are at the tip before the last snapshot: wallets drop their parsed descriptors after 30 s idle. */
+const IDLE_WAIT_S = Number(arg('idle-wait', 0));
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const load = () => loadavg().map((l) => l.toFixed(1)).join(' ');
 
@@ -85,6 +87,10 @@ try {
   console.log(`  every wallet at the tip ${((performance.now() - started) / 1000).toFixed(1)} s after the first creation; RSS ${rssMb(server.pid)} MB`);
   if (SNAPSHOT_DIR) {
     await Promise.all(snapshots);
+    if (IDLE_WAIT_S > 0) {
+      await sleep(IDLE_WAIT_S * 1000);
+      console.log(`  waited ${IDLE_WAIT_S} s idle; RSS ${rssMb(server.pid)} MB`);
+    }
     await heapSnapshot(server.pid);
     console.log(`  heap snapshots in ${SNAPSHOT_DIR}; RSS ${rssMb(server.pid)} MB`);
   }
