@@ -58,14 +58,14 @@ const { rpc } = node;
 try {
   await rpc.call('createwallet', { wallet_name: 'miner', load_on_startup: false });
   const miner = await rpc.call('getnewaddress', [], 'miner');
-  const coinsNeeded = MEMPOOL_TXS + NEW_TXS;
+  const coinsNeeded = MEMPOOL_TXS + NEW_TXS; // and a margin: a few of the outputs made do not show as coins of AMOUNT
   await rpc.call('generatetoaddress', [101 + Math.ceil((coinsNeeded * AMOUNT) / 50) + 1, miner]);
-  const addresses = await ok(await rpc.batch(Array.from({ length: coinsNeeded }, () => ({ method: 'getnewaddress', params: [] })), 'miner'), 'getnewaddress');
-  for (let i = 0; i < coinsNeeded; i += OUTPUTS_PER_FANOUT) {
+  const addresses = await ok(await rpc.batch(Array.from({ length: Math.ceil(coinsNeeded * 1.1) }, () => ({ method: 'getnewaddress', params: [] })), 'miner'), 'getnewaddress');
+  for (let i = 0; i < addresses.length; i += OUTPUTS_PER_FANOUT) {
     const amounts = Object.fromEntries(addresses.slice(i, i + OUTPUTS_PER_FANOUT).map((a) => [a, AMOUNT]));
     await rpc.call('sendmany', { dummy: '', amounts }, 'miner');
+    await rpc.call('generatetoaddress', [1, miner]); // each on confirmed coins: the node caps unconfirmed clusters
   }
-  await rpc.call('generatetoaddress', [1, miner]);
   const coins = (await rpc.call('listunspent', [1], 'miner')).filter((u) => u.amount === AMOUNT);
   if (coins.length < coinsNeeded) throw new Error(`only ${coins.length} coins of ${AMOUNT}`);
   const filling = await timed(() => spend(rpc, coins.slice(0, MEMPOOL_TXS), miner));
