@@ -21,6 +21,7 @@ import {
   findOwners,
   outpointKey,
   paysWallet,
+  scriptHolders,
   setStatus,
   walletOutputs,
   walletsHolding,
@@ -106,7 +107,7 @@ function touchedWallets(state: EngineState, scope: Set<WalletState>, candidate: 
   if (tx instanceof BlockTransaction && !tx.anyOutputKeyIn(state.scriptKeys)) return touched ?? NO_WALLETS;
   for (const output of tx.outputs) {
     if (!mayBeWatched(state, output.script)) continue;
-    const owners = state.scriptIndex.get(toHex(output.script));
+    const owners = scriptHolders(state, toHex(output.script));
     if (!owners) continue;
     for (const { wallet } of owners) if (scope.has(wallet)) (touched ??= new Set()).add(wallet);
   }

@@ -3,7 +3,7 @@
  * in parts, and applying the update then finds them derived (deriving is the slow part of a wide multisig).
  */
 import { toHex } from '../core/bytes.js';
-import { lastClaimed, mayBeWatched, type EngineState } from './state.js';
+import { lastClaimed, mayBeWatched, scriptHolders, type EngineState } from './state.js';
 import type { Branch, ChainUpdate } from './types.js';
 
 /** Scripts a wallet's branch will hold after the update (indexes 0 .. count-1). */
@@ -26,7 +26,7 @@ export function gapAheadOf(state: EngineState, update: ChainUpdate, walletIds: r
   for (const tx of transactions) {
     for (const output of tx.outputs) {
       if (!mayBeWatched(state, output.script)) continue;
-      for (const { wallet, owner } of state.scriptIndex.get(toHex(output.script)) ?? []) {
+      for (const { wallet, owner } of scriptHolders(state, toHex(output.script)) ?? []) {
         if (!scope.has(wallet.walletId)) continue;
         let used = highest.get(wallet.walletId);
         if (!used) highest.set(wallet.walletId, (used = [-1, -1]));

@@ -149,10 +149,20 @@ export interface WalletState {
   pending: Set<string>;
 }
 
+/** A wallet watching a script, and where it derives it. */
+export interface ScriptHolder {
+  wallet: WalletState;
+  owner: ScriptOwner;
+}
+
 export interface EngineState {
   wallets: Map<string, WalletState>;
-  /** Script hex -> wallets (and position) it belongs to: one lookup per output for all wallets. */
-  scriptIndex: Map<string, { wallet: WalletState; owner: ScriptOwner }[]>;
+  /**
+   * Script hex -> the wallet (and position) it belongs to, or the list of them when several do: one lookup per
+   * output for all wallets. Read with `scriptHolders`; nearly every script is one wallet's (a list of one cost
+   * more than the entry).
+   */
+  scriptIndex: Map<string, ScriptHolder | ScriptHolder[]>;
   /**
    * Lookup key (scriptLookupKey) -> number of scripts of scriptIndex with that key. A block's outputs are
    * checked against it first, without hex-encoding them: nearly all outputs pay no wallet, and for those
@@ -195,6 +205,12 @@ function removeSpender(wallet: WalletState, input: HeldInput, spender: string): 
     else spends.splice(i, 2);
     return;
   }
+}
+
+/** The wallets of the state watching `script` (hex), with where each derives it. */
+export function scriptHolders(state: EngineState, script: string): readonly ScriptHolder[] | undefined {
+  const held = state.scriptIndex.get(script);
+  return held === undefined || Array.isArray(held) ? held : [held];
 }
 
 /** The wallets of the state holding transaction `txid`. */
@@ -312,13 +328,11 @@ export function newWalletState(walletId: string, gapLimit: number | undefined, d
 export function addScript(state: EngineState, wallet: WalletState, owner: ScriptOwner, script: string): void {
   if (wallet.scripts.has(script)) return; // the same script twice in one wallet: first position wins
   wallet.scripts.set(script, owner);
-  const owners = state.scriptIndex.get(script);
-  if (owners) {
-    owners.push({ wallet, owner });
-    return;
-  }
-  // A list made with its one entry: one made empty and pushed to keeps room for 17 (about 150 bytes a script).
-  state.scriptIndex.set(script, [{ wallet, owner }]);
+  const held = state.scriptIndex.get(script);
+  if (Array.isArray(held)) held.push({ wallet, owner });
+  else if (held) state.scriptIndex.set(script, [held, { wallet, owner }]);
+  if (held) return;
+  state.scriptIndex.set(script, { wallet, owner });
   const key = scriptLookupKey(fromHex(script));
   state.scriptKeys.set(key, (state.scriptKeys.get(key) ?? 0) + 1);
 }

@@ -87,10 +87,14 @@ export function removeWallet(state: EngineState, walletId: string): void {
   const wallet = state.wallets.get(walletId);
   if (!wallet) throw new EngineError('unknown_wallet', `Unknown wallet ${walletId}`);
   state.wallets.delete(walletId);
-  for (const [script, owners] of state.scriptIndex) {
-    const rest = owners.filter((o) => o.wallet !== wallet);
+  for (const [script, held] of state.scriptIndex) {
+    if (!Array.isArray(held)) {
+      if (held.wallet === wallet) unindexScript(state, script);
+      continue;
+    }
+    const rest = held.filter((o) => o.wallet !== wallet);
     if (rest.length === 0) unindexScript(state, script);
-    else if (rest.length !== owners.length) state.scriptIndex.set(script, rest);
+    else if (rest.length !== held.length) state.scriptIndex.set(script, rest.length === 1 ? rest[0]! : rest);
   }
   for (const txid of wallet.txs.keys()) removeHolder(state, txid, wallet);
 }

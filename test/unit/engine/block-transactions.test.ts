@@ -8,6 +8,7 @@ import { BlockTransaction, parseBlockForScan } from '../../../src/core/block.js'
 import { fromHex, toHex } from '../../../src/core/bytes.js';
 import { parseTransaction } from '../../../src/core/tx.js';
 import { addWallet, applyUpdate, createEngineState, removeWallet, type ChainUpdate } from '../../../src/engine/index.js';
+import { scriptHolders } from '../../../src/engine/state.js';
 import { loadFixture } from '../../support/fixtures.js';
 import { freshEngine, timeline, updatesTo, walletConfigs } from './support/replay.js';
 
@@ -57,7 +58,10 @@ describe('blocks parsed for scanning', () => {
     const shared = createEngineState();
     addWallet(shared, { ...config, walletId: 'copy' });
     addWallet(shared, config);
+    const scripts = [...shared.wallets.get(config.walletId)!.scripts.keys()];
+    for (const script of scripts) expect(scriptHolders(shared, script)!.map((h) => h.wallet.walletId)).toEqual(['copy', config.walletId]);
     removeWallet(shared, 'copy');
+    for (const script of scripts) expect(scriptHolders(shared, script)!.map((h) => h.wallet.walletId)).toEqual([config.walletId]);
     expect(shared.scriptKeys.size).toBe(alone.scriptKeys.size);
     let chain: string[] = [];
     timeline.snapshots.forEach((snapshot: any, i: number) => {
