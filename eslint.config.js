@@ -13,7 +13,7 @@ const forbidLayers = (layers, message, extra = []) => ({
 const noNodeApis = { regex: '^(node:|fs$|path$|http$|https$|net$|child_process$|crypto$|os$)', message: 'core/ and engine/ do no I/O and use no Node API.' };
 
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', 'coverage/'] },
+  { ignores: ['dist/', 'node_modules/', 'coverage/', 'bench/results/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
