@@ -47,7 +47,7 @@ async function spend(rpc, coins, address) {
       await rpc.batch(chunk.map((c) => ({ method: 'createrawtransaction', params: [[{ txid: c.txid, vout: c.vout }], { [address]: Number((AMOUNT - 0.00001).toFixed(8)) }] }))),
       'createrawtransaction',
     );
-    const signed = await ok(await rpc.batch(raws.map((hex) => ({ method: 'signrawtransactionwithwallet', params: [hex] })), 'miner'), 'sign');
+    const signed = await ok(await rpc.batch(raws.map((hex) => ({ method: 'signrawtransactionwithwallet', params: [hex] })), 'spender'), 'sign');
     await ok(await rpc.batch(signed.map((s) => ({ method: 'sendrawtransaction', params: [s.hex] }))), 'sendrawtransaction');
   }
 }
@@ -58,15 +58,17 @@ const { rpc } = node;
 try {
   await rpc.call('createwallet', { wallet_name: 'miner', load_on_startup: false });
   const miner = await rpc.call('getnewaddress', [], 'miner');
-  const coinsNeeded = MEMPOOL_TXS + NEW_TXS; // and a margin: a few of the outputs made do not show as coins of AMOUNT
+  // The coins spent into the mempool are another wallet's: the miner's next fan-outs must not spend them.
+  await rpc.call('createwallet', { wallet_name: 'spender', load_on_startup: false });
+  const coinsNeeded = MEMPOOL_TXS + NEW_TXS;
   await rpc.call('generatetoaddress', [101 + Math.ceil((coinsNeeded * AMOUNT) / 50) + 1, miner]);
-  const addresses = await ok(await rpc.batch(Array.from({ length: Math.ceil(coinsNeeded * 1.1) }, () => ({ method: 'getnewaddress', params: [] })), 'miner'), 'getnewaddress');
+  const addresses = await ok(await rpc.batch(Array.from({ length: coinsNeeded }, () => ({ method: 'getnewaddress', params: [] })), 'spender'), 'getnewaddress');
   for (let i = 0; i < addresses.length; i += OUTPUTS_PER_FANOUT) {
     const amounts = Object.fromEntries(addresses.slice(i, i + OUTPUTS_PER_FANOUT).map((a) => [a, AMOUNT]));
     await rpc.call('sendmany', { dummy: '', amounts }, 'miner');
     await rpc.call('generatetoaddress', [1, miner]); // each on confirmed coins: the node caps unconfirmed clusters
   }
-  const coins = (await rpc.call('listunspent', [1], 'miner')).filter((u) => u.amount === AMOUNT);
+  const coins = (await rpc.call('listunspent', [1], 'spender')).filter((u) => u.amount === AMOUNT);
   if (coins.length < coinsNeeded) throw new Error(`only ${coins.length} coins of ${AMOUNT}`);
   const filling = await timed(() => spend(rpc, coins.slice(0, MEMPOOL_TXS), miner));
   const info = await rpc.call('getmempoolinfo');
@@ -78,7 +80,9 @@ try {
   const warm = [];
   for (let run = 0; run < RUNS; run++) {
     const whole = new BitcoindChainSource(options);
-    before.push(await timed(() => whole.getMempool()));
+    const heapBefore = heapMb();
+    const read = await timed(() => whole.getMempool());
+    before.push({ ...read, held: heapMb() - heapBefore });
     await whole.close();
     const kept = new BitcoindChainSource(options);
     const heap = heapMb();
@@ -106,7 +110,8 @@ try {
   line('after: first pass (nothing held)', cold);
   line('after: a pass with nothing new', warm);
   line(`after: a pass with ${NEW_TXS} new`, [afterNew]);
-  console.log(`held between passes: ${median(warm.map((w) => w.held)).toFixed(1)} MB of heap${globalThis.gc ? '' : ' (run with --expose-gc for this figure)'}`);
+  const held = (xs) => `${median(xs.map((x) => x.held)).toFixed(1)} MB`;
+  console.log(`heap: held between passes ${held(warm)}; a whole read's answer (before, until the pass ends) ${held(before)}${globalThis.gc ? '' : ' (run with --expose-gc)'}`);
   console.log(`first-seen times of all: getrawmempool true ${ms(verbose.ms)}, getmempoolentry batched by 100 ${ms(entries.ms)}`);
 } finally {
   await node.stop();
