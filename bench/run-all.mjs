@@ -10,6 +10,7 @@ const BENCHMARKS = [
   'psbt/psbt.bench.mjs',
   'engine/apply-block.bench.mjs',
   'sync/sync.bench.mjs',
+  'sync/mempool-pass.bench.mjs',
   'http/run.mjs',
   'psbt-http/run.mjs',
   'web/run.mjs',
