@@ -9,37 +9,18 @@ import { runInNewContext } from 'node:vm';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { toHex } from '../../../src/core/bytes.js';
 import { parseTransaction, serializeTransaction } from '../../../src/core/tx.js';
-import type { Store, StoredWallet } from '../../../src/store/repositories.js';
+import type { Store } from '../../../src/store/repositories.js';
 import { walletLists, WalletScriptsCache, WalletStateCache, type WalletView } from '../../../src/services/wallet-state.js';
 import { writePayments } from '../../integration/large-wallet.support.js';
-import { loadFixture } from '../../support/fixtures.js';
+import { storedFixtureWallet } from '../../support/fixtures.js';
 import { STORE_KINDS, type OpenedStore } from '../../support/stores.js';
 
-const fixture = loadFixture('wallets').w_wpkh;
 const PAYMENTS = 300;
 
 setFlagsFromString('--expose-gc');
 const collectGarbage: () => void = runInNewContext('gc');
 
-const template: StoredWallet = {
-  id: 'w-held',
-  alias: 'held',
-  name: 'Held',
-  description: '',
-  ownerName: 'alice',
-  network: 'regtest',
-  receiveDescriptor: fixture.recv_descriptor,
-  changeDescriptor: fixture.change_descriptor,
-  addressType: 'bech32',
-  sigsRequired: 1,
-  sigsTotal: 1,
-  keys: [],
-  gapLimit: 20,
-  birthday: 0,
-  createdAt: 1_700_000_000_000,
-  revision: 0,
-  tip: null,
-};
+const template = storedFixtureWallet('w_wpkh', { id: 'w-held', alias: 'held', name: 'Held' });
 
 const heldTxs = (view: WalletView) => view.state.wallets.get(view.wallet.id)!.txs;
 /** What a read shows of a view: its lists and balances (not how it finds a transaction's hex). */

@@ -7,31 +7,11 @@ import { branchDeriver } from '../../../src/services/miniscript-wallet.js';
 import { WalletScripts } from '../../../src/services/wallet-scripts.js';
 import { loadWalletInto } from '../../../src/services/wallet-state.js';
 import type { StoredWallet } from '../../../src/store/repositories.js';
-import { loadFixture } from '../../support/fixtures.js';
+import { storedFixtureWallet } from '../../support/fixtures.js';
 
-const fixtures = loadFixture('wallets');
 
 function walletOf(name: 'w_wsh2of3' | 'w_wpkh'): StoredWallet {
-  const f = fixtures[name];
-  return {
-    id: `w-${name}`,
-    alias: name,
-    name,
-    description: '',
-    ownerName: 'alice',
-    network: 'regtest',
-    receiveDescriptor: f.recv_descriptor,
-    changeDescriptor: f.change_descriptor,
-    addressType: 'bech32',
-    sigsRequired: 1,
-    sigsTotal: 1,
-    keys: [],
-    gapLimit: 20,
-    birthday: 0,
-    createdAt: 1_700_000_000_000,
-    revision: 0,
-    tip: null,
-  };
+  return storedFixtureWallet(name, { id: `w-${name}`, alias: name, name });
 }
 
 /** The branch's scripts 0 .. count-1 (hex) from descriptors parsed apart from the scripts under test. */

@@ -1,33 +1,14 @@
 /** Wallet views built from a real SQLite store: one load per stored revision, however many readers. */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { Store, StoredWallet } from '../../../src/store/repositories.js';
+import type { Store } from '../../../src/store/repositories.js';
 import { toHex } from '../../../src/core/bytes.js';
 import { scriptAddress } from '../../../src/services/wallet-format.js';
 import { WalletScriptsCache, WalletStateCache } from '../../../src/services/wallet-state.js';
-import { loadFixture } from '../../support/fixtures.js';
+import { storedFixtureWallet } from '../../support/fixtures.js';
 import { openTestSqlite, type OpenedStore } from '../../support/stores.js';
 
-const fixture = loadFixture('wallets').w_wpkh;
 
-const wallet: StoredWallet = {
-  id: 'w-state',
-  alias: 'state',
-  name: 'State',
-  description: '',
-  ownerName: 'alice',
-  network: 'regtest',
-  receiveDescriptor: fixture.recv_descriptor,
-  changeDescriptor: fixture.change_descriptor,
-  addressType: 'bech32',
-  sigsRequired: 1,
-  sigsTotal: 1,
-  keys: [],
-  gapLimit: 20,
-  birthday: 0,
-  createdAt: 1_700_000_000_000,
-  revision: 0,
-  tip: null,
-};
+const wallet = storedFixtureWallet('w_wpkh', { id: 'w-state', alias: 'state', name: 'State' });
 
 describe('wallet state cache', () => {
   let opened: OpenedStore;
