@@ -112,6 +112,7 @@ export function growingChain(tip) {
     },
     async getMempoolTxids() { return []; },
     async getMempool() { return []; },
+    async mempoolTransactions() { return []; },
     async getMempoolEntry() { return null; },
     async broadcast() { throw new Error('no broadcast in the benchmark'); },
     async estimateFee() { return null; },
