@@ -7,6 +7,7 @@
  * server) is its own business. See docs/adr/0012-chain-followers.md.
  */
 import type { BlockConnected as BlockAdded, BlockDisconnected, MempoolSnapshot } from '../core/chain-update.js';
+import type { ScriptList } from '../core/script-list.js';
 import type { ChainTip } from './types.js';
 
 export type { BlockDisconnected, MempoolSnapshot };
@@ -20,7 +21,7 @@ export interface BlockConnected extends BlockAdded {
 /** The scripts a group watches: `key` changes whenever they do; `derive` lists them all. */
 export interface WatchedScripts {
   key: string;
-  derive(): Uint8Array[];
+  derive(): ScriptList;
 }
 
 /** Where a group stands: its last block, or (hash null) the height before the first block it needs. */
@@ -39,8 +40,8 @@ export interface FollowRequest {
   recordedParent?(hash: string): Promise<string | undefined>;
 }
 
-/** A watch on the backend's tip started by `watchTip`; `stop()` ends it (a poll in flight is dropped). */
-export interface TipWatch {
+/** A watch on the backend started by `watchTip` or `watchMempool`; `stop()` ends it (a poll in flight is dropped). */
+export interface ChainWatch {
   stop(): Promise<void>;
 }
 
@@ -64,7 +65,13 @@ export interface ChainFollower {
    * server's header subscription). Optional: a source without it is followed at the sync's interval alone, which
    * stays as the fallback anyway. A tip may be told more than once, or skipped when several come quickly.
    */
-  watchTip?(onTip: (tip: ChainTip) => void): TipWatch;
+  watchTip?(onTip: (tip: ChainTip) => void): ChainWatch;
+  /**
+   * Tells `onChange` when the unconfirmed transactions may have changed (Bitcoin Core's mempool moved, an Electrum
+   * server told a watched script's new status), so that the sync reads them without waiting for its interval.
+   * Optional, like `watchTip`; a change may be told that touches no wallet.
+   */
+  watchMempool?(onChange: () => void): ChainWatch;
 }
 
 export const NO_PARENT = '0'.repeat(64);

@@ -27,6 +27,7 @@ import type { ChainFollower } from '../follower.js';
 import { BlockFileReader } from './block-files.js';
 import { BitcoindFollower } from './follower.js';
 import { MempoolCache, type HeldMempoolTx } from './mempool-cache.js';
+import { watchBitcoindMempool } from './mempool-watch.js';
 import { watchBitcoindTip } from './tip-watch.js';
 import { RestBlockReader } from './rest-blocks.js';
 import { RpcClient, type CallOptions, type RpcClientOptions } from './rpc-client.js';
@@ -87,7 +88,10 @@ export class BitcoindChainSource implements ChainSource, BlockSource, MempoolSou
     this.now = options.now ?? Date.now;
     // One quick attempt per request: a health check reports the node as it is now.
     this.healthCall = { retries: 0, timeoutMs: options.healthTimeoutMs ?? Math.min(options.timeoutMs ?? 30_000, 5_000) };
-    this.follower = new BitcoindFollower(this, (onTip) => watchBitcoindTip(options, onTip));
+    this.follower = new BitcoindFollower(this, {
+      watchTip: (onTip) => watchBitcoindTip(options, onTip),
+      watchMempool: (onChange) => watchBitcoindMempool(options, onChange),
+    });
   }
 
   async close(): Promise<void> {

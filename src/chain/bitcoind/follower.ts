@@ -5,7 +5,7 @@
  * active chain before moving on, and disconnected when it left it. The mempool is listed from what the source
  * keeps between reads (mempool-cache.ts).
  */
-import { NO_PARENT, type BlockConnected, type BlockDisconnected, type ChainFollower, type FollowRequest, type MempoolSnapshot, type TipWatch } from '../follower.js';
+import { NO_PARENT, type BlockConnected, type BlockDisconnected, type ChainFollower, type FollowRequest, type MempoolSnapshot, type ChainWatch } from '../follower.js';
 import { ChainError, type BlockSource, type BlockSummary, type ChainTip } from '../types.js';
 import { BlockPrefetch } from './block-prefetch.js';
 import { GroupFilters } from './group-filters.js';
@@ -29,13 +29,16 @@ export class BitcoindFollower implements ChainFollower {
   private readonly filters = new GroupFilters((watchers) => this.following.get(watchers.join(' '))!.scripts());
 
   /** A long poll of the node's tip (absent: the follower is polled alone). */
-  readonly watchTip?: (onTip: (tip: ChainTip) => void) => TipWatch;
+  readonly watchTip?: (onTip: (tip: ChainTip) => void) => ChainWatch;
+  /** A frequent look at the node's mempool (absent: it is read at the sync's interval alone). */
+  readonly watchMempool?: (onChange: () => void) => ChainWatch;
 
   constructor(
     private readonly source: BitcoindFollowerSource,
-    watchTip?: (onTip: (tip: ChainTip) => void) => TipWatch,
+    watches: Pick<ChainFollower, 'watchTip' | 'watchMempool'> = {},
   ) {
-    if (watchTip) this.watchTip = watchTip;
+    if (watches.watchTip) this.watchTip = watches.watchTip;
+    if (watches.watchMempool) this.watchMempool = watches.watchMempool;
   }
 
   verifyNetwork(): Promise<void> {

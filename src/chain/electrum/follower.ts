@@ -7,7 +7,7 @@
  * blocks come from the header subscription; a reorg is found from the headers themselves.
  */
 import type { NetworkName } from '../../core/network.js';
-import { NO_PARENT, type BlockConnected, type BlockDisconnected, type ChainFollower, type FollowRequest, type MempoolSnapshot, type TipWatch, type WatchedScripts } from '../follower.js';
+import { NO_PARENT, type BlockConnected, type BlockDisconnected, type ChainFollower, type FollowRequest, type MempoolSnapshot, type ChainWatch, type WatchedScripts } from '../follower.js';
 import { ChainError, type ChainLog, type ChainTip } from '../types.js';
 import type { ElectrumCalls } from './calls.js';
 import { checkHeaders, HEADERS_PER_READ, HeaderChain, parseHeader, parseHeaders, type Header } from './headers.js';
@@ -94,12 +94,23 @@ export class ElectrumFollower implements ChainFollower {
     return { height: header.height, hash: header.hash };
   }
 
-  watchTip(onTip: (tip: ChainTip) => void): TipWatch {
+  watchTip(onTip: (tip: ChainTip) => void): ChainWatch {
     this.tipListeners.add(onTip);
     if (!this.headerSubscribed) void this.tip().catch((error: unknown) => this.warnTip(error)); // a new connection subscribes again
     return {
       stop: () => {
         this.tipListeners.delete(onTip);
+        return Promise.resolve();
+      },
+    };
+  }
+
+  /** The scripts' new statuses the server tells: a payment in the mempool is read at the next pass, asked for now. */
+  watchMempool(onChange: () => void): ChainWatch {
+    const stop = this.histories.onStatusChange(onChange);
+    return {
+      stop: () => {
+        stop();
         return Promise.resolve();
       },
     };

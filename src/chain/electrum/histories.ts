@@ -54,17 +54,29 @@ const TOO_LARGE = /history too large|too large|excessive|too many/i;
 export class ScriptHistories {
   private readonly scripts = new Map<string, ScriptState>();
   private pass = 0;
+  /** Told when the server tells a watched script's new status (a transaction came, confirmed or left). */
+  private readonly statusListeners = new Set<() => void>();
 
   constructor(private readonly client: ElectrumCalls) {
     client.onNotification((method, params) => {
       if (method !== 'blockchain.scripthash.subscribe') return;
       const [hash, status] = params;
       const state = typeof hash === 'string' ? this.scripts.get(hash) : undefined;
-      if (state) state.status = typeof status === 'string' ? status : null;
+      if (!state) return;
+      const told = typeof status === 'string' ? status : null;
+      if (told === state.status) return;
+      state.status = told;
+      for (const listener of this.statusListeners) listener();
     });
     client.onReconnect(() => {
       for (const state of this.scripts.values()) state.subscribed = false;
     });
+  }
+
+  /** Calls `listener` at each new status the server tells; the answer stops that. */
+  onStatusChange(listener: () => void): () => void {
+    this.statusListeners.add(listener);
+    return () => this.statusListeners.delete(listener);
   }
 
   /** True when a held history may be out of date at the server's tip `tip` (or its status changed since it was read). */

@@ -11,7 +11,7 @@
 import { NETWORKS, type NetworkName } from '../../core/network.js';
 import type { SpendPath } from '../../core/spend-plan.js';
 import { branchDeriver, DEFAULT_TIMELOCK_WARNING_BLOCKS, isMiniscriptText, MiniscriptDeriver } from '../miniscript-wallet.js';
-import type { ChainFollower, FollowRequest, TipWatch, WatchedScripts } from '../../chain/follower.js';
+import type { ChainFollower, FollowRequest, ChainWatch, WatchedScripts } from '../../chain/follower.js';
 import { ChainError, type ChainTip } from '../../chain/types.js';
 import {
   applyUpdate,
@@ -153,8 +153,8 @@ export class SyncService {
   private readonly refusals = new Map<string, string>();
   private refusedInPass = new Set<string>();
   private nodeTip: ChainTip | undefined;
-  /** The chain source's news of new blocks, while started (each new tip asks for a pass). */
-  private tipWatch: TipWatch | undefined;
+  /** The chain source's news of new blocks and of mempool changes, while started (each asks for a pass). */
+  private chainWatches: ChainWatch[] | undefined;
   /**
    * From start() until the wallets are first loaded (or another instance leads the sync): what is left to load.
    * Loading thousands of wallets takes seconds, done after the server listens, giving way between wallets.
@@ -235,7 +235,7 @@ export class SyncService {
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
-    await this.watchTip(false);
+    await this.watchChain(false);
     await this.running?.catch(() => undefined);
     await this.following.stop();
     await this.deps.leadership.release();
@@ -246,18 +246,22 @@ export class SyncService {
   }
 
   /**
-   * New blocks are taken at once (the interval stays as the fallback: a watch lost, a source without one), by an
-   * instance that follows wallets only: the others would hold a long poll on the node for nothing.
+   * New blocks and unconfirmed transactions are taken at once (the interval stays as the fallback: a watch lost,
+   * a source without one), by an instance that follows wallets only: the others would hold a long poll on the node
+   * for nothing. A change told while a pass runs is taken by that pass (its mempool comes last) or the next.
    */
-  private async watchTip(on: boolean): Promise<void> {
-    if (on && !this.tipWatch && !this.stopped) {
-      this.tipWatch = this.deps.follower?.watchTip?.((tip) => {
+  private async watchChain(on: boolean): Promise<void> {
+    const follower = this.deps.follower;
+    if (on && !this.chainWatches && !this.stopped && follower) {
+      const onTip = (tip: ChainTip) => {
         if (tip.hash !== this.nodeTip?.hash) this.requestPass();
-      });
-    } else if (!on && this.tipWatch) {
-      const watch = this.tipWatch;
-      this.tipWatch = undefined;
-      await watch.stop();
+      };
+      const watches = [follower.watchTip?.(onTip), follower.watchMempool?.(() => this.requestPass())];
+      this.chainWatches = watches.filter((watch) => watch !== undefined);
+    } else if (!on && this.chainWatches) {
+      const watches = this.chainWatches;
+      this.chainWatches = undefined;
+      await Promise.all(watches.map((watch) => watch.stop()));
     }
   }
 
@@ -267,7 +271,7 @@ export class SyncService {
     if (!chain) return { ran: false, tip: null, ...stats };
     if (!(await this.deps.leadership.acquire())) {
       this.firstLoad = undefined; // another instance follows the wallets
-      await this.watchTip(false);
+      await this.watchChain(false);
       return { ran: false, tip: null, ...stats };
     }
     this.passInProgress = true;
@@ -278,7 +282,7 @@ export class SyncService {
       await this.refreshWallets();
       if (this.stopped && this.firstLoad) return { ran: true, tip: null, ...stats }; // stopped while loading
       this.firstLoad = undefined;
-      await this.watchTip(this.loaded.size > 0);
+      await this.watchChain(this.loaded.size > 0);
       if (this.loaded.size === 0 && this.following.followed() !== 'all') return { ran: false, tip: null, ...stats }; // others follow every wallet
       await chain.verifyNetwork(); // a node on another network: no block of it is applied
       let tip = await this.readTip(chain);

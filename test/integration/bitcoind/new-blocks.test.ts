@@ -1,6 +1,7 @@
 /**
  * A new block reaches the wallets without waiting for the next sync pass: the service long-polls the node for
- * its tip and runs a pass when it moves. With `sync_interval` at 60 s, a payment mined into a block shows in the
+ * its tip and runs a pass when it moves; likewise a payment into the mempool (the node's mempool looked at
+ * every second). With `sync_interval` at 60 s, a payment mined into a block shows in the
  * wallet long before the interval's pass could show it. Stopping the service ends the poll in flight.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -39,6 +40,15 @@ describeWithBitcoind('new blocks without waiting for the sync interval', () => {
     const tip = await chain.mine(1);
     await waitFor(async () => (await client.details(ID)).txlist.find((t: any) => t.confirmations === 2), `the payment at 2 confirmations (tip ${tip[0]})`, SHOWS_WITHIN_MS);
   }, 90_000);
+
+  it('a payment into the mempool shows unconfirmed before the 60 s pass', async () => {
+    const address = await client.nextAddress(ID);
+    // A new address asks for a pass of its own (the gap may grow): the payment comes once that pass is over.
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    const txid = await chain.pay([{ address, sat: PAID }]);
+    await waitFor(async () => (await client.details(ID)).txlist.find((t: any) => t.txid === txid && t.confirmations === 0), `the payment ${txid} unconfirmed`, SHOWS_WITHIN_MS);
+    await client.waitForBalance(ID, { total: 2 * PAID, confirmed: PAID }, SHOWS_WITHIN_MS);
+  }, 60_000);
 
   it('stops at once with the poll in flight', async () => {
     const started = Date.now();

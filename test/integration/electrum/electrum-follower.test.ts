@@ -1,7 +1,7 @@
 /**
  * The Electrum chain source against a real Fulcrum over a real Bitcoin Core (regtest), side by side with Bitcoin
  * Core's own source on the same node: the same tip, the same blocks connected with the same transactions of the
- * watched scripts, the same reorg, the same mempool after a replacement; health and the network check; broadcast
+ * watched scripts, the same reorg, the same mempool after a replacement, a payment told at once; health and the network check; broadcast
  * refusals with Bitcoin Core's codes; fees; a wallet birthday found by date.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -196,6 +196,24 @@ describeWithFulcrum('Electrum chain source against Fulcrum, beside Bitcoin Core'
     await waitFor(async () => !(await mempoolTxids(electrum)).includes(second), 'the replacement mined');
     const confirmed = await agreed();
     expect(confirmed.status).not.toBe(unconfirmed.status);
+  });
+
+  it('tells a payment into the mempool at once: the watched script\'s new status, Bitcoin Core\'s mempool moving', async () => {
+    await waitForFulcrumTip();
+    // The scripts subscribed (as the sync's passes leave them), then both watches on.
+    await electrum.follower.mempool({ key: 'k', derive: () => scripts });
+    let electrumTold = 0;
+    let coreTold = 0;
+    const watches = [electrum.follower.watchMempool!(() => electrumTold++), core.follower.watchMempool!(() => coreTold++)];
+    try {
+      // Core's watch takes its first look (where the mempool stands) before the payment.
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      expect([electrumTold, coreTold]).toEqual([0, 0]);
+      await chain.pay([{ address: addresses[2]!, sat: 2_000_000 }]);
+      await waitFor(async () => electrumTold > 0 && coreTold > 0, 'both watches telling the payment');
+    } finally {
+      await Promise.all(watches.map((watch) => watch.stop()));
+    }
   });
 
   it('broadcasts, and refuses with the codes of Bitcoin Core\'s source', async () => {
