@@ -15,7 +15,8 @@ import { findSigningKey, loadSigningKey } from './auth/signing-key.js';
 import { BitcoindChainSource } from './chain/bitcoind/index.js';
 import { createElectrumChainSource } from './chain/electrum/index.js';
 import type { ChainSource } from './chain/types.js';
-import { ConfigError, type Config } from './config.js';
+import type { Config } from './config.js';
+import { listenError, type EarlyListener } from './api/early-listener.js';
 import { readVersion } from './version.js';
 import { prepareFixedBaseTable } from './core/keys/index.js';
 import { createServices, type ServiceLog, type Services } from './services/index.js';
@@ -144,6 +145,11 @@ export interface StartOptions extends RuntimeOptions {
   replaceSigningKey?: boolean;
   /** Called with the runtime before the server is built: add readiness checks, hooks, routes. */
   extend?: (runtime: Runtime) => void | Promise<void>;
+  /**
+   * The port already listens and answers while the service starts (`wcs serve`, api/early-listener.ts); Fastify
+   * takes that server over. Without it the port is bound once built, after a probe that refuses a bad host or port early.
+   */
+  earlyListener?: EarlyListener;
 }
 
 export interface RunningService {
@@ -179,29 +185,6 @@ export function dataFolderOption(config: Config): string {
   return ` --data-folder ${/^[\w./~:@%+=,-]+$/.test(config.dataFolder) ? config.dataFolder : `'${config.dataFolder.replaceAll("'", "'\\''")}'`}`;
 }
 
-/** Listening failures caused by the host or port setting, reported like every other bad setting. */
-function listenError(error: unknown, config: Config): unknown {
-  const code = (error as NodeJS.ErrnoException | null)?.code;
-  const host = `SERVICE_HOST (--host, "host" in config.json)`;
-  const port = `SERVICE_PORT (--port, "port" in config.json)`;
-  switch (code) {
-    case 'ENOTFOUND':
-    case 'EAI_AGAIN':
-    case 'EAI_NONAME':
-      return new ConfigError(`Invalid setting ${host}: "${config.host}" does not resolve to an address`);
-    case 'EADDRNOTAVAIL':
-      return new ConfigError(`Invalid setting ${host}: "${config.host}" is not an address of this machine`);
-    case 'EAFNOSUPPORT':
-      return new ConfigError(`Invalid setting ${host}: "${config.host}" is of an address family this machine does not support`);
-    case 'EADDRINUSE':
-      return new ConfigError(`Invalid setting ${port}: port ${config.port} on ${config.host} is already in use`);
-    case 'EACCES':
-      return new ConfigError(`Invalid setting ${port}: port ${config.port} on ${config.host} needs privileges this process lacks`);
-    default:
-      return error;
-  }
-}
-
 /** Binds host:port once and lets go: a host or port that cannot work is refused before anything is created. */
 async function probeListen(config: Config): Promise<void> {
   await new Promise<void>((resolve, reject) => {
@@ -213,7 +196,8 @@ async function probeListen(config: Config): Promise<void> {
 
 export async function startService(config: Config, options: StartOptions = {}): Promise<RunningService> {
   const logger = options.logger ?? createLogger(config.logLevel, options.logDestination);
-  await probeListen(config);
+  const { earlyListener } = options;
+  if (!earlyListener) await probeListen(config);
   const log: ServiceLog = (level, message, details) => logger[level](details ?? {}, message);
   const runtime = await createRuntime(config, { ...options, log });
   // Key derivation's table of multiples of G, built before serving: the first wallet's scan would pay for it.
@@ -227,7 +211,8 @@ export async function startService(config: Config, options: StartOptions = {}): 
     // Imported here, not at the top: CLI commands use createRuntime alone, and the HTTP server's modules
     // (Fastify, the OpenAPI document, the web interface) were half of each command's start.
     const { buildServer } = await import('./api/server.js');
-    server = await buildServer({ config, services: runtime.services, logger, version: runtime.version, routeModules: options.routeModules ?? [] });
+    server = await buildServer({ config, services: runtime.services, logger, version: runtime.version, routeModules: options.routeModules ?? [], ...(earlyListener ? { earlyListener } : {}) });
+    // With an early listener this binds nothing: Fastify's requests start arriving there.
     try {
       await server.listen({ host: config.host, port: config.port });
     } catch (error) {

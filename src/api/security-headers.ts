@@ -31,7 +31,8 @@ const headersWith = (policy: string): Readonly<Record<string, string>> =>
     // Set before any handler runs: the docs page's static files replace it with their own caching.
     'cache-control': 'no-store',
   });
-const API_HEADERS = headersWith(API_CSP);
+/** The headers of a JSON answer. */
+export const API_HEADERS = headersWith(API_CSP);
 // Listed once: Fastify's reply.headers() would list an object's keys again on every request.
 const API_HEADER_LIST = Object.entries(API_HEADERS);
 const DOCS_HEADER_LIST = Object.entries(headersWith(DOCS_CSP));

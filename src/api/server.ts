@@ -10,6 +10,7 @@ import { enforceAuthentication } from './auth.js';
 import { installBodyParsing } from './body-parsing.js';
 import { installCors } from './cors.js';
 import { installDocsPage, installOpenApi } from './docs.js';
+import { httpServerOptions, type EarlyListener } from './early-listener.js';
 import { frameworkErrorHandler, installErrorHandling } from './errors.js';
 import { createRequestLog } from './logging.js';
 import { answerRequestsPipelinedDuringStop } from './pipelined-during-stop.js';
@@ -33,6 +34,8 @@ export interface ServerOptions {
   version: string;
   /** Route modules beyond the built-in ones (e.g. wallets), registered under /api/v1alpha. */
   routeModules?: readonly RouteModule[];
+  /** The server already listening on the port (early-listener.ts): Fastify takes it over instead of creating one. */
+  earlyListener?: EarlyListener;
 }
 
 const pathOf = (url: string) => {
@@ -61,13 +64,9 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
     return503OnClosing: false,
     // A request (headers and body) that takes longer to arrive is answered 408 and its connection closed.
     requestTimeout: config.limits.requestTimeoutMs,
-    http: {
-      // Node's own answer to an HTTP/1.1 request without Host has no body; the text guard gives it the common shape.
-      requireHostHeader: false,
-      headersTimeout: Math.min(60_000, config.limits.requestTimeoutMs),
-      // How often Node looks for requests past their time: a fraction of it, so the cut is timely.
-      connectionsCheckingInterval: Math.min(30_000, Math.max(250, Math.floor(config.limits.requestTimeoutMs / 4))),
-    },
+    http: httpServerOptions(config),
+    // The server that listens already while the service starts (`wcs serve`) carries the same settings.
+    ...(options.earlyListener ? { serverFactory: options.earlyListener.serverFactory } : {}),
     frameworkErrors: withSecurityHeaders(frameworkErrorHandler),
     clientErrorHandler: answerClientErrors(logRefusal),
   });

@@ -1,13 +1,42 @@
-/** `wcs serve`: runs the service until SIGTERM or SIGINT, then closes it within a bounded time. */
+/**
+ * `wcs serve`: runs the service until SIGTERM or SIGINT, then closes it within a bounded time.
+ * The start, in order: the port answers (liveness 200, everything else 503 `starting`), the service's modules
+ * load, the store opens and the services are built, Fastify takes over the port, the sync starts.
+ */
 import type { Config, GivenSetting } from '../config.js';
-import { startService, type RunningService } from '../main.js';
-import { flushLogger } from '../api/logging.js';
+import { openEarlyListener } from '../api/early-listener.js';
+import type { RunningService } from '../main.js';
 import { recordGivenSettings, recordedLine } from './remembered-settings.js';
 
 const SHUTDOWN_GRACE_MS = 15_000;
 
 export async function serve(config: Config, replaceSigningKey: boolean, given: readonly GivenSetting[]): Promise<void> {
-  const running: RunningService = await startService(config, { replaceSigningKey });
+  // First, before the heavy modules load: an orchestrator's liveness probe must pass within a second of the spawn.
+  const earlyListener = await openEarlyListener(config);
+  let running: RunningService | undefined;
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    // Stopped while starting: nothing is served yet and the store's open or migrations roll back on their own.
+    if (!running) {
+      process.stderr.write(`wcs: ${signal} while starting; stopped\n`);
+      void earlyListener.close().finally(() => process.exit(0));
+      return;
+    }
+    stopRunning(running, signal);
+  };
+  process.once('SIGTERM', () => stop('SIGTERM'));
+  process.once('SIGINT', () => stop('SIGINT'));
+  try {
+    // Loaded here, not at the top: the store, the services and Fastify take most of the start.
+    const { startService } = await import('../main.js');
+    running = await startService(config, { replaceSigningKey, earlyListener });
+  } catch (error) {
+    // The port closes and the error ends the process as it would have before the port opened (cli/main.ts).
+    await earlyListener.close();
+    throw error;
+  }
   process.stderr.write(`${startLine(config, running.url)}\n`);
   // Only once the start succeeded: a setting that stopped it is not kept for the next command.
   try {
@@ -17,26 +46,26 @@ export async function serve(config: Config, replaceSigningKey: boolean, given: r
     // The service runs on; only later commands miss the settings, and the operator is told why.
     process.stderr.write(`wcs: could not record the settings given to serve in the data folder's config.json (${(error as NodeJS.ErrnoException).code ?? 'error'}); give them to later commands too\n`);
   }
-  let stopping = false;
-  const stop = (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    running.logger.info({ signal }, 'shutting down');
-    // In-flight requests get a bounded time; a client that never reads must not block the exit.
-    setTimeout(() => {
-      running.logger.error({ graceMs: SHUTDOWN_GRACE_MS }, 'shutdown took too long; exiting');
-      void flushLogger(running.logger).finally(() => process.exit(1));
-    }, SHUTDOWN_GRACE_MS).unref();
-    running.close().then(
-      () => flushLogger(running.logger).finally(() => process.exit(0)),
-      (error: unknown) => {
-        running.logger.error({ err: error }, 'shutdown failed');
-        process.exit(1);
-      },
-    );
+}
+
+/** Closes the running service; in-flight requests get a bounded time, a client that never reads must not block the exit. */
+function stopRunning(running: RunningService, signal: string): void {
+  running.logger.info({ signal }, 'shutting down');
+  const exitAfterFlush = async (code: number) => {
+    const { flushLogger } = await import('../api/logging.js');
+    await flushLogger(running.logger).finally(() => process.exit(code));
   };
-  process.once('SIGTERM', () => stop('SIGTERM'));
-  process.once('SIGINT', () => stop('SIGINT'));
+  setTimeout(() => {
+    running.logger.error({ graceMs: SHUTDOWN_GRACE_MS }, 'shutdown took too long; exiting');
+    void exitAfterFlush(1);
+  }, SHUTDOWN_GRACE_MS).unref();
+  running.close().then(
+    () => exitAfterFlush(0),
+    (error: unknown) => {
+      running.logger.error({ err: error }, 'shutdown failed');
+      process.exit(1);
+    },
+  );
 }
 
 /** The one plain line at start: where the service listens, and whether the REST API and docs are on. */
