@@ -11,6 +11,7 @@
 import { sha256 } from '@noble/hashes/sha2.js';
 import { concatBytes, fromHex, reverseHex, toHex } from './bytes.js';
 import { CoreError } from './errors.js';
+import type { ScriptList } from './script-list.js';
 import { encodeVarint, type Block } from './tx.js';
 
 export const BASIC_FILTER_P = 19; // decodeBasicFilter spells it out as literals
@@ -53,11 +54,12 @@ export class SipMessages {
   /** Where string i's words end (index into `words`); they start where string i - 1's end. */
   private readonly ends: Int32Array;
 
-  constructor(strings: readonly Uint8Array[]) {
+  constructor(strings: ScriptList) {
     this.count = strings.length;
     this.ends = new Int32Array(strings.length);
     let total = 0;
-    for (let i = 0; i < strings.length; i++) this.ends[i] = total += 2 * ((strings[i]!.length >>> 3) + 1);
+    let i = 0;
+    for (const data of strings) this.ends[i++] = total += 2 * ((data.length >>> 3) + 1);
     this.words = new Int32Array(total);
     let w = 0;
     for (const data of strings) {
@@ -282,7 +284,7 @@ const truncated = () => new FilterError('invalid_filter', 'Filter is truncated')
  * True when the block's basic filter may contain any of `scripts` (false positives at about
  * 1 in 784931 per script, never false negatives). An empty query never matches.
  */
-export function basicFilterMatchesAny(filter: Uint8Array, blockHash: string, scripts: readonly Uint8Array[]): boolean {
+export function basicFilterMatchesAny(filter: Uint8Array, blockHash: string, scripts: ScriptList): boolean {
   blockKey(blockHash); // a bad hash is reported whatever the filter
   if (readCount(filter).n === 0 || scripts.length === 0) return false;
   return decodedFilterMatchesAny(decodeBasicFilter(filter), blockHash, scripts);
@@ -292,7 +294,7 @@ export function basicFilterMatchesAny(filter: Uint8Array, blockHash: string, scr
  * basicFilterMatchesAny on a filter decoded once with decodeBasicFilter: asking again with more scripts
  * (a wallet derived some) then costs their hashes and a search, not another decode.
  */
-export function decodedFilterMatchesAny(values: Float64Array, blockHash: string, scripts: readonly Uint8Array[] | SipMessages): boolean {
+export function decodedFilterMatchesAny(values: Float64Array, blockHash: string, scripts: ScriptList | SipMessages): boolean {
   const key = blockKey(blockHash);
   const messages = scripts instanceof SipMessages ? scripts : new SipMessages(scripts);
   if (values.length === 0 || messages.count === 0) return false;

@@ -6,6 +6,7 @@
  */
 import { basicFilterMatchesAny, decodeBasicFilter, decodedFilterMatchesAny, SipMessages } from '../../core/bip158.js';
 import { toHex } from '../../core/bytes.js';
+import { PackedScripts, type ScriptList } from '../../core/script-list.js';
 import type { WatchedScripts } from '../follower.js';
 import type { BlockSummary } from '../types.js';
 
@@ -14,9 +15,9 @@ export type GroupScripts = WatchedScripts;
 
 export class GroupFilters {
   /** The group's scripts, and the same prepared for hashing with every block's filter key (in a few parts). */
-  private scripts: { key: string; scripts: Uint8Array[]; prepared: SipMessages[] } | undefined;
+  private scripts: { key: string; scripts: ScriptList; prepared: SipMessages[] } | undefined;
   /** The filter matches of the last summaries read, for the scripts they were computed with, and those summaries' filters decoded. */
-  private lastMatches: { group: string; scripts: Uint8Array[]; matched: Set<string>; decoded: Map<string, Float64Array> } | undefined;
+  private lastMatches: { group: string; scripts: ScriptList; matched: Set<string>; decoded: Map<string, Float64Array> } | undefined;
 
   constructor(private readonly scriptsOfGroup: (walletIds: readonly string[]) => GroupScripts) {}
 
@@ -46,8 +47,7 @@ export class GroupFilters {
     if (!last?.decoded.has(hash) || last.group !== walletIds.join(' ')) return basicFilterMatchesAny(filter, hash, scripts);
     if (last.scripts !== scripts) {
       // Told apart only now that the scripts changed (rarely: a block paid the group), not on every read.
-      const known = new Set(last.scripts.map(toHex));
-      const added = scripts.filter((script) => !known.has(toHex(script)));
+      const added = addedTo(scripts, last.scripts);
       last.scripts = scripts;
       if (added.length > 0) {
         const prepared = new SipMessages(added);
@@ -60,7 +60,7 @@ export class GroupFilters {
   }
 
   /** Every derived script of the group's wallets; derived again only when a wallet derived more. */
-  private scriptsOf(walletIds: readonly string[]): { scripts: Uint8Array[]; prepared: SipMessages[] } {
+  private scriptsOf(walletIds: readonly string[]): { scripts: ScriptList; prepared: SipMessages[] } {
     const group = this.scriptsOfGroup(walletIds);
     if (this.scripts?.key === group.key) return this.scripts;
     const scripts = group.derive();
@@ -68,7 +68,7 @@ export class GroupFilters {
     // 400,000 of 10,000 wallets again at each block that pays a few of them.
     const before = this.scripts;
     const appended = before !== undefined && before.prepared.length < PREPARED_PARTS_MAX && startsWith(scripts, before.scripts);
-    const added = appended ? scripts.slice(before.scripts.length) : [];
+    const added = appended ? scriptsFrom(scripts, before.scripts.length) : [];
     const prepared = !appended ? [new SipMessages(scripts)] : added.length === 0 ? before.prepared : [...before.prepared, new SipMessages(added)];
     this.scripts = { key: group.key, scripts, prepared };
     return this.scripts;
@@ -78,9 +78,22 @@ export class GroupFilters {
 /** Parts a group's prepared scripts are kept in before they are prepared again as one. */
 const PREPARED_PARTS_MAX = 16;
 
-/** Whether `list` holds the very same scripts as `prefix` at its start (identical arrays, not equal bytes). */
-function startsWith(list: readonly Uint8Array[], prefix: readonly Uint8Array[]): boolean {
+/** Whether `list` holds the very same scripts as `prefix` at its start (the same list grown, not equal bytes). */
+function startsWith(list: ScriptList, prefix: ScriptList): boolean {
   if (prefix.length === 0 || prefix.length > list.length) return false;
+  if (list instanceof PackedScripts) return list.grownFrom(prefix);
+  if (!Array.isArray(list) || !Array.isArray(prefix)) return false;
   for (let i = 0; i < prefix.length; i++) if (list[i] !== prefix[i]) return false;
   return true;
+}
+
+/** The scripts of `list` from `start` on. */
+const scriptsFrom = (list: ScriptList, start: number): Uint8Array[] => (list instanceof PackedScripts ? list.from(start) : [...list].slice(start));
+
+/** The scripts of `list` that `earlier` lacks: those appended when it grew from it, else told apart by their bytes. */
+function addedTo(list: ScriptList, earlier: ScriptList): Uint8Array[] {
+  if (earlier.length === 0) return [...list];
+  if (startsWith(list, earlier)) return scriptsFrom(list, earlier.length);
+  const known = new Set(earlier.map(toHex));
+  return [...list].filter((script) => !known.has(toHex(script)));
 }
