@@ -21,7 +21,7 @@ import {
   findOwners,
   outpointKey,
   paysWallet,
-  scriptHolders,
+  walletsWatching,
   setStatus,
   walletOutputs,
   walletsHolding,
@@ -107,9 +107,9 @@ function touchedWallets(state: EngineState, scope: Set<WalletState>, candidate: 
   if (tx instanceof BlockTransaction && !tx.anyOutputKeyIn(state.scriptKeys)) return touched ?? NO_WALLETS;
   for (const output of tx.outputs) {
     if (!mayBeWatched(state, output.script)) continue;
-    const owners = scriptHolders(state, toHex(output.script));
+    const owners = walletsWatching(state, toHex(output.script));
     if (!owners) continue;
-    for (const { wallet } of owners) if (scope.has(wallet)) (touched ??= new Set()).add(wallet);
+    for (const wallet of owners) if (scope.has(wallet)) (touched ??= new Set()).add(wallet);
   }
   return touched ?? NO_WALLETS;
 }

@@ -84,7 +84,7 @@ export const bodyOfHeld = (t: TrackedTx): TxBody => ({ hex: t.hex, inputs: t.tx.
 function heldForm(wallet: WalletState, body: TxBody): HeldTx {
   return {
     inputs: body.inputs,
-    outputs: body.outputs.map(({ value, script }) => ({ value, script, owner: wallet.scripts.get(script) ?? null })),
+    outputs: body.outputs.map(({ value, script }) => ({ value, script, owner: ownerOf(wallet, script) ?? null })),
   };
 }
 
@@ -109,7 +109,7 @@ export function walletOutputsValue(t: TrackedTx): bigint {
 
 /** Finds the outputs paying scripts the wallet derived since the transaction was held. */
 export function findOwners(wallet: WalletState, tx: HeldTx): void {
-  for (const output of tx.outputs) output.owner = wallet.scripts.get(output.script) ?? null;
+  for (const output of tx.outputs) output.owner = ownerOf(wallet, output.script) ?? null;
 }
 
 /** One transaction as one wallet sees it. */
@@ -137,7 +137,11 @@ export interface WalletState {
   lastRevealedReceive: number;
   /** Number of scripts derived per branch (indexes 0 .. n-1). */
   derived: [number, number];
-  scripts: Map<string, ScriptOwner>;
+  /**
+   * Script hex -> where the wallet derives it, as one number (`placeOf`): read with `ownerOf`. An owner object
+   * per script cost 40 bytes, a fifth of what an idle wallet holds per script.
+   */
+  scripts: Map<string, number>;
   txs: Map<string, TrackedTx>;
   /**
    * Funding txid -> the wallet transactions (any status) spending its outputs, as `[vout, spender, vout, spender, ...]`
@@ -155,14 +159,23 @@ export interface ScriptHolder {
   owner: ScriptOwner;
 }
 
+/** Where a wallet derives a script, as one number: index * 2 + branch (exact for any index below 2^52). */
+const placeOf = (owner: ScriptOwner): number => owner.index * 2 + owner.branch;
+
+/** Where the wallet derives `script` (hex), if it is one of its scripts. */
+export function ownerOf(wallet: WalletState, script: string): ScriptOwner | undefined {
+  const place = wallet.scripts.get(script);
+  return place === undefined ? undefined : { branch: (place % 2) as Branch, index: Math.floor(place / 2) };
+}
+
 export interface EngineState {
   wallets: Map<string, WalletState>;
   /**
-   * Script hex -> the wallet (and position) it belongs to, or the list of them when several do: one lookup per
-   * output for all wallets. Read with `scriptHolders`; nearly every script is one wallet's (a list of one cost
-   * more than the entry).
+   * Script hex -> the wallet it belongs to, or the wallets when several do (no repeats): one lookup per output
+   * for all wallets. Read with `walletsWatching` or `scriptHolders` (with where each derives it: the wallet's
+   * `scripts`); nearly every script is one wallet's (a list of one, or a holder object, cost more than the entry).
    */
-  scriptIndex: Map<string, ScriptHolder | ScriptHolder[]>;
+  scriptIndex: Map<string, WalletState | WalletState[]>;
   /**
    * Lookup key (scriptLookupKey) -> number of scripts of scriptIndex with that key. A block's outputs are
    * checked against it first, without hex-encoding them: nearly all outputs pay no wallet, and for those
@@ -207,10 +220,15 @@ function removeSpender(wallet: WalletState, input: HeldInput, spender: string): 
   }
 }
 
-/** The wallets of the state watching `script` (hex), with where each derives it. */
-export function scriptHolders(state: EngineState, script: string): readonly ScriptHolder[] | undefined {
+/** The wallets of the state watching `script` (hex). */
+export function walletsWatching(state: EngineState, script: string): readonly WalletState[] | undefined {
   const held = state.scriptIndex.get(script);
   return held === undefined || Array.isArray(held) ? held : [held];
+}
+
+/** The wallets of the state watching `script` (hex), with where each derives it. */
+export function scriptHolders(state: EngineState, script: string): readonly ScriptHolder[] | undefined {
+  return walletsWatching(state, script)?.map((wallet) => ({ wallet, owner: ownerOf(wallet, script)! }));
 }
 
 /** The wallets of the state holding transaction `txid`. */
@@ -327,12 +345,12 @@ export function newWalletState(walletId: string, gapLimit: number | undefined, d
 /** Adds already-derived scripts (from the deriver or the store) to the wallet and the shared index. */
 export function addScript(state: EngineState, wallet: WalletState, owner: ScriptOwner, script: string): void {
   if (wallet.scripts.has(script)) return; // the same script twice in one wallet: first position wins
-  wallet.scripts.set(script, owner);
+  wallet.scripts.set(script, placeOf(owner));
   const held = state.scriptIndex.get(script);
-  if (Array.isArray(held)) held.push({ wallet, owner });
-  else if (held) state.scriptIndex.set(script, [held, { wallet, owner }]);
+  if (Array.isArray(held)) held.push(wallet);
+  else if (held) state.scriptIndex.set(script, [held, wallet]);
   if (held) return;
-  state.scriptIndex.set(script, { wallet, owner });
+  state.scriptIndex.set(script, wallet);
   const key = scriptLookupKey(fromHex(script));
   state.scriptKeys.set(key, (state.scriptKeys.get(key) ?? 0) + 1);
 }

@@ -3,7 +3,7 @@
  * getbalances (trusted / untrusted_pending / immature), listunspent 0, and the transaction list.
  */
 import { EngineError } from './errors.js';
-import { paysWallet, spendersOf, walletOutputs, walletOutputsValue, type EngineState, type TrackedTx, type WalletState } from './state.js';
+import { ownerOf, paysWallet, spendersOf, walletOutputs, walletOutputsValue, type EngineState, type TrackedTx, type WalletState } from './state.js';
 import type { Branch, TxCategory, TxStatus, WalletBalances, WalletTxEntry, WalletUtxo } from './types.js';
 
 /** Core's wallet treats a coinbase as spendable from COINBASE_MATURITY + 1 = 101 confirmations. */
@@ -241,6 +241,6 @@ export function coinHistory(state: EngineState, walletId: string, txid: string, 
 
 /** Where a script sits in the wallet's derived addresses, if it is one of them. */
 export function scriptOwner(state: EngineState, walletId: string, script: string): { branch: Branch; index: number } | undefined {
-  const owner = walletOf(state, walletId).scripts.get(script);
+  const owner = ownerOf(walletOf(state, walletId), script);
   return owner && { branch: owner.branch, index: owner.index };
 }

@@ -5,7 +5,7 @@
 import { parseTransactionWithTxid } from '../core/tx.js';
 import { buildChangeset, syncRow } from './changeset.js';
 import { EngineError } from './errors.js';
-import { addScript, bodyOf, bodyOfHeld, ChangeRecorder, deleteTx, fillGap, insertTx, newWalletState, removeHolder, unindexScript, type BlockInfo, type EngineState, type NewTx, type TrackedTx } from './state.js';
+import { addScript, bodyOf, bodyOfHeld, ChangeRecorder, deleteTx, fillGap, insertTx, newWalletState, ownerOf, removeHolder, unindexScript, type BlockInfo, type EngineState, type NewTx, type TrackedTx } from './state.js';
 import type { BlockRef, Branch, EngineChangeset, StoredAddress, StoredTransaction, StoredWalletRows, StoredWalletSync, WalletConfig } from './types.js';
 
 const isRevealIndex = (n: unknown): n is number => Number.isSafeInteger(n) && (n as number) >= -1;
@@ -89,10 +89,10 @@ export function removeWallet(state: EngineState, walletId: string): void {
   state.wallets.delete(walletId);
   for (const [script, held] of state.scriptIndex) {
     if (!Array.isArray(held)) {
-      if (held.wallet === wallet) unindexScript(state, script);
+      if (held === wallet) unindexScript(state, script);
       continue;
     }
-    const rest = held.filter((o) => o.wallet !== wallet);
+    const rest = held.filter((w) => w !== wallet);
     if (rest.length === 0) unindexScript(state, script);
     else if (rest.length !== held.length) state.scriptIndex.set(script, rest.length === 1 ? rest[0]! : rest);
   }
@@ -214,7 +214,7 @@ export function applyStoredChanges(state: EngineState, walletId: string, changes
     if (row.branch !== 0 && row.branch !== 1) throw bad(walletId, 'address branch must be 0 or 1');
     if (row.index < next[row.branch]) {
       // Derived here already (ahead of the store, for a revealed address): it must be the same script.
-      const owner = wallet.scripts.get(row.script);
+      const owner = ownerOf(wallet, row.script);
       if (owner?.branch !== row.branch || owner.index !== row.index) throw bad(walletId, `address ${row.branch}/${row.index} differs from the one derived`);
     } else if (row.index === next[row.branch]) next[row.branch]++;
     else throw bad(walletId, `address indexes of branch ${row.branch} are not contiguous`);
@@ -256,7 +256,7 @@ export function applyStoredChanges(state: EngineState, walletId: string, changes
       if (replaced.has(t.txid)) continue;
       for (const output of t.tx.outputs) {
         if (output.owner || !watchedNow.has(output.script)) continue;
-        output.owner = wallet.scripts.get(output.script) ?? null;
+        output.owner = ownerOf(wallet, output.script) ?? null;
         if (output.owner) newlyPaying.add(t.txid);
       }
     }
