@@ -17,8 +17,9 @@ import { eventAnnouncements } from './0015-event-announcements.js';
 import { walletFollowLeases } from './0016-wallet-follow-leases.js';
 import { psbtSpendingPath } from './0017-psbt-spending-path.js';
 import { walletListingIndexes } from './0018-wallet-listing-indexes.js';
+import { listingWithoutRevision } from './0019-listing-without-revision.js';
 import type { Migration } from './types.js';
 
 export type { Migration } from './types.js';
 
-export const MIGRATIONS: readonly Migration[] = [usersAndTokens, psbts, wallets, revealedReceive, psbtVersion, serviceSettings, webSessions, eventsAndWebhooks, tokenPermissions, labelTimes, chainRowRevisions, webhooksOfDeletedUsers, shownReceive, loginAttempts, eventAnnouncements, walletFollowLeases, psbtSpendingPath, walletListingIndexes];
+export const MIGRATIONS: readonly Migration[] = [usersAndTokens, psbts, wallets, revealedReceive, psbtVersion, serviceSettings, webSessions, eventsAndWebhooks, tokenPermissions, labelTimes, chainRowRevisions, webhooksOfDeletedUsers, shownReceive, loginAttempts, eventAnnouncements, walletFollowLeases, psbtSpendingPath, walletListingIndexes, listingWithoutRevision];
