@@ -38,6 +38,7 @@ export interface WalletServices {
   states: WalletStateCache;
 }
 import { WalletLimits } from './wallet-limits.js';
+import { GapDerivation } from './gap-derivation.js';
 import { WebSessionService } from './web-sessions.js';
 import { WebhookDeliverer } from './events/deliverer.js';
 import { EventStreamService } from './events/stream.js';
@@ -91,7 +92,7 @@ export function createServices(deps: ServiceDeps): Services {
   const jwt = new JwtCodec(deps.signingKey);
   const limiter = new FailedLoginLimiter(store.authFailures);
   const chain = new CachedChainAccess(deps.chain ?? null, now);
-  const scripts = new WalletScriptsCache();
+  const scripts = new WalletScriptsCache(GapDerivation.start());
   const balances = new BalanceSummaries();
   const states = new WalletStateCache(store, scripts, { count: config.walletStatesKept, budget: config.walletStatesBudget, idleMs: config.walletStatesIdleMs }, balances);
   const refusals = new WalletRefusals();

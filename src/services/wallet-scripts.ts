@@ -10,12 +10,15 @@ import type { StoredWallet } from '../store/repositories.js';
 import { nextTurn } from './turns.js';
 import { scriptAddress } from './wallet-format.js';
 import { branchDeriver, type BranchDeriver } from './miniscript-wallet.js';
+import type { GapDerivation } from './gap-derivation.js';
 
 const DERIVE_AHEAD = 32;
 /** Keys derived in one step ahead of the engine (a few milliseconds): 3 scripts of a 20-key multisig, 64 of a single key. */
 const DERIVE_KEYS_PER_PART = 64;
 /** Time derived ahead between two turns. */
 const DERIVE_TURN_MS = 5;
+/** Fewer scripts than this are derived in process: a worker's answer comes later than a few scripts take here. */
+const OFF_THREAD_FROM = 8;
 /**
  * Parsed descriptors unused this long are dropped, parsed again on the next derivation (1-2 ms for a 2-of-3):
  * an idle wallet then holds its scripts' strings alone, not its keys, branch nodes and HMAC states (about 10 KB).
@@ -52,12 +55,14 @@ export class WalletScripts {
 
   /**
    * `derivers`: the wallet's descriptors already parsed (a wallet just created), else parsed on first use. `held`: the
-   * states of the service holding wallets, which loads of this wallet share transactions with.
+   * states of the service holding wallets, which loads of this wallet share transactions with. `offThread`: where
+   * `deriveInParts` derives a range of scripts, off the thread answering requests.
    */
   constructor(
     wallet: Pick<StoredWallet, 'receiveDescriptor' | 'changeDescriptor' | 'network'>,
     derivers?: readonly [BranchDeriver, BranchDeriver],
     readonly held?: HeldStates,
+    private readonly offThread?: GapDerivation,
   ) {
     this.network = wallet.network;
     this.descriptors = [wallet.receiveDescriptor, wallet.changeDescriptor];
@@ -177,6 +182,8 @@ export class WalletScripts {
   async deriveInParts(branch: Branch, count: number): Promise<void> {
     const known = this.known[branch];
     if (known.length >= count) return;
+    if (this.offThread && count - known.length >= OFF_THREAD_FROM) await this.deriveOffThread(branch, count);
+    if (known.length >= count) return;
     const part = Math.max(1, Math.floor(DERIVE_KEYS_PER_PART / this.derivers[branch].descriptor.keys.length));
     let since = performance.now();
     this.deriving++;
@@ -192,6 +199,20 @@ export class WalletScripts {
     } finally {
       this.deriving--;
     }
+  }
+
+  /** The branch's scripts up to `count - 1` from the worker; on its failure nothing, and the caller derives them. */
+  private async deriveOffThread(branch: Branch, count: number): Promise<void> {
+    const known = this.known[branch];
+    const from = known.length;
+    let scripts: string[];
+    try {
+      scripts = await this.offThread!.derive(this.descriptors[branch], this.network, from, count - from);
+    } catch {
+      return;
+    }
+    // Another reader may have derived some meanwhile: the same scripts, so only those past them are taken.
+    for (let i = known.length - from; i < scripts.length; i++) known.push(scripts[i]!);
   }
 
   deriver(branch: Branch): BranchDeriver {
@@ -218,15 +239,18 @@ export class WalletScriptsCache {
   /** The service's states holding wallets (the sync's and the reads'), all loaded through these scripts. */
   private readonly held = new HeldStates();
 
+  /** `offThread`: the worker deriving new wallets' gaps (none: derived in process). */
+  constructor(private readonly offThread?: GapDerivation) {}
+
   get(wallet: StoredWallet): WalletScripts {
     let scripts = this.byWallet.get(wallet.id);
-    if (!scripts) this.byWallet.set(wallet.id, (scripts = new WalletScripts(wallet, undefined, this.held)));
+    if (!scripts) this.byWallet.set(wallet.id, (scripts = new WalletScripts(wallet, undefined, this.held, this.offThread)));
     return scripts;
   }
 
   /** Takes the derivers of a wallet just created, parsed when its request was checked, unless it has some already. */
   adopt(wallet: StoredWallet, derivers: readonly [BranchDeriver, BranchDeriver]): void {
-    if (!this.byWallet.has(wallet.id)) this.byWallet.set(wallet.id, new WalletScripts(wallet, derivers, this.held));
+    if (!this.byWallet.has(wallet.id)) this.byWallet.set(wallet.id, new WalletScripts(wallet, derivers, this.held, this.offThread));
   }
 
   forget(walletId: string): void {
