@@ -7,6 +7,7 @@ import { fromHex, toHex } from '../core/bytes.js';
 import { BlockTransaction, scriptLookupKey } from '../core/block.js';
 import { isCoinbase, serializeTransaction, vsize, type Transaction } from '../core/tx.js';
 import { EngineError } from './errors.js';
+import { KeyCounts } from './key-counts.js';
 import {
   DEFAULT_GAP_LIMIT,
   type BlockRef,
@@ -181,7 +182,7 @@ export interface EngineState {
    * checked against it first, without hex-encoding them: nearly all outputs pay no wallet, and for those
    * the check costs a few byte reads and no allocation.
    */
-  scriptKeys: Map<number, number>;
+  scriptKeys: KeyCounts;
   /**
    * Txid -> the wallet holding that transaction, or the wallets when several do (no repeats): one lookup per
    * input for all wallets. Read with `walletsHolding`; nearly every transaction is one wallet's.
@@ -261,16 +262,13 @@ export const mayBeWatched = (state: EngineState, script: Uint8Array): boolean =>
 /** Removes a script from the shared index (no wallet watches it any more). */
 export function unindexScript(state: EngineState, script: string): void {
   if (!state.scriptIndex.delete(script)) return;
-  const key = scriptLookupKey(fromHex(script));
-  const count = state.scriptKeys.get(key) ?? 0;
-  if (count <= 1) state.scriptKeys.delete(key);
-  else state.scriptKeys.set(key, count - 1);
+  state.scriptKeys.remove(scriptLookupKey(fromHex(script)));
 }
 
 export const outpointKey = (txid: string, vout: number): string => `${txid}:${vout}`;
 
 export function emptyEngineState(): EngineState {
-  return { wallets: new Map(), scriptIndex: new Map(), scriptKeys: new Map(), txOwners: new Map() };
+  return { wallets: new Map(), scriptIndex: new Map(), scriptKeys: new KeyCounts(), txOwners: new Map() };
 }
 
 /** Collects what an update changed, per wallet, to build the changeset at the end. */
@@ -351,8 +349,7 @@ export function addScript(state: EngineState, wallet: WalletState, owner: Script
   else if (held) state.scriptIndex.set(script, [held, wallet]);
   if (held) return;
   state.scriptIndex.set(script, wallet);
-  const key = scriptLookupKey(fromHex(script));
-  state.scriptKeys.set(key, (state.scriptKeys.get(key) ?? 0) + 1);
+  state.scriptKeys.add(scriptLookupKey(fromHex(script)));
 }
 
 /** The highest index of the branch known to be given out: used on chain, or (receive) revealed. */
