@@ -224,8 +224,9 @@ async function firstAnswers(held: HeldRequest[], count: number): Promise<RawAnsw
 }
 
 describe('a request body that arrives slowly', () => {
-  it('is cut after request_timeout with 408 and the connection closed', async () => {
-    const slow = await startTestServer({ env: { SERVICE_REQUEST_TIMEOUT: '1' } });
+  // Fastify's server, and the early listener's server it takes over: the timeout is set on either.
+  it.each([false, true])('is cut after request_timeout with 408 and the connection closed (early listener: %s)', async (earlyListener) => {
+    const slow = await startTestServer({ env: { SERVICE_REQUEST_TIMEOUT: '1' }, earlyListener });
     try {
       const { port } = new URL(slow.url);
       const started = Date.now();

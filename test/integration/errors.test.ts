@@ -89,10 +89,29 @@ describe('unknown paths and methods', () => {
   });
 });
 
-describe('requests Node answers before the routes', () => {
+// Both ways the server comes to listen: created by Fastify, and taken over from the early listener (`wcs serve`).
+describe.each([
+  ['', false],
+  [' (server taken over from the early listener)', true],
+])('requests Node answers before the routes%s', (_, earlyListener) => {
+  let target: TestServer;
+  let targetToken: string;
+  beforeAll(async () => {
+    if (earlyListener) {
+      target = await startTestServer({ env: { SERVICE_RATE_LIMIT: '1000' }, earlyListener });
+      targetToken = (await createToken(target, 'admin', TEST_ADMIN_PASSWORD, 'errors')).jwt_token;
+    } else {
+      target = server;
+      targetToken = token;
+    }
+  });
+  afterAll(async () => {
+    if (earlyListener) await target.dispose();
+  });
+
   const SHAPE_HEADERS = { 'content-type': 'application/json; charset=utf-8', 'x-content-type-options': 'nosniff', 'cache-control': 'no-store' };
-  const port = () => Number(new URL(server.url).port);
-  const refusals = () => server.logs.map((line) => JSON.parse(line) as { msg?: string }).filter((line) => line.msg === 'request refused');
+  const port = () => Number(new URL(target.url).port);
+  const refusals = () => target.logs.map((line) => JSON.parse(line) as { msg?: string }).filter((line) => line.msg === 'request refused');
   const exchange = async (text: string) => {
     const connection = rawConnection(port());
     connection.send(text);
@@ -109,7 +128,7 @@ describe('requests Node answers before the routes', () => {
     expect(answer?.headers).toMatchObject(SHAPE_HEADERS);
     expect(JSON.parse(answer?.body ?? '')).toEqual({ message: 'Bad request: HTTP/1.1 requires a Host header', code: 'bad_request' });
     expect(more).toEqual([]);
-    const tokens = await request(`${server.api}/token`, { headers: { authorization: basicAuth('admin', TEST_ADMIN_PASSWORD) } });
+    const tokens = await request(`${target.api}/token`, { headers: { authorization: basicAuth('admin', TEST_ADMIN_PASSWORD) } });
     expect(JSON.stringify(tokens.body)).not.toContain('no host');
     // HTTP/1.0 has no Host requirement.
     const [old] = await exchange('GET /healthz/live HTTP/1.0\r\n\r\n');
@@ -136,7 +155,7 @@ describe('requests Node answers before the routes', () => {
     expect(refusals()).toContainEqual(expect.objectContaining({ status: 417, code: 'expectation_failed', method: 'GET', path: '/api/v1alpha/liveness', ip: '127.0.0.1' }));
     const connection = rawConnection(port());
     connection.send('GET /api/v1alpha/liveness HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nConnection: close\r\n');
-    connection.send(`Authorization: Bearer ${token}\r\n\r\n`);
+    connection.send(`Authorization: Bearer ${targetToken}\r\n\r\n`);
     const [goOn, alive] = await connection.answers;
     expect(goOn?.status).toBe(100);
     expect(alive).toMatchObject({ status: 200, body: '{"message":"alive"}' });

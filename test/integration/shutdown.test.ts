@@ -32,9 +32,13 @@ afterEach(async () => {
   for (const server of servers.splice(0).reverse()) await server.dispose();
 });
 
-describe('requests during a graceful stop', () => {
+// Both ways the server comes to listen: created by Fastify, and taken over from the early listener (`wcs serve`).
+describe.each([
+  ['', false],
+  [' (server taken over from the early listener)', true],
+])('requests during a graceful stop%s', (_, earlyListener) => {
   it('answers a request pipelined behind an in-flight one as usual, with Connection: close, and keeps what it wrote', async () => {
-    const server = await startTestServer();
+    const server = await startTestServer({ earlyListener });
     servers.push(server);
     const { port } = new URL(server.url);
     const inFlight = tokenRequest('in flight');
@@ -69,7 +73,7 @@ describe('requests during a graceful stop', () => {
   });
 
   it('answers both pipelined requests when the stop begins before the first one is read, only the last with Connection: close', async () => {
-    const server = await startTestServer();
+    const server = await startTestServer({ earlyListener });
     servers.push(server);
     const rawServer = server.running.server.server;
     const accepted = new Promise((resolve) => rawServer.once('connection', resolve));
@@ -102,7 +106,7 @@ describe('requests during a graceful stop', () => {
   });
 
   it('ends open event streams and opens none while it closes, so the stop never waits on a stream', async () => {
-    const server = await startTestServer();
+    const server = await startTestServer({ earlyListener });
     servers.push(server);
     const { jwt_token: token } = await createToken(server, 'admin', TEST_ADMIN_PASSWORD, 'events');
     const stream = await fetch(`${server.api}/events`, { headers: { authorization: bearer(token) } });

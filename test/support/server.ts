@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { DestinationStream } from 'pino';
 import { loadConfig, type Config } from '../../src/config.js';
+import { openEarlyListener } from '../../src/api/early-listener.js';
 import { startService, type RunningService, type StartOptions } from '../../src/main.js';
 import { openPostgresStore } from '../../src/store/postgres.js';
 import { TEST_DATABASE_URL, dropPostgresSchema, uniqueSchemaName } from './stores.js';
@@ -29,6 +30,8 @@ export interface TestServerOptions {
   routeModules?: StartOptions['routeModules'];
   extend?: StartOptions['extend'];
   now?: () => number;
+  /** Listen first with the early listener and let Fastify take its server over, as `wcs serve` does. */
+  earlyListener?: boolean;
 }
 
 export interface TestServer {
@@ -74,13 +77,18 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   const logs: string[] = [];
   const announcements: string[] = [];
   const destination: DestinationStream = { write: (line: string) => void logs.push(line) };
+  const earlyListener = options.earlyListener ? await openEarlyListener(config) : undefined;
   const running = await startService(config, {
+    ...(earlyListener ? { earlyListener } : {}),
     logDestination: destination,
     announce: (text) => announcements.push(text),
     ...(store ? { store } : {}),
     ...(options.routeModules ? { routeModules: options.routeModules } : {}),
     ...(options.extend ? { extend: options.extend } : {}),
     ...(options.now ? { now: options.now } : {}),
+  }).catch(async (error: unknown) => {
+    await earlyListener?.close();
+    throw error;
   });
   let stopped = false;
   const stop = async () => {
