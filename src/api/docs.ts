@@ -26,7 +26,10 @@ export async function installOpenApi(app: FastifyInstance, version: string): Pro
       info: {
         title: API_TITLE,
         version,
-        description: 'All paths below /api; the version segment is v1alpha.',
+        description:
+          'All paths below /api; the version segment is v1alpha. While the service starts, before its routes are ready, every ' +
+          'path answers 503 `{"message": "The service is starting; try again shortly", "code": "starting"}` with `Retry-After` ' +
+          '(`/healthz/live` answers 200 and `/healthz/ready` 503 meanwhile).',
         license: { name: 'MIT', identifier: 'MIT' },
       },
       servers: [{ url: '/', description: 'This service: paths are relative to the address it answers on.' }],
