@@ -62,6 +62,7 @@ try {
   const times = new Array(WALLETS);
   let next = 0;
   const started = performance.now();
+  const cpuAtStart = cpuMs(server.pid);
   let reported = 0;
   const snapshots = [];
   const report = () => {
@@ -82,9 +83,12 @@ try {
     }
   }));
   report();
+  const cpuCreated = cpuMs(server.pid);
   console.log(`created ${WALLETS} in ${((performance.now() - started) / 1000).toFixed(1)} s: p50 ${pct(times, 50).toFixed(1)} ms, p99 ${pct(times, 99).toFixed(1)} ms; RSS ${rssMb(server.pid)} MB right after; load ${load()}`);
+  console.log(`  server CPU while creating, per creation: main thread ${perWallet(cpuCreated.main - cpuAtStart.main)} ms, whole process ${perWallet(cpuCreated.all - cpuAtStart.all)} ms`);
   await untilSynced(api);
-  console.log(`  every wallet at the tip ${((performance.now() - started) / 1000).toFixed(1)} s after the first creation; RSS ${rssMb(server.pid)} MB`);
+  const cpuSynced = cpuMs(server.pid);
+  console.log(`  every wallet at the tip ${((performance.now() - started) / 1000).toFixed(1)} s after the first creation; RSS ${rssMb(server.pid)} MB; server CPU from the first creation to then, per wallet: main thread ${perWallet(cpuSynced.main - cpuAtStart.main)} ms, whole process ${perWallet(cpuSynced.all - cpuAtStart.all)} ms`);
   if (SNAPSHOT_DIR) {
     await Promise.all(snapshots);
     if (IDLE_WAIT_S > 0) {
@@ -234,6 +238,23 @@ async function heapSnapshot(pid) {
     if (now === size && now > 0) return;
     size = now;
   }
+}
+
+/** CPU time (user + system, ms) of the process's main thread and of the whole process (every thread), from /proc. */
+function cpuMs(pid) {
+  const ticks = (file) => {
+    const fields = readFileSync(file, 'utf8').split(') ')[1].split(' ');
+    return Number(fields[11]) + Number(fields[12]); // utime, stime (fields 14 and 15 of stat)
+  };
+  try {
+    return { main: ticks(`/proc/${pid}/task/${pid}/stat`) * 10, all: ticks(`/proc/${pid}/stat`) * 10 };
+  } catch {
+    return { main: NaN, all: NaN };
+  }
+}
+
+function perWallet(ms) {
+  return (ms / WALLETS).toFixed(2);
 }
 
 function rssMb(pid) {
