@@ -20,10 +20,11 @@ import {
   type WalletListsAtTip,
   type WalletSummary,
   type WalletTxEntry,
+  type WalletState,
   type WalletUtxo,
 } from '../engine/index.js';
 import { heldAsStored } from './held-states.js';
-import type { Store, StoredWallet, WalletChainRows } from '../store/repositories.js';
+import type { Store, StoredWallet, WalletChainHead, WalletChainRows } from '../store/repositories.js';
 import { mapInParts, nextTurn } from './turns.js';
 import { WalletScripts, WalletScriptsCache } from './wallet-scripts.js';
 import type { Page } from './wallet-format.js';
@@ -41,7 +42,31 @@ export { WalletScripts, WalletScriptsCache };
  */
 export async function loadWalletInto(state: EngineState, wallet: StoredWallet, rows: WalletChainRows, scripts: WalletScripts) {
   scripts.remember(rows.addresses); // read, not derived again
-  const parsedTransactions = await parseInParts(wallet.id, rows.sync.tip, rows.transactions, scripts);
+  return loadParsedInto(state, wallet, rows, await parseInParts(wallet.id, rows.sync.tip, rows.transactions, heldElsewhere(wallet.id, scripts)), scripts);
+}
+
+/** Rows taken in a load: those of a large wallet's transactions read in one slice. */
+const LOAD_SLICE_ROWS = 5_000;
+
+/**
+ * Loads the wallet as `loadWalletInto` does, its transactions read from the store and parsed one slice at a time:
+ * the rows of a large wallet, hex included, are never all held at once (they would make the process grow by
+ * more than the state it keeps). 'changed' when the wallet was written during the read: nothing was loaded.
+ */
+export async function loadStoredWalletInto(state: EngineState, wallet: StoredWallet, store: Store, scripts: WalletScripts): Promise<{ revision: number } | 'changed' | undefined> {
+  const parsed: ParsedStoredTransaction[] = [];
+  const blocks: BlocksSeen = new Map();
+  const held = heldElsewhere(wallet.id, scripts);
+  const head = await store.wallets.chainRowsInSlices(wallet.id, LOAD_SLICE_ROWS, async (transactions, { sync }) => {
+    for (const one of await parseInParts(wallet.id, sync.tip, transactions, held, blocks)) parsed.push(one);
+  });
+  if (head === undefined || head === 'changed') return head;
+  scripts.remember(head.addresses);
+  await loadParsedInto(state, wallet, head, parsed, scripts);
+  return { revision: head.revision };
+}
+
+async function loadParsedInto(state: EngineState, wallet: StoredWallet, rows: WalletChainHead, parsedTransactions: readonly ParsedStoredTransaction[], scripts: WalletScripts) {
   await deriveAheadOfLoad(wallet, rows, scripts);
   const changes = addWallet(state, { walletId: wallet.id, gapLimit: wallet.gapLimit, derive: scripts.derive, deriveHex: scripts.deriveHex }, {
     sync: rows.sync,
@@ -57,7 +82,7 @@ export async function loadWalletInto(state: EngineState, wallet: StoredWallet, r
  * Derives in parts the scripts the engine is about to derive: the gap limit past the last used (or, for
  * receive, revealed) index, when it reaches past the stored addresses (a new wallet, a raised gap limit).
  */
-async function deriveAheadOfLoad(wallet: StoredWallet, rows: WalletChainRows, scripts: WalletScripts): Promise<void> {
+async function deriveAheadOfLoad(wallet: StoredWallet, rows: WalletChainHead, scripts: WalletScripts): Promise<void> {
   const stored = storedCounts(rows);
   const lastClaimed: [number, number] = [Math.max(rows.sync.lastUsedReceive, rows.lastRevealedReceive), rows.sync.lastUsedChange];
   for (const branch of [0, 1] as const) {
@@ -77,7 +102,7 @@ export async function deriveStoredInParts(rows: WalletChainRows, scripts: Wallet
 }
 
 /** Number of stored addresses per branch (their indexes run from 0). */
-function storedCounts(rows: WalletChainRows): [number, number] {
+function storedCounts(rows: WalletChainHead): [number, number] {
   const counts: [number, number] = [0, 0];
   for (const row of rows.addresses) if (row.branch === 0 || row.branch === 1) counts[row.branch] = Math.max(counts[row.branch], row.index + 1);
   return counts;
@@ -87,11 +112,12 @@ function storedCounts(rows: WalletChainRows): [number, number] {
  * Stored transactions checked and parsed in parts, the process answering other work between them; those another
  * state of the wallet holds as stored are taken from it.
  */
-function parseInParts(walletId: string, tip: BlockRef | null, rows: readonly StoredTransaction[], scripts: WalletScripts): Promise<ParsedStoredTransaction[]> {
-  const blocks: BlocksSeen = new Map();
-  const wallets = scripts.held?.walletsOf(walletId) ?? [];
-  return mapInParts(rows, (row) => parseStoredTransaction(walletId, tip, row, blocks, wallets.length > 0 ? heldAsStored(wallets, row) : undefined));
+function parseInParts(walletId: string, tip: BlockRef | null, rows: readonly StoredTransaction[], held: readonly WalletState[], blocks: BlocksSeen = new Map()): Promise<ParsedStoredTransaction[]> {
+  return mapInParts(rows, (row) => parseStoredTransaction(walletId, tip, row, blocks, held.length > 0 ? heldAsStored(held, row) : undefined));
 }
+
+/** The wallet as the other states of the process hold it (ADR 0018). */
+const heldElsewhere = (walletId: string, scripts: WalletScripts): WalletState[] => scripts.held?.walletsOf(walletId) ?? [];
 
 /**
  * One wallet as read at one stored revision. `lists` and `summary` are that revision's and never change.
@@ -261,7 +287,7 @@ export class WalletStateCache {
         const { transactions, ...rest } = changes;
         const scripts = this.scripts.get(wallet);
         scripts.remember(rest.addresses);
-        const parsedTransactions = await parseInParts(wallet.id, changes.sync.tip, transactions, scripts);
+        const parsedTransactions = await parseInParts(wallet.id, changes.sync.tip, transactions, heldElsewhere(wallet.id, scripts));
         try {
           loaded.lists.changed(applyStoredChanges(loaded.state, wallet.id, { ...rest, parsedTransactions }));
           await loaded.lists.build(nextTurn); // only when most of the wallet changed: otherwise the lists follow the change
@@ -275,13 +301,22 @@ export class WalletStateCache {
         }
       }
     }
-    const rows = await this.store.wallets.chainRows(wallet.id);
-    if (!rows) throw new Error(`Wallet ${wallet.id} vanished while being read`);
-    const state = createEngineState();
-    await loadWalletInto(state, wallet, rows, this.scripts.get(wallet));
+    let state = createEngineState();
+    const scripts = this.scripts.get(wallet);
+    let loadedAt = await loadStoredWalletInto(state, wallet, this.store, scripts);
+    if (loadedAt === 'changed') {
+      // Written during the read in slices (a sync write): read it whole, in one snapshot.
+      const rows = await this.store.wallets.chainRows(wallet.id);
+      if (rows) {
+        state = createEngineState();
+        await loadWalletInto(state, wallet, rows, scripts);
+      }
+      loadedAt = rows && { revision: rows.revision };
+    }
+    if (!loadedAt) throw new Error(`Wallet ${wallet.id} vanished while being read`);
     const fresh = { state, lists: new WalletListCache(state, wallet.id) } as LoadedWallet;
     await fresh.lists.build(nextTurn);
-    fresh.view = this.viewOf(wallet, rows.revision, fresh);
+    fresh.view = this.viewOf(wallet, loadedAt.revision, fresh);
     // Drops others past the bounds, never this one. A view handed out before stays valid: views never change, and a
     // state dropped is no longer brought forward (its transactions' bodies stay shared while a view holds it).
     this.loaded.keep(wallet.id, fresh, weightOf(fresh.view));

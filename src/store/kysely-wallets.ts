@@ -1,7 +1,7 @@
 /** The wallet repository over Kysely (SQLite and PostgreSQL). */
 import { sql, type ExpressionBuilder, type Kysely, type Selectable } from 'kysely';
 import type { NetworkName } from '../core/network.js';
-import { readChainRowsOfMany, toChainRows, type WalletWithChainRows } from './kysely-chain-batch.js';
+import { readChainRowsOfMany, toChainRows, toTransactionRows, type WalletWithChainRows } from './kysely-chain-batch.js';
 import { PreparedQuery } from './prepared-query.js';
 import { StoreConflictError } from './repositories.js';
 import type {
@@ -12,6 +12,7 @@ import type {
   UtxoFlagRow,
   WalletChainChange,
   WalletChainChanges,
+  WalletChainHead,
   WalletChainRows,
   WalletRepository,
   WalletShare,
@@ -320,6 +321,37 @@ export class KyselyWallets implements WalletRepository {
     return rows === undefined || rows === 'reload' ? undefined : { revision: rows.revision, sync: rows.sync, lastRevealedReceive: rows.lastRevealedReceive, addresses: rows.addresses, transactions: rows.transactions };
   }
 
+  async chainRowsInSlices(walletId: string, sliceRows: number, take: (transactions: WalletTransactionRow[], head: WalletChainHead) => Promise<void>): Promise<WalletChainHead | 'changed' | undefined> {
+    let head: WalletChainHead | undefined;
+    const blockHashes = new Map<string, string>();
+    for (let after: string | undefined; ; ) {
+      // Each slice in a snapshot of its own, at the first one's revision: every chain write raises it.
+      const read = await this.inSnapshot(async (db) => {
+        const wallet = await db.selectFrom('wallets').selectAll().where('id', '=', walletId).executeTakeFirst();
+        if (wallet === undefined) return head === undefined ? undefined : ('changed' as const); // deleted meanwhile
+        if (head !== undefined && Number(wallet.revision) !== head.revision) return 'changed' as const;
+        const addresses = head === undefined ? await this.addressRecords(db, walletId, undefined) : [];
+        const transactions = await db
+          .selectFrom('wallet_transactions')
+          .selectAll()
+          .where('wallet_id', '=', walletId)
+          .$if(after !== undefined, (q) => q.where('txid', '>', after!))
+          .orderBy('txid')
+          .limit(sliceRows)
+          .execute();
+        return { wallet, addresses, transactions };
+      });
+      if (read === undefined || read === 'changed') return read;
+      if (head === undefined) {
+        const { revision, sync, lastRevealedReceive, addresses } = toChainRows(read.wallet, toWallet(read.wallet), read.addresses, []);
+        head = { revision, sync, lastRevealedReceive, addresses };
+      }
+      if (read.transactions.length > 0) await take(toTransactionRows(walletId, read.transactions, blockHashes), head);
+      if (read.transactions.length < sliceRows) return head;
+      after = read.transactions.at(-1)!.txid;
+    }
+  }
+
   async chainRowsOfMany(walletIds: readonly string[], maxRows: number): Promise<{ taken: number; wallets: Map<string, WalletWithChainRows> }> {
     return readChainRowsOfMany(this.db, walletIds, maxRows, toWallet);
   }
@@ -337,14 +369,7 @@ export class KyselyWallets implements WalletRepository {
       const wallet = await db.selectFrom('wallets').selectAll().where('id', '=', walletId).executeTakeFirst();
       if (!wallet) return undefined;
       if (since !== undefined && since < Number(wallet.chain_base_revision)) return 'reload' as const;
-      const addresses = await db
-        .selectFrom('wallet_addresses')
-        .select(['branch', 'idx', 'script'])
-        .where('wallet_id', '=', walletId)
-        .$if(since !== undefined, (q) => q.where('changed_revision', '>', since!))
-        .orderBy('branch')
-        .orderBy('idx')
-        .execute();
+      const addresses = await this.addressRecords(db, walletId, since);
       const transactions = await db
         .selectFrom('wallet_transactions')
         .selectAll()
@@ -358,7 +383,7 @@ export class KyselyWallets implements WalletRepository {
           : await db.selectFrom('wallet_transaction_removals').select('txid').where('wallet_id', '=', walletId).where('revision', '>', since).execute();
       return { wallet, addresses, transactions, removed };
     };
-    const rows = this.db.isTransaction ? await read(this.db) : await this.db.transaction().setIsolationLevel('repeatable read').setAccessMode('read only').execute(read);
+    const rows = await this.inSnapshot(read);
     if (rows === undefined || rows === 'reload') return rows;
     const { wallet, addresses, transactions, removed } = rows;
     const present = new Set(transactions.map((t) => t.txid));
@@ -367,6 +392,23 @@ export class KyselyWallets implements WalletRepository {
       // A transaction removed and written again later is present, not removed.
       removedTransactions: removed.map((r) => r.txid).filter((txid) => !present.has(txid)),
     };
+  }
+
+  /** `read` in one snapshot: on PostgreSQL only repeatable read gives all its statements one; SQLite serialises on its connection. */
+  private inSnapshot<T>(read: (db: Kysely<WalletDatabase>) => Promise<T>): Promise<T> {
+    return this.db.isTransaction ? read(this.db) : this.db.transaction().setIsolationLevel('repeatable read').setAccessMode('read only').execute(read);
+  }
+
+  /** The wallet's address rows (those written after revision `since`, if given), by branch then index. */
+  private addressRecords(db: Kysely<WalletDatabase>, walletId: string, since: number | undefined) {
+    return db
+      .selectFrom('wallet_addresses')
+      .select(['branch', 'idx', 'script'])
+      .where('wallet_id', '=', walletId)
+      .$if(since !== undefined, (q) => q.where('changed_revision', '>', since!))
+      .orderBy('branch')
+      .orderBy('idx')
+      .execute();
   }
 
   async applyChange(change: WalletChainChange, expectedRevision: number): Promise<number> {

@@ -86,6 +86,9 @@ export interface WalletChainRows {
  * What changed in a wallet's chain rows after a revision a reader holds: the wallet's sync state now, the
  * addresses and transactions written since (full rows), and the transactions removed since.
  */
+/** A wallet's chain rows but its transactions. */
+export type WalletChainHead = Omit<WalletChainRows, 'transactions'>;
+
 export interface WalletChainChanges extends WalletChainRows {
   removedTransactions: string[];
 }
@@ -160,6 +163,14 @@ export interface WalletRepository {
   delete(walletId: string): Promise<boolean>;
   revision(walletId: string): Promise<number | undefined>;
   chainRows(walletId: string): Promise<WalletChainRows | undefined>;
+  /**
+   * The wallet's chain rows as `chainRows` reads them, its transactions handed to `take` in slices of up to
+   * `sliceRows` (by txid) with the rest, each read once `take` is done with the one before: a large wallet's rows
+   * are never all held at once. Each slice is read in a snapshot of its own (the first with the rest) at the first
+   * one's revision; `changed` when the wallet was written meanwhile (read it with `chainRows`), undefined without
+   * the wallet.
+   */
+  chainRowsInSlices(walletId: string, sliceRows: number, take: (transactions: WalletTransactionRow[], head: WalletChainHead) => Promise<void>): Promise<WalletChainHead | 'changed' | undefined>;
   /**
    * The wallets at the start of `walletIds` whose chain rows (addresses and transactions) add up to at most
    * `maxRows` (at least the first, whatever its size), each with its row, read in one snapshot: each wallet's

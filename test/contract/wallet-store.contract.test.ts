@@ -202,6 +202,44 @@ describe.each(STORE_KINDS)('wallet store conformance: $kind', ({ open }) => {
     expect(await store.wallets.chainChangesSince('w-1', rescanned)).toMatchObject({ revision: rescanned, addresses: [], transactions: [], removedTransactions: [] });
   });
 
+  it('reads the chain rows in slices of one revision, each slice once the one before is taken, and says when the wallet changed between them', async () => {
+    await store.wallets.insert(wallet(), []);
+    const a0 = { walletId: 'w-1', branch: 0 as const, index: 0, script: '0014aa' };
+    const sync = { walletId: 'w-1', tip: { height: 9, hash: HASH('9') }, lastUsedReceive: 0, lastUsedChange: -1 };
+    // Seven rows, two of them in one block: 3 + 3 + 1 in slices of 3.
+    const rows = ['7', '1', '5', '3', '2', '6', '4'].map((c) => tx(HASH(c), c === '1' || c === '2' ? { status: 'confirmed', blockHeight: 5, blockHash: HASH('b'), blockTime: 1_700_000_100, replaceable: null } : {}));
+    await store.transaction((repos) => repos.wallets.applyChange(change({ addressesAdded: [a0], transactionsAdded: rows, sync }), 0));
+    const whole = (await store.wallets.chainRows('w-1'))!;
+
+    const slices: WalletTransactionRow[][] = [];
+    const head = await store.wallets.chainRowsInSlices('w-1', 3, async (slice, at) => {
+      expect(at.revision).toBe(1);
+      slices.push(slice);
+    });
+    expect(head).toEqual({ revision: 1, sync, lastRevealedReceive: -1, addresses: [a0] });
+    expect(slices.map((slice) => slice.length)).toEqual([3, 3, 1]);
+    expect(slices.flat()).toEqual(whole.transactions); // by txid, as chainRows reads them
+    expect(slices[0]![0]!.blockHash).toBe(slices[0]![1]!.blockHash);
+
+    // A slice count that divides the rows ends on an empty read; a wallet without rows is read once.
+    const exact: number[] = [];
+    expect(await store.wallets.chainRowsInSlices('w-1', 7, async (slice) => void exact.push(slice.length))).toMatchObject({ revision: 1 });
+    expect(exact).toEqual([7]);
+    expect(await store.wallets.chainRowsInSlices('missing', 3, async () => expect.unreachable())).toBeUndefined();
+
+    // Written between two slices: the read stops and says so, whatever was taken before is of no use.
+    let taken = 0;
+    const changed = await store.wallets.chainRowsInSlices('w-1', 3, async () => {
+      if (taken++ === 0) await store.transaction((repos) => repos.wallets.applyChange(change({ transactionsRemoved: [HASH('7')], sync }), 1));
+    });
+    expect(changed).toBe('changed');
+    expect(taken).toBe(1);
+    // Deleted between two slices: changed too (a read in one snapshot then finds no wallet).
+    taken = 0;
+    expect(await store.wallets.chainRowsInSlices('w-1', 3, async () => void (taken++ === 0 && (await store.wallets.delete('w-1'))))).toBe('changed');
+    expect(await store.wallets.chainRows('w-1')).toBeUndefined();
+  });
+
   it('raises revisions in SQL: concurrent writers at one revision, one wins, and no two states share a revision', async () => {
     await store.wallets.insert(wallet(), []);
     const at = (height: number) => change({ sync: { walletId: 'w-1', tip: { height, hash: HASH(height.toString(16)) }, lastUsedReceive: -1, lastUsedChange: -1 } });

@@ -22,6 +22,11 @@ function countLoads(world: WalletWorld): { count: number } {
     loads.count++;
     return chainRows(id);
   };
+  const inSlices = wallets.chainRowsInSlices.bind(wallets);
+  wallets.chainRowsInSlices = (id, sliceRows, take) => {
+    loads.count++;
+    return inSlices(id, sliceRows, take);
+  };
   return loads;
 }
 

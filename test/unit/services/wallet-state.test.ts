@@ -6,6 +6,7 @@ import { scriptAddress } from '../../../src/services/wallet-format.js';
 import { WalletScriptsCache, WalletStateCache } from '../../../src/services/wallet-state.js';
 import { storedFixtureWallet } from '../../support/fixtures.js';
 import { openTestSqlite, type OpenedStore } from '../../support/stores.js';
+import { writePayments } from '../../integration/large-wallet.support.js';
 
 
 const wallet = storedFixtureWallet('w_wpkh', { id: 'w-state', alias: 'state', name: 'State' });
@@ -14,7 +15,10 @@ describe('wallet state cache', () => {
   let opened: OpenedStore;
   let store: Store;
   let chainReads: number;
+  let wholeReads: number;
   let changeReads: number;
+  let slicesTaken: number[];
+  let afterSlice: (() => Promise<void>) | undefined;
 
   beforeEach(async () => {
     opened = await openTestSqlite();
@@ -22,7 +26,10 @@ describe('wallet state cache', () => {
     await store.users.insert({ name: 'alice', passwordHash: 'x', isAdmin: false, createdAt: 1 });
     await store.wallets.insert(wallet, []);
     chainReads = 0;
+    wholeReads = 0;
     changeReads = 0;
+    slicesTaken = [];
+    afterSlice = undefined;
     const changesSince = store.wallets.chainChangesSince.bind(store.wallets);
     store.wallets.chainChangesSince = (id, revision) => {
       changeReads++;
@@ -30,8 +37,18 @@ describe('wallet state cache', () => {
     };
     const chainRows = store.wallets.chainRows.bind(store.wallets);
     store.wallets.chainRows = (id) => {
-      chainReads++;
+      wholeReads++;
       return chainRows(id);
+    };
+    // A load reads the rows in slices (a whole read only when the wallet changed meanwhile): one chain read each.
+    const inSlices = store.wallets.chainRowsInSlices.bind(store.wallets);
+    store.wallets.chainRowsInSlices = (id, sliceRows, take) => {
+      chainReads++;
+      return inSlices(id, sliceRows, async (transactions, head) => {
+        slicesTaken.push(transactions.length);
+        await take(transactions, head);
+        await afterSlice?.();
+      });
     };
   });
   afterEach(async () => {
@@ -85,6 +102,38 @@ describe('wallet state cache', () => {
     const again = await cache.view(others[0]!);
     expect(chainReads).toBe(4);
     expect(again.summary).toEqual({ ...first.summary, walletId: others[0]!.id });
+  });
+
+  it('loads a large wallet\'s transactions in slices, and reads it whole when the sync wrote it between two slices', async () => {
+    const txids = await writePayments(store, wallet.alias, 6_000);
+    const stored = (await store.wallets.findById(wallet.id))!;
+    wholeReads = 0; // the writing's own
+    const cache = new WalletStateCache(store, new WalletScriptsCache());
+    const view = await cache.view(stored);
+    expect(slicesTaken).toEqual([5_000, 1_000]);
+    expect(wholeReads).toBe(0);
+    expect(view.revision).toBe(stored.revision);
+    expect(view.lists.transactions.length).toBe(6_000);
+    expect(new Set(view.lists.transactions.map((e) => e.txid))).toEqual(new Set(txids));
+
+    // Another service reading the same wallet while a sync write lands after its first slice.
+    let written: number | undefined;
+    afterSlice = async () => {
+      if (written !== undefined) return;
+      const rows = (await store.wallets.chainRows(wallet.id))!;
+      const sync = { ...rows.sync, tip: { height: rows.sync.tip!.height + 1, hash: 'cd'.repeat(32) } };
+      const removed = rows.transactions[0]!.txid;
+      written = await store.transaction((repos) => repos.wallets.applyChange({ walletId: wallet.id, addressesAdded: [], transactionsAdded: [], transactionsUpdated: [], transactionsRemoved: [removed], sync }, rows.revision));
+    };
+    slicesTaken = [];
+    wholeReads = 0;
+    const other = new WalletStateCache(store, new WalletScriptsCache());
+    const after = await other.view(stored);
+    expect(slicesTaken).toEqual([5_000]); // the second slice saw the new revision: nothing of the first is kept
+    expect(wholeReads).toBe(2); // the write's own read of the rows, then the load's whole read
+    expect(after.revision).toBe(written);
+    expect(after.lists.transactions.length).toBe(5_999);
+    expect(after.summary.tip?.hash).toBe('cd'.repeat(32));
   });
 
   it('lets the next reader try again after a failed load', async () => {
