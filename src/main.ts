@@ -22,6 +22,7 @@ import { prepareFixedBaseTable } from './core/keys/index.js';
 import { createServices, type ServiceLog, type Services } from './services/index.js';
 import { SigningKeyMismatchError, checkSigningKey, signingKeyFingerprint } from './services/signing-key-check.js';
 import { checkStoreNetwork } from './services/store-network.js';
+import { nextTurn } from './services/turns.js';
 import type { BootstrapResult } from './services/users.js';
 import { openPostgresStore } from './store/postgres.js';
 import type { Store } from './store/repositories.js';
@@ -200,8 +201,11 @@ export async function startService(config: Config, options: StartOptions = {}): 
   if (!earlyListener) await probeListen(config);
   const log: ServiceLog = (level, message, details) => logger[level](details ?? {}, message);
   const runtime = await createRuntime(config, { ...options, log });
+  // Turns around the longer synchronous steps: an early listener answers its probes between them.
+  await nextTurn();
   // Key derivation's table of multiples of G, built before serving: the first wallet's scan would pay for it.
   prepareFixedBaseTable();
+  await nextTurn();
   let server: FastifyInstance | undefined;
   try {
     const { replaced } = await checkSigningKey(runtime.store, runtime.signingKeyFingerprint, { replace: options.replaceSigningKey === true });
