@@ -50,6 +50,12 @@ const BLOCKS_PER_WRITE = 500;
 const WALLETS_PER_LOAD_WRITE = 50;
 const ROWS_PER_WRITE = 5_000;
 /**
+ * Wallets whose change is their sync row alone, per transaction: a block moves every followed wallet's tip, and one
+ * transaction of thousands held their row locks (PostgreSQL) or the one writer's lock (SQLite) for most of a second,
+ * keeping users' writes of those wallets waiting; between two, the requests that came in meanwhile go first.
+ */
+const SYNC_ROWS_PER_TRANSACTION = 1_000;
+/**
  * Wallets to load read together, in one snapshot: a read each cost a round trip (5-10 ms on PostgreSQL), most of
  * a restart with thousands of small wallets. Bounded by rows too, so that a large wallet is read alone (ADR 0010)
  * and one read of many never holds SQLite's connection long.
@@ -97,6 +103,8 @@ export interface SyncServiceDeps {
   psbts: PsbtChainReconciler;
   /** Blocks a group advances before the next group gets its turn. */
   batchBlocks?: number;
+  /** Wallets whose change is their sync row alone written per transaction (default SYNC_ROWS_PER_TRANSACTION). */
+  syncRowsPerTransaction?: number;
   /** Told the node tips the sync reads and whether it is catching up (service details show both). */
   progress?: SyncProgress;
   /** Where the wallets the chain source refuses to follow are told, for their details. */
@@ -563,8 +571,10 @@ export class SyncService {
   /**
    * Writes a changeset with the PSBTs it settles (of the wallets whose transactions changed, and of `reconcile`);
    * on any failure the in-memory state is rebuilt from the store. Wallets whose change is their sync row alone (at a
-   * block that pays a few of many wallets, nearly all of them) are written after the others, in a transaction of
-   * their own, a few hundred a statement: the wallets a block changed are seen first, and at once. Each wallet's
+   * block that pays a few of many wallets, nearly all of them) are written after the others, in transactions of
+   * their own (SYNC_ROWS_PER_TRANSACTION each), a few hundred a statement: the wallets a block changed are seen
+   * first, and at once. A crash between two of them leaves wallets at different tips, as between the first and
+   * the others; each is brought up from its own tip at the next start. Each wallet's
    * change, its PSBTs' settlement and its events commit together; the block links with the first transaction.
    */
   private async persist(changes: EngineChangeset, blocks: SyncBlockRow[], reconcile: readonly string[] = []): Promise<void> {
@@ -578,7 +588,13 @@ export class SyncService {
     try {
       const first = changed.length > 0 || settle.size > 0;
       if (first) await this.write(changed, blocks, settle, false);
-      if (moved.length > 0 || !first) await this.write(moved, first ? [] : blocks, new Map(), true);
+      // No wallet changed at all: the block links are written alone. They go with the first transaction.
+      const slice = this.deps.syncRowsPerTransaction ?? SYNC_ROWS_PER_TRANSACTION;
+      const starts = moved.length === 0 && !first ? [0] : Array.from({ length: Math.ceil(moved.length / slice) }, (_, k) => k * slice);
+      for (const start of starts) {
+        if (start > 0) await new Promise((resolve) => setImmediate(resolve));
+        await this.write(moved.slice(start, start + slice), first || start > 0 ? [] : blocks, new Map(), true);
+      }
     } catch (error) {
       this.reset();
       throw error;
