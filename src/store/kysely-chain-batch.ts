@@ -1,5 +1,5 @@
 /** The chain rows of many wallets in one read (the sync's first load), over Kysely (SQLite and PostgreSQL). */
-import type { Kysely, Selectable } from 'kysely';
+import { sql, type Kysely, type Selectable } from 'kysely';
 import type { WalletDatabase, WalletsTable } from './kysely-wallets.js';
 import type { StoredWallet, WalletChainRows, WalletTransactionRow } from './wallet-records.js';
 
@@ -80,20 +80,48 @@ export async function readChainRowsOfMany(
     const chosen = ids.slice(0, taken);
     const wallets = await tx.selectFrom('wallets').selectAll().where('id', 'in', chosen).execute();
     const addresses = await tx.selectFrom('wallet_addresses').select(['wallet_id', 'branch', 'idx', 'script']).where('wallet_id', 'in', chosen).orderBy('wallet_id').orderBy('branch').orderBy('idx').execute();
-    const transactions = await tx.selectFrom('wallet_transactions').selectAll().where('wallet_id', 'in', chosen).orderBy('wallet_id').orderBy('txid').execute();
-    return { taken, wallets, addresses, transactions };
+    return { taken, wallets, addresses, transactionsOf: await transactionsInSlices(tx, chosen) };
   };
-  const { taken, wallets, addresses, transactions } = db.isTransaction
+  const { taken, wallets, addresses, transactionsOf } = db.isTransaction
     ? await read(db)
     : await db.transaction().setIsolationLevel('repeatable read').setAccessMode('read only').execute(read);
   const addressesOf = groupBy(addresses);
-  const transactionsOf = groupBy(transactions);
   const out = new Map<string, WalletWithChainRows>();
   for (const row of wallets) {
     const wallet = toWallet(row);
-    out.set(row.id, { wallet, rows: toChainRows(row, wallet, addressesOf.get(row.id) ?? [], transactionsOf.get(row.id) ?? []) });
+    out.set(row.id, { wallet, rows: { ...toChainRows(row, wallet, addressesOf.get(row.id) ?? [], []), transactions: transactionsOf.get(row.id) ?? [] } });
   }
   return { taken, wallets: out };
+}
+
+/** Transaction records read per statement: a batch's rows in one, a large wallet's in slices. */
+const TRANSACTIONS_PER_SLICE = 5_000;
+
+/**
+ * The wallets' transaction rows by wallet, by txid, read in slices and each slice made rows before the next is read:
+ * the driver's records of a large wallet (another copy of every row) are never all held at once.
+ */
+async function transactionsInSlices(tx: Kysely<WalletDatabase>, walletIds: readonly string[]): Promise<Map<string, WalletTransactionRow[]>> {
+  const out = new Map<string, WalletTransactionRow[]>();
+  const blockHashes = new Map<string, string>();
+  for (let after: TransactionRecord | undefined; ; ) {
+    const slice = await tx
+      .selectFrom('wallet_transactions')
+      .selectAll()
+      .where('wallet_id', 'in', walletIds)
+      .$if(after !== undefined, (q) => q.where(sql<boolean>`(wallet_id, txid) > (${after!.wallet_id}, ${after!.txid})`))
+      .orderBy('wallet_id')
+      .orderBy('txid')
+      .limit(TRANSACTIONS_PER_SLICE)
+      .execute();
+    for (const [walletId, records] of groupBy(slice)) {
+      const rows = out.get(walletId) ?? [];
+      for (const row of toTransactionRows(walletId, records, blockHashes)) rows.push(row);
+      out.set(walletId, rows);
+    }
+    if (slice.length < TRANSACTIONS_PER_SLICE) return out;
+    after = slice.at(-1);
+  }
 }
 
 function groupBy<T extends { wallet_id: string }>(rows: readonly T[]): Map<string, T[]> {

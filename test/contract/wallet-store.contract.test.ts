@@ -287,6 +287,20 @@ describe.each(STORE_KINDS)('wallet store conformance: $kind', ({ open }) => {
     for (const read of reads) expect(read).toEqual({ revision: read.revision, addresses: read.revision, transactions: read.revision });
   });
 
+  it('reads a batch of more transactions than one statement takes in slices, each wallet\'s rows as its own read', async () => {
+    // 4,999 + 3 rows: the first slice of 5,000 ends inside the second wallet.
+    for (const [id, count] of [['w-x', 4_999], ['w-y', 3]] as const) {
+      await store.wallets.insert(wallet({ id, alias: id }), []);
+      const transactionsAdded = Array.from({ length: count }, (_, i) => tx(`${id.at(-1) === 'x' ? 'a' : 'b'}${i.toString(16).padStart(63, '0')}`, { walletId: id, status: 'confirmed', blockHeight: 101, blockHash: HASH('e'), blockTime: 1_700_000_100, replaceable: null }));
+      await store.transaction((repos) => repos.wallets.applyChange(change({ walletId: id, transactionsAdded, sync: { walletId: id, tip: { height: 101, hash: HASH('e') }, lastUsedReceive: -1, lastUsedChange: -1 } }), 0));
+    }
+    const both = await store.wallets.chainRowsOfMany(['w-x', 'w-y'], 10_000);
+    expect(both.taken).toBe(2);
+    for (const id of ['w-x', 'w-y']) expect(both.wallets.get(id)).toEqual({ wallet: await store.wallets.findById(id), rows: await store.wallets.chainRows(id) });
+    expect(both.wallets.get('w-x')!.rows.transactions).toHaveLength(4_999);
+    expect(both.wallets.get('w-y')!.rows.transactions).toHaveLength(3);
+  });
+
   it('reads many wallets\' chain rows in one read, as each wallet\'s own read; a large wallet alone, a deleted one absent', async () => {
     // Rows (addresses + transactions): w-a 3, w-b 2, w-c 12, w-d 1.
     const sizes = { 'w-a': [2, 1], 'w-b': [1, 1], 'w-c': [6, 6], 'w-d': [1, 0] } as const;
