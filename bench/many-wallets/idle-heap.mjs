@@ -3,7 +3,8 @@
  * `POST /wallets` makes them (both descriptors parsed, the two shown addresses derived, the derivers handed to
  * the wallet's scripts), then loaded as the sync loads a new wallet (its 20 + 20 scripts derived in parts, the
  * engine state), and the sync's watched list of their scripts. `node --expose-gc bench/many-wallets/idle-heap.mjs
- * [--wallets 2000]` after `npm run build`; prints the heap per wallet after a garbage collection.
+ * [--wallets 2000]` after `npm run build`; prints the heap per wallet after a garbage collection, array buffers'
+ * bytes included (typed arrays' contents, such as the packed watched lists and the key counts, live outside V8's heap).
  */
 import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
@@ -21,7 +22,8 @@ if (!globalThis.gc) throw new Error('run with node --expose-gc');
 
 const heap = () => {
   for (let i = 0; i < 3; i++) globalThis.gc();
-  return process.memoryUsage().heapUsed;
+  const { heapUsed, arrayBuffers } = process.memoryUsage();
+  return heapUsed + arrayBuffers;
 };
 
 const cache = new WalletScriptsCache();
