@@ -8,9 +8,10 @@
 //
 //   npm run build && node bench/many-wallets/blocks.mjs [--wallets 1000] [--paid 100] [--blocks 5] [--instances 1]
 //     [--sharing on|off] [--phases 1:off,2:on:DIR,...] [--sqlite] [--cpu-prof DIR] (WCS_BENCH_DATABASE_URL, default the tests' database)
-// `--phases` runs several set-ups one after the other on the same wallets (instances:sharing[:build] each), for
+// `--phases` runs several set-ups one after the other on the same wallets (instances:sharing[:build[:vN]] each), for
 // comparisons in one run: every phase starts its instances, lets them take one block untimed, times its blocks and
-// stops them. `build` is a folder holding another build's `dist/` (code before a change), by default this one's.
+// stops them. `build` is a folder holding another build's `dist/` (code before a change), by default this one's;
+// `vN` first takes the store's schema back to version N (a build from before a migration; see SCHEMA_BACK).
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -38,9 +39,21 @@ const SHARING = arg('sharing', 'off');
 const PROFILE_DIR = arg('cpu-prof', undefined);
 const SQLITE = process.argv.includes('--sqlite');
 const PHASES = arg('phases', `${INSTANCES}:${SHARING}`).split(',').map((p) => {
-  const [instances, sharing, build] = p.split(':');
-  return { instances: Number(instances), sharing: sharing ?? 'off', build: build ? resolve(build) : root };
+  const [instances, sharing, build, schema] = p.split(':');
+  return { instances: Number(instances), sharing: sharing ?? 'off', build: build ? resolve(build) : root, schemaBack: schema ? Number(schema.replace(/^v/, '')) : undefined };
 });
+/**
+ * Schema steps a phase can take back (`...:v18`: the store as schema 18 left it, for a build of before migration 19;
+ * the next phase of a newer build applies the migration again, as an upgrade does).
+ */
+const SCHEMA_BACK = {
+  18: (postgres) => [
+    'drop index wallets_listing',
+    'create index wallets_listing on wallets (created_at, alias, id, revision)',
+    ...(postgres ? ['alter table wallets reset (fillfactor)'] : []),
+    'delete from schema_version where version >= 19',
+  ],
+};
 const DATABASE_URL = process.env.WCS_BENCH_DATABASE_URL ?? 'postgres://wcs_test:wcs_test@127.0.0.1:5432/wcs_test';
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
@@ -71,6 +84,7 @@ try {
   let round = 0;
   try {
     for (const phase of PHASES) {
+      if (phase.schemaBack !== undefined) await takeSchemaBack(databaseUrl, phase.schemaBack);
       const phaseEnv = { ...env, ...(phase.sharing === 'on' ? { SERVICE_SYNC_SHARING: 'on' } : {}) };
       // Data folders of the phase's own: `wcs serve` records its settings there, and the next phase's must not inherit them.
       children.push(...(await Promise.all(Array.from({ length: phase.instances }, (_, i) => serve(phaseEnv, `${PHASES.indexOf(phase)}-${i}`, phase.build)))));
@@ -86,7 +100,7 @@ try {
       // One block (not timed) every instance took: every wallet loaded.
       const [warmHash] = await node.rpc.call('generatetoaddress', [1, minerAddress]);
       await until(async () => (await count(db, 'select count(*)::int as n from wallets where tip_hash = $1', [warmHash])) === WALLETS);
-      console.log(`phase: ${phase.instances} instance(s), sync_sharing ${phase.sharing}${phase.build === root ? '' : `, build ${phase.build}`}`);
+      console.log(`phase: ${phase.instances} instance(s), sync_sharing ${phase.sharing}${phase.build === root ? '' : `, build ${phase.build}`}${phase.schemaBack === undefined ? '' : `, schema taken back to ${phase.schemaBack}`}`);
       const results = [];
       for (let block = 0; block < BLOCKS; block++, round++) {
         // Each round pays other wallets, at a receive index of its own (within the first 20 each wallet watches).
@@ -170,6 +184,29 @@ async function openStore(url) {
     },
     end: async () => file.close(),
   };
+}
+
+/** Takes the store's schema back to `version` (SCHEMA_BACK), with no instance running. */
+async function takeSchemaBack(url, version) {
+  const statements = SCHEMA_BACK[version](!SQLITE);
+  if (SQLITE) {
+    const file = new BetterSqlite3(url.slice('sqlite:'.length));
+    try {
+      file.transaction(() => statements.forEach((statement) => file.exec(statement)))();
+    } finally {
+      file.close();
+    }
+    return;
+  }
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query('begin');
+    for (const statement of statements) await client.query(statement);
+    await client.query('commit');
+  } finally {
+    await client.end();
+  }
 }
 
 async function count(db, text, values) {
