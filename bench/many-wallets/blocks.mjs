@@ -48,9 +48,7 @@ const PHASES = arg('phases', `${INSTANCES}:${SHARING}`).split(',').map((p) => {
  */
 const SCHEMA_BACK = {
   18: (postgres) => [
-    'drop index wallets_listing',
-    'create index wallets_listing on wallets (created_at, alias, id, revision)',
-    ...(postgres ? ['alter table wallets reset (fillfactor)'] : []),
+    ...(postgres ? ['drop index wallets_listing', 'create index wallets_listing on wallets (created_at, alias, id, revision)', 'alter table wallets reset (fillfactor)'] : []),
     'delete from schema_version where version >= 19',
   ],
 };

@@ -1,8 +1,9 @@
 /**
- * Migration 0019 on a store that already holds wallets (schema version 18): the listing index keeps the lists' order
- * without the revision, so a tip-only sync write changes no indexed column of `wallets`. On PostgreSQL such writes are
- * then heap-only (counted by PostgreSQL within the writing transaction), where at version 18 none was; the listing,
- * the revisions and the conflict on a stale revision stay as they were. SQLite and PostgreSQL.
+ * Migration 0019 on a store that already holds wallets (schema version 18). On PostgreSQL the listing index keeps the
+ * lists' order without the revision, so a tip-only sync write changes no indexed column of `wallets` and is then
+ * heap-only (counted by PostgreSQL within the writing transaction), where at version 18 none was. SQLite keeps its
+ * index with the revision (the listing answered from it alone). On both, the listing, the revisions and the conflict
+ * on a stale revision stay as they were.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -81,7 +82,7 @@ async function expectListingAndConflicts(store: Store, revisions: Map<string, nu
 }
 
 describe('migration 0019 on sqlite', () => {
-  it('lists in the same order from an index without the revision; tip-only writes and their conflicts unchanged', async () => {
+  it('keeps the listing answered from its index alone; tip-only writes and their conflicts unchanged', async () => {
     const folder = mkdtempSync(join(tmpdir(), 'wcs-migrate-0019-'));
     cleanups.push(async () => rmSync(folder, { recursive: true, force: true }));
     const path = join(folder, 'service.sqlite');
@@ -91,10 +92,10 @@ describe('migration 0019 on sqlite', () => {
     await moveTips(db, revisions, 101, false); // SQLite has no such counters: the write alone
     await migrate(db, MIGRATIONS);
     const columns = await sql<{ name: string }>`select name from pragma_index_info('wallets_listing') order by seqno`.execute(db);
-    expect(columns.rows.map((c) => c.name)).toEqual(['created_at', 'alias', 'id']);
-    // The listing walks the index for its order (no sort of every wallet) and reads each row by its rowid.
+    expect(columns.rows.map((c) => c.name)).toEqual(['created_at', 'alias', 'id', 'revision']);
+    // The listing walks the index for its order (no sort of every wallet) and reads nothing else.
     const plan = await sql<{ detail: string }>`explain query plan select id, revision from wallets order by created_at, alias`.execute(db);
-    expect(plan.rows.map((r) => r.detail).join('; ')).toMatch(/USING INDEX wallets_listing/);
+    expect(plan.rows.map((r) => r.detail).join('; ')).toMatch(/USING COVERING INDEX wallets_listing/);
     expect(plan.rows.map((r) => r.detail).join('; ')).not.toMatch(/TEMP B-TREE/);
     await db.destroy();
     const store = await openSqliteStore(path);
