@@ -215,6 +215,17 @@ export class WalletScripts {
     for (let i = known.length - from; i < scripts.length; i++) known.push(scripts[i]!);
   }
 
+  /**
+   * `row` (this wallet's) holding these scripts' descriptor strings instead of its own equal copies: a row kept
+   * as long as the scripts (the sync's) then holds no second copy of them (about 400 bytes each, read from the
+   * store apart from the copies the creation parsed).
+   */
+  sharingDescriptors<T extends Pick<StoredWallet, 'receiveDescriptor' | 'changeDescriptor'>>(row: T): T {
+    const [receiveDescriptor, changeDescriptor] = this.descriptors;
+    if (row.receiveDescriptor !== receiveDescriptor || row.changeDescriptor !== changeDescriptor) return row;
+    return { ...row, receiveDescriptor, changeDescriptor };
+  }
+
   deriver(branch: Branch): BranchDeriver {
     return this.derivers[branch];
   }

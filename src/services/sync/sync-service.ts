@@ -392,7 +392,7 @@ export class SyncService {
       const scripts = this.deps.scripts.get(wallet);
       await deriveStoredInParts(rows, scripts); // before the wallet is in the state: the sync would watch them all derived at once
       const changes = await loadWalletInto(this.state, wallet, rows, scripts);
-      this.loaded.set(wallet.id, { wallet, revision: rows.revision });
+      this.loaded.set(wallet.id, { wallet: scripts.sharingDescriptors(wallet), revision: rows.revision });
       this.deps.balances?.noteLoaded(this.state, wallet.id, rows.revision);
       this.eventHeights.set(wallet.id, walletSummary(this.state, wallet.id).tip?.height ?? null);
       this.scanning.add(wallet.id);

@@ -24,6 +24,17 @@ const parsed = (wallet: StoredWallet) =>
   [branchDeriver(wallet.receiveDescriptor, NETWORKS.regtest), branchDeriver(wallet.changeDescriptor, NETWORKS.regtest)] as const;
 
 describe('wallet scripts', () => {
+  it('hands a row of its wallet back with its descriptors and every other field as they were, and another row untouched', () => {
+    const wallet = walletOf('w_wsh2of3');
+    const scripts = new WalletScripts(wallet);
+    const read = { ...wallet, receiveDescriptor: `${wallet.receiveDescriptor} `.trim(), keys: [...wallet.keys] };
+    const kept = scripts.sharingDescriptors(read);
+    expect(kept).toEqual(read);
+    expect(kept).not.toBe(read);
+    const other = walletOf('w_wpkh');
+    expect(scripts.sharingDescriptors(other)).toBe(other);
+  });
+
   for (const name of ['w_wsh2of3', 'w_wpkh'] as const) {
     it(`derives the same scripts after its derivers are dropped and parsed again (${name})`, async () => {
       const wallet = walletOf(name);
