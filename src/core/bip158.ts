@@ -11,7 +11,7 @@
 import { sha256 } from '@noble/hashes/sha2.js';
 import { concatBytes, fromHex, reverseHex, toHex } from './bytes.js';
 import { CoreError } from './errors.js';
-import type { ScriptList } from './script-list.js';
+import { PackedScripts, type ScriptList } from './script-list.js';
 import { encodeVarint, type Block } from './tx.js';
 
 export const BASIC_FILTER_P = 19; // decodeBasicFilter spells it out as literals
@@ -57,27 +57,41 @@ export class SipMessages {
   constructor(strings: ScriptList) {
     this.count = strings.length;
     this.ends = new Int32Array(strings.length);
+    // A packed list is read in place, without a view made per script.
+    const packed = strings instanceof PackedScripts ? strings.packed() : undefined;
+    const list = packed ? undefined : Array.isArray(strings) ? (strings as readonly Uint8Array[]) : [...strings];
+    const startOf = (i: number): number => (i === 0 ? 0 : packed!.ends[i - 1]!);
     let total = 0;
-    let i = 0;
-    for (const data of strings) this.ends[i++] = total += 2 * ((data.length >>> 3) + 1);
+    for (let i = 0; i < this.count; i++) {
+      const length = packed ? packed.ends[i]! - startOf(i) : list![i]!.length;
+      this.ends[i] = total += 2 * ((length >>> 3) + 1);
+    }
     this.words = new Int32Array(total);
     let w = 0;
-    for (const data of strings) {
-      const whole = data.length - (data.length % 8);
-      for (let o = 0; o < whole; o += 8) {
-        this.words[w++] = readI32le(data, o);
-        this.words[w++] = readI32le(data, o + 4);
-      }
-      let lo = 0;
-      let hi = (data.length & 0xff) << 24;
-      for (let j = whole; j < data.length; j++) {
-        const shift = (j - whole) * 8;
-        if (shift < 32) lo |= data[j]! << shift;
-        else hi |= data[j]! << (shift - 32);
-      }
-      this.words[w++] = lo;
-      this.words[w++] = hi;
+    for (let i = 0; i < this.count; i++) {
+      if (packed) w = this.put(w, packed.bytes, startOf(i), packed.ends[i]!);
+      else w = this.put(w, list![i]!, 0, list![i]!.length);
     }
+  }
+
+  /** Writes the words of data[start, end) from word `w` on; returns where they end. */
+  private put(w: number, data: Uint8Array, start: number, end: number): number {
+    const length = end - start;
+    const whole = end - (length % 8);
+    for (let o = start; o < whole; o += 8) {
+      this.words[w++] = readI32le(data, o);
+      this.words[w++] = readI32le(data, o + 4);
+    }
+    let lo = 0;
+    let hi = (length & 0xff) << 24;
+    for (let j = whole; j < end; j++) {
+      const shift = (j - whole) * 8;
+      if (shift < 32) lo |= data[j]! << shift;
+      else hi |= data[j]! << (shift - 32);
+    }
+    this.words[w++] = lo;
+    this.words[w++] = hi;
+    return w;
   }
 
   /** SipHash-2-4 of string `i` with key (k0, k1), leaving the result's high and low halves in out[0] and out[1] (signed). */

@@ -75,6 +75,11 @@ export class PackedScripts implements ScriptList {
     return out;
   }
 
+  /** The buffer itself, to read in place: script i is bytes[ends[i - 1] (0 for the first), ends[i]), for i below `length`. */
+  packed(): { readonly bytes: Uint8Array; readonly ends: Uint32Array } {
+    return { bytes: this.store.bytes, ends: this.store.ends };
+  }
+
   /** Whether this version begins with `earlier`'s very scripts: `earlier` is this list before it grew. */
   grownFrom(earlier: ScriptList): boolean {
     return earlier instanceof PackedScripts && earlier.store === this.store && earlier.length <= this.length;

@@ -51,6 +51,22 @@ describe('PackedScripts', () => {
     expect(() => newer.at(-1)).toThrow(RangeError);
   });
 
+  it('hashes as the same scripts in an array do, whatever their lengths (read in place)', () => {
+    fc.assert(
+      fc.property(fc.array(script, { minLength: 1, maxLength: 30 }), fc.array(script, { maxLength: 5 }), (scripts, more) => {
+        const list = PackedScripts.of(scripts).concat(more); // a grown list: words read past the first version
+        const all = [...scripts, ...more];
+        const [packed, array] = [new SipMessages(list), new SipMessages(all)];
+        const [a, b] = [new Int32Array(2), new Int32Array(2)];
+        for (let i = 0; i < all.length; i++) {
+          packed.hashInto(i, { hi: 5, lo: 6 }, { hi: 7, lo: 8 }, a);
+          array.hashInto(i, { hi: 5, lo: 6 }, { hi: 7, lo: 8 }, b);
+          expect([...a]).toEqual([...b]);
+        }
+      }),
+    );
+  });
+
   it('matches block filters as the same scripts in an array do', () => {
     const hash = '11'.repeat(32);
     const watched = [new Uint8Array([0x00, 0x14, ...new Array(20).fill(7)]), new Uint8Array([0x51])];
