@@ -503,7 +503,15 @@ export class SyncService {
     for (const walletIds of [shared, ...atTip.filter((id) => this.refusals.has(id)).map((id) => [id])]) {
       if (walletIds.length === 0) continue;
       try {
-        await this.apply(await chain.mempool(this.scriptsOfGroup(walletIds)), walletIds, []);
+        const snapshot = await chain.mempool(this.scriptsOfGroup(walletIds));
+        // A block found while the mempool was read took its transactions out: applied to wallets still at the
+        // block before, they would look dropped (a false `transaction.replaced`). The pass that connects the
+        // block reads the mempool again.
+        if ((await chain.tip()).hash !== tip.hash) {
+          this.requestPass();
+          return;
+        }
+        await this.apply(snapshot, walletIds, []);
         this.served(walletIds);
       } catch (error) {
         if (!this.refused(walletIds, error)) throw error;

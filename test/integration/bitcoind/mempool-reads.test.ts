@@ -1,11 +1,13 @@
 /**
  * The sync's mempool reads against a real Bitcoin Core, through a proxy that records every JSON-RPC call: each
  * transaction is fetched once however many passes list it, a pass with nothing new fetches nothing, a replaced
- * or mined transaction leaves what the source lists, and one a reorg returns to the mempool is listed again.
+ * or mined transaction leaves what the source lists, and one a reorg returns to the mempool is listed again; a
+ * block found while the sync reads the mempool does not make the wallet's unconfirmed payment look replaced.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { BitcoindChainSource } from '../../../src/chain/bitcoind/index.js';
-import { startTestServer, type TestServer } from '../../support/server.js';
+import { bearer, startTestServer, type TestServer } from '../../support/server.js';
+import { readStream } from '../webhook-helpers.js';
 import { startRpcCountingProxy, type RpcCountingProxy } from '../../support/rpc-counting-proxy.js';
 import { Chain, Client, describeWithBitcoind, fixtureWallets, serviceEnv, waitFor } from './chain-world.js';
 
@@ -56,6 +58,39 @@ describeWithBitcoind('mempool reads fetch only the transactions new since the la
     for (const txid of [...others, payment]) expect(fetched.filter((t) => t === txid), `getrawtransaction of ${txid}`).toHaveLength(1);
     expect(fetched, 'nothing but the mempool transactions fetched').toHaveLength(others.length + 1);
     expect((await client.details(ID)).txlist.map((t: any) => t.txid)).toContain(payment);
+  }, 90_000);
+
+  it('a block found just before the sync reads the mempool: the payment it confirms is not taken for replaced', async () => {
+    const proxy = await startRpcCountingProxy(chain.node.url);
+    proxies.push(proxy);
+    const raced = await startTestServer({ env: { ...serviceEnv(chain.node, '60'), SERVICE_BITCOIND_URL: proxy.url, SERVICE_LOG_LEVEL: 'warn' } });
+    try {
+      const client = await Client.forAdmin(raced);
+      const wallet = fixtureWallets[ID]!;
+      await client.importWallet(ID, { recv_descriptor: wallet.recv_descriptor, change_descriptor: wallet.change_descriptor, birthday: await chain.height() });
+      await waitFor(async () => (await client.details(ID)).scan === null, 'the wallet at the tip');
+      const payment = await chain.pay([{ address: await client.nextAddress(ID), sat: 350_000 }]);
+      await client.waitForTransaction(ID, payment, (n) => n === 0, 'the payment, unconfirmed');
+      // Every unconfirmed transaction of the wallet (this payment, and the first test's) confirms in the block.
+      const pending: string[] = (await client.details(ID)).txlist.filter((t: any) => t.confirmations === 0).map((t: any) => t.txid);
+      expect(pending).toContain(payment);
+      const since = String(await raced.running.runtime.store.events.lastSeq());
+      // The next mempool read reaches the node only once a block holds the payment: the sync read the tip
+      // before that block, and the mempool it reads no longer has the payment.
+      let mined: string | undefined;
+      proxy.beforeForward = async (calls) => {
+        if (mined !== undefined || !calls.some((c) => c.method === 'getrawmempool')) return;
+        [mined] = await chain.mine(1);
+      };
+      // Another payment moves the mempool: its watch asks for the pass that reads it.
+      await chain.pay([{ address: await chain.minerAddressOf('bech32'), sat: 100_000 }]);
+      await client.waitForTransaction(ID, payment, (n) => n === 1, 'the payment in the block mined before the mempool read');
+      expect(mined).toBeDefined();
+      const { messages } = await readStream(`${raced.api}/events`, { authorization: bearer(client.token), 'last-event-id': since }, pending.length);
+      expect(messages.map((m) => `${m.data.type} ${m.data.data.txid}`).sort()).toEqual(pending.map((txid) => `transaction.confirmed ${txid}`).sort());
+    } finally {
+      await raced.dispose();
+    }
   }, 90_000);
 
   it('a read after a replacement fetches only the replacement, and the original is no longer listed; mined and returned by a reorg', async () => {
