@@ -129,6 +129,8 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
       await services.webhookDeliverer.stop();
       services.wallets.states.stop();
       await services.sync.stop();
+      // After the sync, whose last pass may still wait on it; a derivation waiting then is done in process.
+      await services.gapDerivation?.stop();
       await chain?.close();
       await store.close();
     },

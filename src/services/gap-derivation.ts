@@ -27,18 +27,30 @@ interface Waiting {
   reject: (error: Error) => void;
 }
 
+export interface GapDerivationOptions {
+  /** Where a failed worker is reported: from then on every gap is derived on the thread answering requests. */
+  log?: ((level: 'warn', message: string, details?: Record<string, unknown>) => void) | undefined;
+  /** The worker's entry (default: the compiled one beside this module). */
+  entry?: URL;
+}
+
 export class GapDerivation {
   private nextId = 0;
-  private stopped = false;
+  /** Set by stop(): the worker's end is then asked for, not a failure. */
+  private stopping = false;
+  private failed = false;
   private readonly waiting = new Map<number, Waiting>();
   /** Started by the first derivation: commands that derive nothing never pay for a thread. */
   private worker: Worker | undefined;
 
-  private constructor(private readonly entry: URL) {}
+  private constructor(
+    private readonly entry: URL,
+    private readonly log: GapDerivationOptions['log'],
+  ) {}
 
   /** The worker, or undefined where none can run (no compiled entry beside this module). */
-  static start(entry = new URL('./gap-derivation-worker.js', import.meta.url)): GapDerivation | undefined {
-    return existsSync(fileURLToPath(entry)) ? new GapDerivation(entry) : undefined;
+  static start({ entry = new URL('./gap-derivation-worker.js', import.meta.url), log }: GapDerivationOptions = {}): GapDerivation | undefined {
+    return existsSync(fileURLToPath(entry)) ? new GapDerivation(entry, log) : undefined;
   }
 
   private started(): Worker {
@@ -53,14 +65,14 @@ export class GapDerivation {
       else waiting.resolve(answer.scripts);
     });
     // A failed worker fails what waits on it and is not used again; callers derive in process instead.
-    worker.on('error', (error) => this.failAll(error));
-    worker.on('exit', () => this.failAll(new Error('The derivation worker stopped')));
+    worker.on('error', (error) => this.fail(error.message));
+    worker.on('exit', (code) => this.fail(`the worker exited with code ${code}`));
     return (this.worker = worker);
   }
 
   /** The branch's scripts (hex) for indexes from .. from + count - 1. Rejects if the worker cannot derive them. */
   derive(descriptor: string, network: NetworkName, from: number, count: number): Promise<string[]> {
-    if (this.stopped) return Promise.reject(new Error('The derivation worker stopped'));
+    if (this.stopping || this.failed) return Promise.reject(new Error('The derivation worker stopped'));
     const id = this.nextId++;
     const worker = this.started();
     // Held by the process only while a derivation waits on it: an idle worker never keeps the process alive.
@@ -71,14 +83,20 @@ export class GapDerivation {
     });
   }
 
+  /** Ends the thread; derivations waiting on it reject (their callers derive in process). */
   async stop(): Promise<void> {
-    this.stopped = true;
+    this.stopping = true;
     await this.worker?.terminate();
   }
 
-  private failAll(error: Error): void {
-    this.stopped = true;
-    for (const waiting of this.waiting.values()) waiting.reject(error);
+  /** The worker's end (an error is followed by an exit): what waits is rejected; a failure is said once. */
+  private fail(reason: string): void {
+    if (!this.stopping && !this.failed) {
+      // Said because it costs: every new wallet's gap now takes the request thread's time (ADR 0021).
+      this.log?.('warn', 'the gap derivation worker failed: new wallets\' gaps are derived in process from now on', { reason });
+    }
+    this.failed = true;
+    for (const waiting of this.waiting.values()) waiting.reject(new Error('The derivation worker stopped'));
     this.waiting.clear();
   }
 }

@@ -64,6 +64,8 @@ export interface Services {
   webhookDeliverer: WebhookDeliverer;
   /** The live stream's reads. */
   events: EventStreamService;
+  /** The worker thread deriving new wallets' gaps (none where no compiled worker exists); stops with the service. */
+  gapDerivation: GapDerivation | undefined;
 }
 
 export interface ServiceDeps {
@@ -92,7 +94,8 @@ export function createServices(deps: ServiceDeps): Services {
   const jwt = new JwtCodec(deps.signingKey);
   const limiter = new FailedLoginLimiter(store.authFailures);
   const chain = new CachedChainAccess(deps.chain ?? null, now);
-  const scripts = new WalletScriptsCache(GapDerivation.start());
+  const gapDerivation = GapDerivation.start({ log: deps.log });
+  const scripts = new WalletScriptsCache(gapDerivation);
   const balances = new BalanceSummaries();
   const states = new WalletStateCache(store, scripts, { count: config.walletStatesKept, budget: config.walletStatesBudget, idleMs: config.walletStatesIdleMs }, balances);
   const refusals = new WalletRefusals();
@@ -153,6 +156,7 @@ export function createServices(deps: ServiceDeps): Services {
     webhooks: new WebhookService({ store, access, allowPrivate: config.webhookAllowPrivate, now }),
     webhookDeliverer: new WebhookDeliverer({ store, allowPrivate: config.webhookAllowPrivate, now, log: deps.log }),
     events: new EventStreamService({ store, access, now }),
+    gapDerivation,
   };
 }
 
