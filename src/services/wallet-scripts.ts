@@ -48,6 +48,8 @@ export class WalletScripts {
   private idleTimer: NodeJS.Timeout | undefined;
   /** Derivations in parts under way: the derivers are not dropped under them. */
   private deriving = 0;
+  /** Per branch, the range the worker is deriving (it never rejects: a failure leaves the scripts to derive here). */
+  private readonly offThreadUnderway: [Promise<void> | undefined, Promise<void> | undefined] = [undefined, undefined];
   /** Addresses shown for derived scripts, by branch and index. */
   private readonly addresses: [Array<KeptAddress | undefined>, Array<KeptAddress | undefined>] = [[], []];
   private readonly network: NetworkName;
@@ -181,8 +183,10 @@ export class WalletScripts {
    */
   async deriveInParts(branch: Branch, count: number): Promise<void> {
     const known = this.known[branch];
+    await this.offThreadUnderway[branch]; // a range asked for ahead (`prepare`) is not asked for twice
     if (known.length >= count) return;
-    if (this.offThread && count - known.length >= OFF_THREAD_FROM) await this.deriveOffThread(branch, count);
+    this.prepare(branch, count);
+    await this.offThreadUnderway[branch];
     if (known.length >= count) return;
     const part = Math.max(1, Math.floor(DERIVE_KEYS_PER_PART / this.derivers[branch].descriptor.keys.length));
     let since = performance.now();
@@ -199,6 +203,16 @@ export class WalletScripts {
     } finally {
       this.deriving--;
     }
+  }
+
+  /**
+   * Asks the worker for the branch's scripts up to index `count - 1` now, without waiting for them: a load of many
+   * wallets asks for each one's gap ahead, so that the worker derives the next wallet's while this thread loads the
+   * one before. Does nothing without a worker, for a few scripts, or while the branch's range is under way.
+   */
+  prepare(branch: Branch, count: number): void {
+    if (!this.offThread || this.offThreadUnderway[branch] || count - this.known[branch].length < OFF_THREAD_FROM) return;
+    this.offThreadUnderway[branch] = this.deriveOffThread(branch, count).finally(() => (this.offThreadUnderway[branch] = undefined));
   }
 
   /** The branch's scripts up to `count - 1` from the worker; on its failure nothing, and the caller derives them. */

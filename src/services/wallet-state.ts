@@ -92,6 +92,18 @@ async function deriveAheadOfLoad(wallet: StoredWallet, rows: WalletChainHead, sc
 }
 
 /**
+ * Asks the gap worker now for the scripts a load of these rows will derive (`deriveStoredInParts`, then the gap past
+ * the last used or revealed index), without waiting: a load of many wallets asks for the next ones' while it loads
+ * one, and the worker never waits for this thread. Nothing happens without a worker.
+ */
+export function prepareLoad(wallet: StoredWallet, rows: WalletChainHead, scripts: WalletScripts): void {
+  scripts.remember(rows.addresses);
+  const stored = storedCounts(rows);
+  const lastClaimed: [number, number] = [Math.max(rows.sync.lastUsedReceive, rows.lastRevealedReceive), rows.sync.lastUsedChange];
+  for (const branch of [0, 1] as const) scripts.prepare(branch, Math.max(stored[branch], lastClaimed[branch] + 1 + wallet.gapLimit));
+}
+
+/**
  * Makes the stored addresses' scripts, which the sync watches, known before the wallet is in the state (the sync
  * would otherwise derive them all at once): read from the rows, so nothing is derived but what they lack.
  */

@@ -32,7 +32,7 @@ import type { Store, StoredWallet, SyncBlockRow, WalletChainRows } from '../../s
 import { walletEvents } from '../events/chain-events.js';
 import type { NewEvent } from '../../store/repositories.js';
 import type { PsbtChainReconciler, PsbtSettlement } from '../psbts/chain-reconciler.js';
-import { deriveStoredInParts, loadWalletInto, type WalletScriptsCache } from '../wallet-state.js';
+import { deriveStoredInParts, loadWalletInto, prepareLoad, type WalletScriptsCache } from '../wallet-state.js';
 import type { ReadinessCheck } from '../health.js';
 import { nextTurn } from '../turns.js';
 import type { SyncLeadership } from './leadership.js';
@@ -62,6 +62,12 @@ const SYNC_ROWS_PER_TRANSACTION = 1_000;
  */
 const WALLETS_PER_CHAIN_READ = 100;
 const CHAIN_ROWS_PER_READ = 5_000;
+/**
+ * How long a pass loads new wallets before it follows the chain again; the rest load in the next round. Someone
+ * creating thousands of wallets (each creation's first gap is milliseconds of derivation) otherwise held every
+ * other wallet's blocks back until all were loaded. The first load after a start loads everything (readiness).
+ */
+const LOAD_TURN_MS = 500;
 /** How often a long pass looks for a new node tip (wallets at the tip then take the new blocks first). */
 const TIP_REFRESH_MS = 1_000;
 /** How often a long pass brings the mempool of the wallets at the tip up to date. */
@@ -366,10 +372,15 @@ export class SyncService {
     const stale = wallets.filter(({ id, revision }) => this.loaded.get(id)?.revision !== revision).map(({ id }) => id);
     let batch: { ids: Set<string>; wallets: Map<string, { wallet: StoredWallet; rows: WalletChainRows }> } = { ids: new Set(), wallets: new Map() };
     let nextToRead = 0;
+    const turnEnds = performance.now() + LOAD_TURN_MS;
     for (const { id, revision } of wallets) {
       if (this.firstLoad) this.firstLoad.done++;
       const known = this.loaded.get(id);
       if (known && known.revision === revision) continue;
+      if (!this.firstLoad && performance.now() > turnEnds) {
+        this.passRequested = true; // the rest in the next round, after the wallets already followed had their turn
+        break;
+      }
       // A wallet's derivations take milliseconds and the store may answer synchronously: give way between
       // wallets, so that thousands of them never keep requests (liveness probes) waiting.
       await nextTurn();
@@ -379,6 +390,7 @@ export class SyncService {
         const read = await this.deps.store.wallets.chainRowsOfMany(stale.slice(nextToRead, nextToRead + WALLETS_PER_CHAIN_READ), CHAIN_ROWS_PER_READ);
         batch = { ids: new Set(stale.slice(nextToRead, nextToRead + read.taken)), wallets: read.wallets };
         nextToRead += read.taken;
+        for (const { wallet, rows } of read.wallets.values()) prepareLoad(wallet, rows, this.deps.scripts.get(wallet));
         await nextTurn();
       }
       if (known) {
