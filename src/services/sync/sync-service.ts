@@ -151,6 +151,8 @@ export class SyncService {
   private passRequested = false;
   private passInProgress = false;
   private stopped = true;
+  /** stop() was called (a sync never started runs its passes to the end: `stopped` is true from the start). */
+  private stopping = false;
   /** The reason of the last failed pass, until a pass succeeds. */
   private lastFailure: string | undefined;
   /** Applied and not yet written: the changes gathered per wallet, and the blocks. */
@@ -196,6 +198,7 @@ export class SyncService {
     const follower = this.deps.follower;
     if (!follower || !this.stopped) return;
     this.stopped = false;
+    this.stopping = false;
     this.firstLoad = { done: 0, total: undefined };
     this.following.start(() => this.requestPass());
     const tick = async () => {
@@ -248,6 +251,7 @@ export class SyncService {
 
   async stop(): Promise<void> {
     this.stopped = true;
+    this.stopping = true;
     if (this.timer) clearTimeout(this.timer);
     await this.watchChain(false);
     await this.running?.catch(() => undefined);
@@ -293,7 +297,7 @@ export class SyncService {
     try {
       // Loading needs no node: wallets load (and readiness comes) while the node is away.
       this.passRequested = false;
-      await this.refreshWallets();
+      let loadsLeft = !(await this.refreshWallets());
       if (this.stopped && this.firstLoad) return { ran: true, tip: null, ...stats }; // stopped while loading
       this.firstLoad = undefined;
       await this.watchChain(this.loaded.size > 0);
@@ -306,9 +310,9 @@ export class SyncService {
       let tipReadAt = Date.now();
       let mempoolReadAt = Date.now();
       for (;;) {
-        if (this.passRequested) {
+        if (this.passRequested || loadsLeft) {
           this.passRequested = false;
-          await this.refreshWallets();
+          loadsLeft = !(await this.refreshWallets());
         }
         if (Date.now() - tipReadAt > TIP_REFRESH_MS) {
           // A long catch-up must not leave the wallets at the tip behind new blocks, nor their mempool.
@@ -320,7 +324,10 @@ export class SyncService {
           }
         }
         const behind = this.groups().filter((g) => (g.hash === null ? g.height < tip.height : g.hash !== tip.hash) && !this.refusedInPass.has(g.walletIds[0]!));
-        if (behind.length === 0) break;
+        if (behind.length === 0) {
+          if (loadsLeft && !this.stopping) continue; // the pass ends once no wallet waits to be loaded
+          break;
+        }
         this.deps.progress?.noteSyncing(true);
         // Closest to the tip first: wallets following the chain are never held back by one catching up.
         behind.sort((a, b) => b.height - a.height);
@@ -348,7 +355,8 @@ export class SyncService {
    * wallet's row (alias, birthday, descriptors, gap limit, network) is fixed or moves the revision when changed;
    * its name, description, key labels and owner change without it, and the sync uses none of them.
    */
-  private async refreshWallets(): Promise<void> {
+  /** False when the turn ended before every new wallet was loaded (LOAD_TURN_MS): the rest wait for the next call. */
+  private async refreshWallets(): Promise<boolean> {
     const followed = this.following.followed();
     const wallets = (await this.deps.store.wallets.listRevisions()).filter((w) => followed === 'all' || followed.has(w.id));
     const present = new Set(wallets.map((w) => w.id));
@@ -373,18 +381,19 @@ export class SyncService {
     let batch: { ids: Set<string>; wallets: Map<string, { wallet: StoredWallet; rows: WalletChainRows }> } = { ids: new Set(), wallets: new Map() };
     let nextToRead = 0;
     const turnEnds = performance.now() + LOAD_TURN_MS;
+    let complete = true;
     for (const { id, revision } of wallets) {
       if (this.firstLoad) this.firstLoad.done++;
       const known = this.loaded.get(id);
       if (known && known.revision === revision) continue;
-      if (!this.firstLoad && performance.now() > turnEnds) {
-        this.passRequested = true; // the rest in the next round, after the wallets already followed had their turn
+      if (!this.firstLoad && (this.stopping || performance.now() > turnEnds)) {
+        complete = false; // the rest in the next round, after the wallets already followed had their turn
         break;
       }
       // A wallet's derivations take milliseconds and the store may answer synchronously: give way between
       // wallets, so that thousands of them never keep requests (liveness probes) waiting.
       await nextTurn();
-      if (this.stopped && this.firstLoad) return; // stopping: the load is for nothing
+      if (this.stopped && this.firstLoad) return false; // stopping: the load is for nothing
       if (!batch.ids.has(id)) {
         // `id` is the next stale wallet not read yet: the loop takes them in the same order.
         const read = await this.deps.store.wallets.chainRowsOfMany(stale.slice(nextToRead, nextToRead + WALLETS_PER_CHAIN_READ), CHAIN_ROWS_PER_READ);
@@ -414,6 +423,7 @@ export class SyncService {
     }
     await write();
     await this.following.settled(new Set(this.loaded.keys()));
+    return complete;
   }
 
   /**
