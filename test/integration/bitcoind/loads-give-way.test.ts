@@ -11,7 +11,7 @@ import { startTestServer, type TestServer } from '../../support/server.js';
 const ID = 'w_wsh2of3';
 const PAID = 25_000_000;
 /** New wallets whose first gaps (20 + 20 scripts of a 2-of-3) take the sync several seconds to derive in process. */
-const NEW_WALLETS = 400;
+const NEW_WALLETS = 600;
 
 describeWithBitcoind('a block for a followed wallet while many new wallets load', () => {
   let chain: Chain;
