@@ -84,11 +84,25 @@ async function loadParsedInto(state: EngineState, wallet: StoredWallet, rows: Wa
  */
 async function deriveAheadOfLoad(wallet: StoredWallet, rows: WalletChainHead, scripts: WalletScripts): Promise<void> {
   const stored = storedCounts(rows);
-  const lastClaimed: [number, number] = [Math.max(rows.sync.lastUsedReceive, rows.lastRevealedReceive), rows.sync.lastUsedChange];
-  for (const branch of [0, 1] as const) {
-    const wanted = lastClaimed[branch] + 1 + wallet.gapLimit;
-    if (wanted > stored[branch]) await scripts.deriveInParts(branch, wanted);
-  }
+  const wanted = watchedCounts(wallet, rows);
+  for (const branch of [0, 1] as const) if (wanted[branch] > stored[branch]) await scripts.deriveInParts(branch, wanted[branch]);
+}
+
+/** Per branch, the scripts a load watches: the gap limit past the last used (or, for receive, revealed) index. */
+function watchedCounts(wallet: StoredWallet, rows: WalletChainHead): [number, number] {
+  return [Math.max(rows.sync.lastUsedReceive, rows.lastRevealedReceive) + 1 + wallet.gapLimit, rows.sync.lastUsedChange + 1 + wallet.gapLimit];
+}
+
+/**
+ * A wallet the sync never followed (no tip: created, the sync not yet at it) whose load would derive its first gap.
+ * A restart's first load leaves such wallets for after it: readiness waits for the wallets followed before, and
+ * thousands of new ones would make it wait for their derivations (milliseconds each).
+ */
+export function neverFollowedAndUnderived(wallet: StoredWallet, rows: WalletChainHead): boolean {
+  if (rows.sync.tip !== null) return false;
+  const stored = storedCounts(rows);
+  const wanted = watchedCounts(wallet, rows);
+  return wanted[0] > stored[0] || wanted[1] > stored[1];
 }
 
 /**
@@ -99,8 +113,8 @@ async function deriveAheadOfLoad(wallet: StoredWallet, rows: WalletChainHead, sc
 export function prepareLoad(wallet: StoredWallet, rows: WalletChainHead, scripts: WalletScripts): void {
   scripts.remember(rows.addresses);
   const stored = storedCounts(rows);
-  const lastClaimed: [number, number] = [Math.max(rows.sync.lastUsedReceive, rows.lastRevealedReceive), rows.sync.lastUsedChange];
-  for (const branch of [0, 1] as const) scripts.prepare(branch, Math.max(stored[branch], lastClaimed[branch] + 1 + wallet.gapLimit));
+  const wanted = watchedCounts(wallet, rows);
+  for (const branch of [0, 1] as const) scripts.prepare(branch, Math.max(stored[branch], wanted[branch]));
 }
 
 /**

@@ -32,7 +32,7 @@ import type { Store, StoredWallet, SyncBlockRow, WalletChainRows } from '../../s
 import { walletEvents } from '../events/chain-events.js';
 import type { NewEvent } from '../../store/repositories.js';
 import type { PsbtChainReconciler, PsbtSettlement } from '../psbts/chain-reconciler.js';
-import { deriveStoredInParts, loadWalletInto, prepareLoad, type WalletScriptsCache } from '../wallet-state.js';
+import { deriveStoredInParts, loadWalletInto, neverFollowedAndUnderived, prepareLoad, type WalletScriptsCache } from '../wallet-state.js';
 import type { ReadinessCheck } from '../health.js';
 import { nextTurn } from '../turns.js';
 import type { SyncLeadership } from './leadership.js';
@@ -234,8 +234,9 @@ export class SyncService {
   }
 
   /**
-   * Readiness `wallets`: failing while the background sync, started, has not loaded every wallet yet (reads load
-   * the wallets they need themselves meanwhile; the sync follows none of them before it loaded them all).
+   * Readiness `wallets`: failing while the background sync, started, has not loaded every wallet it followed before
+   * yet (reads load the wallets they need themselves meanwhile; the sync follows none of them before it loaded them
+   * all). Wallets it never followed whose first gap is still to derive load after, in turns, as new wallets do.
    */
   readinessCheck(): ReadinessCheck {
     return {
@@ -410,6 +411,10 @@ export class SyncService {
       batch.wallets.delete(id); // the rows are the engine's from here on
       if (!loaded) continue; // deleted meanwhile
       const { wallet, rows } = loaded;
+      if (this.firstLoad && neverFollowedAndUnderived(wallet, rows)) {
+        complete = false; // loaded in turns once the wallets followed before are: readiness does not wait for them
+        continue;
+      }
       const scripts = this.deps.scripts.get(wallet);
       await deriveStoredInParts(rows, scripts); // before the wallet is in the state: the sync would watch them all derived at once
       const changes = await loadWalletInto(this.state, wallet, rows, scripts);
