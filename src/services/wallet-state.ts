@@ -254,6 +254,9 @@ export class WalletStateCache {
 
   /** The wallet's balances as stored now: its summary at the stored revision when known, else from its state loaded. */
   async balances(wallet: StoredWallet): Promise<WalletBalances> {
+    // Revision 0: no chain row was ever written (the sync has not reached the wallet), so it holds nothing. Its state
+    // would derive its first gap just to count no coins: a listing of thousands of new wallets waited for that.
+    if (wallet.revision === 0) return { confirmed: 0n, unconfirmed: 0n, immature: 0n };
     const known = this.summaries?.at(wallet.id, wallet.revision);
     if (known) return known;
     const view = await this.view(wallet);

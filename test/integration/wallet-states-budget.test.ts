@@ -131,4 +131,22 @@ describe.each(['sqlite', 'postgres'] as const)('reads\' wallet states unread for
     expect(again).toEqual(first);
     expectWalletMatchesCore(again, timeline.snapshots[last].expected.w_wpkh, mempoolAt(last));
   }, 60_000);
+
+  it('lists a wallet the sync has not reached yet with no coins, without loading it', async () => {
+    await importFixtureWallets(world, ['w_pkh']); // revision 0: no pass ran since
+    const states = world.server.running.runtime.services.wallets.states;
+    const id = (await world.server.running.runtime.store.wallets.findByAlias('w_pkh'))!.id;
+    expect((await world.server.running.runtime.store.wallets.findByAlias('w_pkh'))!.revision).toBe(0);
+    const loads = countLoads(world);
+    const balances = await listedBalances(world);
+    expect(loads.count).toBe(0);
+    expect(states.keptWallets()).not.toContain(id);
+    expect(balances.w_pkh).toMatchObject({ total_sat: 0, confirmed_sat: 0 });
+    expect(balances.w_pkh).toEqual((await walletDetails(world, 'w_pkh')).balance); // what its details show: nothing yet
+    // Once the sync has reached it, the list shows its coins.
+    await syncTo(world, last);
+    expect((await listedBalances(world)).w_pkh).toEqual((await walletDetails(world, 'w_pkh')).balance);
+    expect((await walletDetails(world, 'w_pkh')).balance.total_sat).toBeGreaterThan(0);
+    expect(states.keptWallets()).toContain(id);
+  }, 60_000);
 });
