@@ -65,7 +65,8 @@ const CHAIN_ROWS_PER_READ = 5_000;
 /**
  * How long a pass loads new wallets before it follows the chain again; the rest load in the next round. Someone
  * creating thousands of wallets (each creation's first gap is milliseconds of derivation) otherwise held every
- * other wallet's blocks back until all were loaded. The first load after a start loads everything (readiness).
+ * other wallet's blocks back until all were loaded. The first load after a start loads every wallet followed
+ * before at once (readiness waits for them).
  */
 const LOAD_TURN_MS = 500;
 /** Wallets whose gaps a load asks the worker for ahead of the one it loads. */
@@ -357,8 +358,8 @@ export class SyncService {
    * (one per creation) would otherwise read every wallet's row, thousands of them. What the sync uses of a loaded
    * wallet's row (alias, birthday, descriptors, gap limit, network) is fixed or moves the revision when changed;
    * its name, description, key labels and owner change without it, and the sync uses none of them.
+   * False when the turn ended before every new wallet was loaded (LOAD_TURN_MS): the rest wait for the next call.
    */
-  /** False when the turn ended before every new wallet was loaded (LOAD_TURN_MS): the rest wait for the next call. */
   private async refreshWallets(): Promise<boolean> {
     const followed = this.following.followed();
     const wallets = (await this.deps.store.wallets.listRevisions()).filter((w) => followed === 'all' || followed.has(w.id));
