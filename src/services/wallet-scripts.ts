@@ -183,9 +183,8 @@ export class WalletScripts {
    */
   async deriveInParts(branch: Branch, count: number): Promise<void> {
     const known = this.known[branch];
-    await this.offThreadUnderway[branch]; // a range asked for ahead (`prepare`) is not asked for twice
     if (known.length >= count) return;
-    this.prepare(branch, count);
+    this.prepare(branch, count); // nothing new asked for while a range is under way: this waits for it instead
     await this.offThreadUnderway[branch];
     if (known.length >= count) return;
     const part = Math.max(1, Math.floor(DERIVE_KEYS_PER_PART / this.derivers[branch].descriptor.keys.length));

@@ -4,8 +4,8 @@
  * derivation to the process and is said once. Workers that never answer or die are small entries written here.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { getPriority, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
@@ -84,6 +84,38 @@ describe('gap derivation on a worker thread', () => {
     expect(first).toEqual(expected(wallet, 0, 0, 40));
     expect(far).toEqual(expected(wallet, 0, 1_000_000, 3));
     expect(change).toEqual(expected(wallet, 1, 5, 10));
+  });
+
+  it('asks the worker for a range prepared ahead once: a derivation of it waits for that answer', async () => {
+    const wallet = walletOf('w_wsh2of3');
+    const derivation = builtDerivation();
+    const asked: Array<[number, number]> = [];
+    const derive = derivation.derive.bind(derivation);
+    derivation.derive = (descriptor, network, from, count) => {
+      asked.push([from, count]);
+      return derive(descriptor, network, from, count);
+    };
+    const scripts = new WalletScripts(wallet, undefined, undefined, derivation);
+    scripts.prepare(0, 20);
+    scripts.prepare(0, 20); // under way: not asked again
+    scripts.prepare(1, 4); // a few scripts are derived here when needed, never asked for ahead
+    expect(scripts.knownCount(0)).toBe(0); // nothing waited for
+    await Promise.all([scripts.deriveInParts(0, 20), scripts.deriveInParts(0, 20)]);
+    expect(asked).toEqual([[0, 20]]);
+    expect(scripts.holdsDerivers).toBe(false);
+    expect(scripts.deriveHex(0, 0, 20)).toEqual(expected(wallet, 0, 0, 20));
+  });
+
+  it('runs below the priority of the thread answering requests (Linux)', async () => {
+    // The nice value of each thread of this process (field 19 of its stat; fields after the name's parenthesis).
+    const lowered = () =>
+      readdirSync(`/proc/${process.pid}/task`)
+        .map((tid) => readFileSync(`/proc/${process.pid}/task/${tid}/stat`, 'utf8'))
+        .filter((stat) => Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]) === getPriority() + 10).length;
+    const before = lowered();
+    const derivation = builtDerivation();
+    await derivation.derive(walletOf('w_wpkh').receiveDescriptor, 'regtest', 0, 8); // the worker started
+    expect(lowered()).toBe(before + 1);
   });
 
   it('keeps scripts derived here meanwhile, and takes only those past them', async () => {
