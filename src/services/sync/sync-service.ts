@@ -73,7 +73,7 @@ const LOAD_TURN_MS = 500;
 const LOADS_PREPARED_AHEAD = 3;
 /** How often a long pass looks for a new node tip (wallets at the tip then take the new blocks first). */
 const TIP_REFRESH_MS = 1_000;
-/** How often a long pass brings the mempool of the wallets at the tip up to date. */
+/** How often a long pass brings the mempool of the wallets at the tip up to date unless told of a change sooner. */
 const MEMPOOL_REFRESH_MS = 5_000;
 
 const touchesTransactions = (c: WalletChangeset): boolean =>
@@ -154,6 +154,11 @@ export class SyncService {
   private passRequested = false;
   private passInProgress = false;
   private stopped = true;
+  /**
+   * The chain source told of a mempool change: a long pass (a catch-up, new wallets loading in turns) reads the
+   * mempool at its next look at the tip, not at its five-second refresh.
+   */
+  private mempoolMoved = false;
   /** stop() was called (a sync never started runs its passes to the end: `stopped` is true from the start). */
   private stopping = false;
   /** The reason of the last failed pass, until a pass succeeds. */
@@ -278,7 +283,11 @@ export class SyncService {
       const onTip = (tip: ChainTip) => {
         if (tip.hash !== this.nodeTip?.hash) this.requestPass();
       };
-      const watches = [follower.watchTip?.(onTip), follower.watchMempool?.(() => this.requestPass())];
+      const onMempool = () => {
+        this.mempoolMoved = true;
+        this.requestPass();
+      };
+      const watches = [follower.watchTip?.(onTip), follower.watchMempool?.(onMempool)];
       this.chainWatches = watches.filter((watch) => watch !== undefined);
     } else if (!on && this.chainWatches) {
       const watches = this.chainWatches;
@@ -322,7 +331,8 @@ export class SyncService {
           // A long catch-up must not leave the wallets at the tip behind new blocks, nor their mempool.
           tip = await this.readTip(chain);
           tipReadAt = Date.now();
-          if (Date.now() - mempoolReadAt > MEMPOOL_REFRESH_MS) {
+          if (this.mempoolMoved || Date.now() - mempoolReadAt > MEMPOOL_REFRESH_MS) {
+            this.mempoolMoved = false;
             await this.applyMempool(chain, tip);
             mempoolReadAt = Date.now();
           }
@@ -344,6 +354,7 @@ export class SyncService {
         } else idleRounds = 0;
       }
       this.deps.progress?.noteSyncing(false);
+      this.mempoolMoved = false;
       await this.applyMempool(chain, tip);
       return { ran: true, tip, ...stats };
     } finally {
