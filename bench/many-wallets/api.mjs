@@ -8,12 +8,11 @@
 //     [--postgres] (a schema of its own at WCS_BENCH_DATABASE_URL, default the tests' database, dropped after)
 //     [--restart-at-once] (restart right after the last creation, the sync still behind: the wallets it has not
 //     reached yet load after readiness; then the time until every wallet is at the tip)
-import { spawn } from 'node:child_process';
-import { mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { locateBitcoind, startBitcoind } from '../bitcoind-support.mjs';
-import { freePort } from '../support.mjs';
+import { pct, serve } from './served.mjs';
 import { benchDatabase, descriptorsOf } from './wallets.mjs';
 
 const root = resolve(import.meta.dirname, '..', '..');
@@ -56,7 +55,7 @@ try {
   };
   console.log(`${WALLETS} wallets, ${PARALLEL} creations at a time, ${POSTGRES ? 'PostgreSQL' : 'SQLite'}; load average ${load()}`);
 
-  server = await serve(env, PROFILE_DIR, SNAPSHOT_DIR);
+  server = await serve(env, { dist: DIST, serverLog: SERVER_LOG, profileDir: PROFILE_DIR, snapshotDir: SNAPSHOT_DIR });
   await server.live;
   await server.ready;
   const api = await server.client();
@@ -107,7 +106,7 @@ try {
   await server.stop();
 
   // Restart: the port, readiness, memory.
-  server = await serve(env, PROFILE_DIR);
+  server = await serve(env, { dist: DIST, serverLog: SERVER_LOG, profileDir: PROFILE_DIR });
   const spawned = server.spawned;
   const live = await server.live;
   const ready = await server.ready;
@@ -143,50 +142,7 @@ try {
   await dropDatabase();
 }
 
-/** Starts `wcs serve`; `live` and `ready` resolve to the moment (performance.now) each probe first answered 200. */
-async function serve(env, profileDir, snapshotDir) {
-  const port = await freePort();
-  const profile = [...(profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : []), ...(snapshotDir ? ['--heapsnapshot-signal=SIGUSR2', '--diagnostic-dir', snapshotDir] : [])];
-  const spawned = performance.now();
-  const log = SERVER_LOG ? openSync(SERVER_LOG, 'a') : 'ignore';
-  const child = spawn(process.execPath, [...profile, join(DIST, 'cli', 'main.js'), 'serve'], { cwd: root, stdio: ['ignore', log, 'inherit'], env: { PATH: process.env.PATH, ...env, SERVICE_PORT: String(port) } });
-  const exited = new Promise((r) => child.once('exit', r));
-  const base = `http://127.0.0.1:${port}`;
-  const live = Promise.race([firstOk(`${base}/healthz/live`), exited.then((code) => Promise.reject(new Error(`wcs serve exited (${code})`)))]);
-  return {
-    pid: child.pid,
-    spawned,
-    live,
-    ready: live.then(() => firstOk(`${base}/healthz/ready`)),
-    async client() {
-      const basic = `Basic ${Buffer.from('admin:bench-admin-password').toString('base64')}`;
-      const response = await fetch(`${base}/api/v1alpha/token`, { method: 'POST', headers: { authorization: basic, 'content-type': 'application/json' }, body: JSON.stringify({ jwt_token_description: `bench ${port}`, jwt_token_life: '1 days' }) });
-      const answer = await response.json();
-      if (!answer.jwt_token) throw new Error(`POST /token: ${response.status} ${JSON.stringify(answer)}`);
-      return apiClient(`${base}/api/v1alpha`, answer.jwt_token);
-    },
-    async stop() {
-      if (child.exitCode === null) child.kill('SIGTERM');
-      await exited;
-    },
-  };
-}
 
-/** Requests with the token; `timed` (milliseconds, answer read) and `json` throw on another status than expected. */
-function apiClient(base, token) {
-  const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
-  const send = async (method, path, body, status) => {
-    const t0 = performance.now();
-    const response = await fetch(`${base}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-    const text = await response.text();
-    if (response.status !== status) throw new Error(`${method} ${path}: ${response.status} ${text.slice(0, 300)}`);
-    return { text, ms: performance.now() - t0 };
-  };
-  return {
-    timed: async (method, path, body, status = 200) => (await send(method, path, body, status)).ms,
-    json: async (method, path, body, status = 200) => JSON.parse((await send(method, path, body, status)).text),
-  };
-}
 
 /** `GET /wallets?limit=50` LIST_CALLS times: the first page's p50 and max, and one later page's. */
 async function listPages(api) {
@@ -221,16 +177,6 @@ async function untilAll(api, aliases, ok) {
   }
 }
 
-async function firstOk(url) {
-  for (;;) {
-    try {
-      if ((await fetch(url, { signal: AbortSignal.timeout(120_000) })).ok) return performance.now();
-    } catch {
-      // not listening yet
-    }
-    await sleep(20);
-  }
-}
 
 /** Asks the server for a heap snapshot; resolves once the file is complete (its size stops growing). */
 async function heapSnapshot(pid) {
@@ -274,8 +220,4 @@ function rssMb(pid) {
   }
 }
 
-function pct(list, p) {
-  const sorted = list.filter((t) => t !== undefined).sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))];
-}
 

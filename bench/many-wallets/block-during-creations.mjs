@@ -10,11 +10,11 @@
 //     [--parallel 4] [--dist DIR] (the build the server runs; default dist) [--label TEXT] (copied into the JSON line)
 //     [--server-log FILE] [--postgres] (a schema of its own at WCS_BENCH_DATABASE_URL, default the tests' database, dropped after)
 import { spawn } from 'node:child_process';
-import { mkdtempSync, openSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { locateBitcoind, startBitcoind } from '../bitcoind-support.mjs';
-import { freePort } from '../support.mjs';
+import { pct, serve } from './served.mjs';
 import { benchDatabase, descriptorsOf } from './wallets.mjs';
 
 const root = resolve(import.meta.dirname, '..', '..');
@@ -54,7 +54,7 @@ try {
   const figures = { label: LABEL, store: POSTGRES ? 'postgres' : 'sqlite', followed: FOLLOWED, created: CREATED, paid: PAID, parallel: PARALLEL, load_start: load() };
   console.log(`${LABEL}: ${FOLLOWED} followed wallets, ${CREATED} created ${PARALLEL} at a time, ${PAID} paid, ${figures.store}; load average ${load()}`);
 
-  server = await serve(env);
+  server = await serve(env, { dist: DIST, serverLog: SERVER_LOG });
   await server.ready;
   await cli(env, ['user', 'add', 'payee'], `${PAYEE_PASSWORD}\n`);
   const admin = await server.client('admin', ADMIN_PASSWORD);
@@ -168,57 +168,6 @@ function cli(env, args, input) {
   return new Promise((resolveExit, reject) => child.once('exit', (code) => (code === 0 ? resolveExit() : reject(new Error(`wcs ${args.join(' ')}: exit ${code} ${errors.slice(0, 300)}`)))));
 }
 
-/** Starts `wcs serve`; `ready` resolves once `/healthz/ready` answers 200. */
-async function serve(env) {
-  const port = await freePort();
-  const log = SERVER_LOG ? openSync(SERVER_LOG, 'a') : 'ignore';
-  const child = spawn(process.execPath, [join(DIST, 'cli', 'main.js'), 'serve'], { cwd: root, stdio: ['ignore', log, 'inherit'], env: { PATH: process.env.PATH, ...env, SERVICE_PORT: String(port) } });
-  const exited = new Promise((r) => child.once('exit', r));
-  const base = `http://127.0.0.1:${port}`;
-  return {
-    ready: Promise.race([firstOk(`${base}/healthz/ready`), exited.then((code) => Promise.reject(new Error(`wcs serve exited (${code})`)))]),
-    async client(user, password) {
-      const basic = `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
-      const response = await fetch(`${base}/api/v1alpha/token`, { method: 'POST', headers: { authorization: basic, 'content-type': 'application/json' }, body: JSON.stringify({ jwt_token_description: `bench ${user}`, jwt_token_life: '1 days' }) });
-      const answer = await response.json();
-      if (!answer.jwt_token) throw new Error(`POST /token as ${user}: ${response.status} ${JSON.stringify(answer)}`);
-      return apiClient(`${base}/api/v1alpha`, answer.jwt_token);
-    },
-    async stop() {
-      if (child.exitCode === null) child.kill('SIGTERM');
-      await exited;
-    },
-  };
-}
 
-/** Requests with the token; `timed` (milliseconds, answer read) and `json` throw on another status than expected. */
-function apiClient(base, token) {
-  const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
-  const send = async (method, path, body, status) => {
-    const t0 = performance.now();
-    const response = await fetch(`${base}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-    const text = await response.text();
-    if (response.status !== status) throw new Error(`${method} ${path}: ${response.status} ${text.slice(0, 300)}`);
-    return { text, ms: performance.now() - t0 };
-  };
-  return {
-    timed: async (method, path, body, status = 200) => (await send(method, path, body, status)).ms,
-    json: async (method, path, body, status = 200) => JSON.parse((await send(method, path, body, status)).text),
-  };
-}
 
-async function firstOk(url) {
-  for (;;) {
-    try {
-      if ((await fetch(url, { signal: AbortSignal.timeout(120_000) })).ok) return performance.now();
-    } catch {
-      // not listening yet
-    }
-    await sleep(20);
-  }
-}
 
-function pct(list, p) {
-  const sorted = list.filter((t) => t !== undefined).sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))];
-}

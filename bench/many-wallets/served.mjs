@@ -1,0 +1,78 @@
+// `wcs serve` of a build, spawned for a bench, and a REST client of it: what api.mjs and block-during-creations.mjs
+// share. Times are `performance.now()` moments.
+import { spawn } from 'node:child_process';
+import { openSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { freePort } from '../support.mjs';
+
+const root = resolve(import.meta.dirname, '..', '..');
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+export const BENCH_ADMIN_PASSWORD = 'bench-admin-password';
+
+/**
+ * Starts `wcs serve` of the build in `dist` with `env`; `live` and `ready` resolve to the moment each probe first
+ * answered 200 (and reject if the server exits first). `serverLog`: a file its stdout is appended to; `profileDir`:
+ * a CPU profile written when it stops; `snapshotDir`: heap snapshots on SIGUSR2.
+ */
+export async function serve(env, { dist, serverLog, profileDir, snapshotDir } = {}) {
+  const port = await freePort();
+  const profile = [...(profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : []), ...(snapshotDir ? ['--heapsnapshot-signal=SIGUSR2', '--diagnostic-dir', snapshotDir] : [])];
+  const spawned = performance.now();
+  const log = serverLog ? openSync(serverLog, 'a') : 'ignore';
+  const child = spawn(process.execPath, [...profile, join(dist, 'cli', 'main.js'), 'serve'], { cwd: root, stdio: ['ignore', log, 'inherit'], env: { PATH: process.env.PATH, ...env, SERVICE_PORT: String(port) } });
+  const exited = new Promise((r) => child.once('exit', r));
+  const base = `http://127.0.0.1:${port}`;
+  const live = Promise.race([firstOk(`${base}/healthz/live`), exited.then((code) => Promise.reject(new Error(`wcs serve exited (${code})`)))]);
+  return {
+    pid: child.pid,
+    spawned,
+    live,
+    ready: live.then(() => firstOk(`${base}/healthz/ready`)),
+    /** A client with a token of `user` (BasicAuth to `POST /token`). */
+    async client(user = 'admin', password = BENCH_ADMIN_PASSWORD) {
+      const basic = `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
+      const response = await fetch(`${base}/api/v1alpha/token`, { method: 'POST', headers: { authorization: basic, 'content-type': 'application/json' }, body: JSON.stringify({ jwt_token_description: `bench ${user} ${port}`, jwt_token_life: '1 days' }) });
+      const answer = await response.json();
+      if (!answer.jwt_token) throw new Error(`POST /token as ${user}: ${response.status} ${JSON.stringify(answer)}`);
+      return apiClient(`${base}/api/v1alpha`, answer.jwt_token);
+    },
+    async stop() {
+      if (child.exitCode === null) child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
+/** Requests with the token; `timed` (milliseconds, answer read) and `json` throw on another status than expected. */
+export function apiClient(base, token) {
+  const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+  const send = async (method, path, body, status) => {
+    const t0 = performance.now();
+    const response = await fetch(`${base}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+    const text = await response.text();
+    if (response.status !== status) throw new Error(`${method} ${path}: ${response.status} ${text.slice(0, 300)}`);
+    return { text, ms: performance.now() - t0 };
+  };
+  return {
+    timed: async (method, path, body, status = 200) => (await send(method, path, body, status)).ms,
+    json: async (method, path, body, status = 200) => JSON.parse((await send(method, path, body, status)).text),
+  };
+}
+
+/** The moment `url` first answers 2xx. */
+export async function firstOk(url) {
+  for (;;) {
+    try {
+      if ((await fetch(url, { signal: AbortSignal.timeout(120_000) })).ok) return performance.now();
+    } catch {
+      // not listening yet
+    }
+    await sleep(20);
+  }
+}
+
+/** The p-th percentile of the defined values of `list`. */
+export function pct(list, p) {
+  const sorted = list.filter((t) => t !== undefined).sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))];
+}
