@@ -22,10 +22,23 @@ export interface GapRequest {
 
 export type GapAnswer = { id: number; scripts: string[] } | { id: number; error: string };
 
-interface Waiting {
+interface Job {
+  request: GapRequest;
   resolve: (scripts: string[]) => void;
   reject: (error: Error) => void;
 }
+
+/** A range asked for ahead: its scripts, and a way to put it before the other ranges asked for ahead once someone waits for it. */
+export interface GapJob {
+  readonly scripts: Promise<string[]>;
+  hurry(): void;
+}
+
+/**
+ * Ranges handed to the worker at a time: one derived while the next is on its way. The others wait here, where a range
+ * someone waits for goes before those asked for ahead (a sync's load asks for a hundred wallets' gaps ahead).
+ */
+const IN_FLIGHT = 2;
 
 export interface GapDerivationOptions {
   /** Where a failed worker is reported: from then on every gap is derived on the thread answering requests. */
@@ -39,7 +52,9 @@ export class GapDerivation {
   /** Set by stop(): the worker's end is then asked for, not a failure. */
   private stopping = false;
   private failed = false;
-  private readonly waiting = new Map<number, Waiting>();
+  private readonly inFlight = new Map<number, Job>();
+  /** Waiting to be handed to the worker: ranges someone waits for, then ranges asked for ahead. */
+  private readonly queued: [now: Job[], ahead: Job[]] = [[], []];
   /** Started by the first derivation: commands that derive nothing never pay for a thread. */
   private worker: Worker | undefined;
 
@@ -57,12 +72,13 @@ export class GapDerivation {
     if (this.worker) return this.worker;
     const worker = new Worker(this.entry);
     worker.on('message', (answer: GapAnswer) => {
-      const waiting = this.waiting.get(answer.id);
-      if (!waiting) return;
-      this.waiting.delete(answer.id);
-      if (this.waiting.size === 0) worker.unref();
-      if ('error' in answer) waiting.reject(new Error(answer.error));
-      else waiting.resolve(answer.scripts);
+      const job = this.inFlight.get(answer.id);
+      if (!job) return;
+      this.inFlight.delete(answer.id);
+      this.handOver();
+      if (this.waitingCount() === 0) worker.unref();
+      if ('error' in answer) job.reject(new Error(answer.error));
+      else job.resolve(answer.scripts);
     });
     // A failed worker fails what waits on it and is not used again; callers derive in process instead.
     worker.on('error', (error) => this.fail(error.message));
@@ -72,15 +88,46 @@ export class GapDerivation {
 
   /** The branch's scripts (hex) for indexes from .. from + count - 1. Rejects if the worker cannot derive them. */
   derive(descriptor: string, network: NetworkName, from: number, count: number): Promise<string[]> {
-    if (this.stopping || this.failed) return Promise.reject(new Error('The derivation worker stopped'));
-    const id = this.nextId++;
+    return this.enqueue(0, descriptor, network, from, count).scripts;
+  }
+
+  /** The same, asked for ahead of need: handed to the worker after every range someone waits for, until `hurry()`. */
+  deriveAhead(descriptor: string, network: NetworkName, from: number, count: number): GapJob {
+    return this.enqueue(1, descriptor, network, from, count);
+  }
+
+  private enqueue(level: 0 | 1, descriptor: string, network: NetworkName, from: number, count: number): GapJob {
+    if (this.stopping || this.failed) return { scripts: Promise.reject(new Error('The derivation worker stopped')), hurry: () => {} };
     const worker = this.started();
     // Held by the process only while a derivation waits on it: an idle worker never keeps the process alive.
-    if (this.waiting.size === 0) worker.ref();
-    return new Promise((resolve, reject) => {
-      this.waiting.set(id, { resolve, reject });
-      worker.postMessage({ id, descriptor, network, from, count } satisfies GapRequest);
+    if (this.waitingCount() === 0) worker.ref();
+    let job!: Job;
+    const scripts = new Promise<string[]>((resolve, reject) => {
+      job = { request: { id: this.nextId++, descriptor, network, from, count }, resolve, reject };
     });
+    this.queued[level].push(job);
+    this.handOver();
+    const hurry = () => {
+      const at = this.queued[1].indexOf(job);
+      if (at < 0) return; // with the worker already, or not asked for ahead
+      this.queued[1].splice(at, 1);
+      this.queued[0].push(job);
+    };
+    return { scripts, hurry };
+  }
+
+  /** Hands the worker the next ranges, those someone waits for first. */
+  private handOver(): void {
+    while (this.worker && !this.failed && this.inFlight.size < IN_FLIGHT) {
+      const job = this.queued[0].shift() ?? this.queued[1].shift();
+      if (!job) return;
+      this.inFlight.set(job.request.id, job);
+      this.worker.postMessage(job.request);
+    }
+  }
+
+  private waitingCount(): number {
+    return this.inFlight.size + this.queued[0].length + this.queued[1].length;
   }
 
   /** Ends the thread; derivations waiting on it reject (their callers derive in process). */
@@ -96,7 +143,9 @@ export class GapDerivation {
       this.log?.('warn', 'the gap derivation worker failed: new wallets\' gaps are derived in process from now on', { reason });
     }
     this.failed = true;
-    for (const waiting of this.waiting.values()) waiting.reject(new Error('The derivation worker stopped'));
-    this.waiting.clear();
+    for (const job of [...this.inFlight.values(), ...this.queued[0], ...this.queued[1]]) job.reject(new Error('The derivation worker stopped'));
+    this.inFlight.clear();
+    this.queued[0].length = 0;
+    this.queued[1].length = 0;
   }
 }

@@ -25,6 +25,12 @@ const OFF_THREAD_FROM = 8;
  */
 const DERIVERS_IDLE_MS = 30_000;
 
+/** A range of a branch the worker derives: done once its scripts are known (never rejects), and hurried when waited for. */
+interface OffThreadRange {
+  done: Promise<void>;
+  hurry(): void;
+}
+
 /** An address kept with the script (hex) it encodes. */
 interface KeptAddress {
   script: string;
@@ -49,7 +55,7 @@ export class WalletScripts {
   /** Derivations in parts under way: the derivers are not dropped under them. */
   private deriving = 0;
   /** Per branch, the range the worker is deriving (it never rejects: a failure leaves the scripts to derive here). */
-  private readonly offThreadUnderway: [Promise<void> | undefined, Promise<void> | undefined] = [undefined, undefined];
+  private readonly offThreadUnderway: [OffThreadRange | undefined, OffThreadRange | undefined] = [undefined, undefined];
   /** Addresses shown for derived scripts, by branch and index. */
   private readonly addresses: [Array<KeptAddress | undefined>, Array<KeptAddress | undefined>] = [[], []];
   private readonly network: NetworkName;
@@ -184,8 +190,10 @@ export class WalletScripts {
   async deriveInParts(branch: Branch, count: number): Promise<void> {
     const known = this.known[branch];
     if (known.length >= count) return;
-    this.prepare(branch, count); // nothing new asked for while a range is under way: this waits for it instead
-    await this.offThreadUnderway[branch];
+    this.prepare(branch, count, false); // nothing new asked for while a range is under way: this waits for it instead
+    const underway = this.offThreadUnderway[branch];
+    underway?.hurry(); // asked for ahead, and now waited for
+    await underway?.done;
     if (known.length >= count) return;
     const part = Math.max(1, Math.floor(DERIVE_KEYS_PER_PART / this.derivers[branch].descriptor.keys.length));
     let since = performance.now();
@@ -206,21 +214,25 @@ export class WalletScripts {
 
   /**
    * Asks the worker for the branch's scripts up to index `count - 1` now, without waiting for them: a load of many
-   * wallets asks for each one's gap ahead, so that the worker derives the next wallet's while this thread loads the
-   * one before. Does nothing without a worker, for a few scripts, or while the branch's range is under way.
+   * wallets asks for their gaps ahead, so that the worker derives the next wallets' while this thread loads the one
+   * before. `ahead`: after every range someone waits for (until `deriveInParts` waits for it). Does nothing without
+   * a worker, for a few scripts, or while the branch's range is under way.
    */
-  prepare(branch: Branch, count: number): void {
+  prepare(branch: Branch, count: number, ahead = true): void {
     if (!this.offThread || this.offThreadUnderway[branch] || count - this.known[branch].length < OFF_THREAD_FROM) return;
-    this.offThreadUnderway[branch] = this.deriveOffThread(branch, count).finally(() => (this.offThreadUnderway[branch] = undefined));
+    const from = this.known[branch].length;
+    const [descriptor, network] = [this.descriptors[branch], this.network];
+    const job = ahead ? this.offThread.deriveAhead(descriptor, network, from, count - from) : { scripts: this.offThread.derive(descriptor, network, from, count - from), hurry: () => {} };
+    const done = this.takeFromWorker(branch, from, job.scripts).finally(() => (this.offThreadUnderway[branch] = undefined));
+    this.offThreadUnderway[branch] = { done, hurry: job.hurry };
   }
 
-  /** The branch's scripts up to `count - 1` from the worker; on its failure nothing, and the caller derives them. */
-  private async deriveOffThread(branch: Branch, count: number): Promise<void> {
+  /** The worker's scripts of the branch from index `from`; on its failure nothing, and the caller derives them. */
+  private async takeFromWorker(branch: Branch, from: number, answer: Promise<string[]>): Promise<void> {
     const known = this.known[branch];
-    const from = known.length;
     let scripts: string[];
     try {
-      scripts = await this.offThread!.derive(this.descriptors[branch], this.network, from, count - from);
+      scripts = await answer;
     } catch {
       return;
     }

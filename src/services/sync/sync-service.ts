@@ -69,8 +69,6 @@ const CHAIN_ROWS_PER_READ = 5_000;
  * before at once (readiness waits for them).
  */
 const LOAD_TURN_MS = 500;
-/** Wallets whose gaps a load asks the worker for ahead of the one it loads. */
-const LOADS_PREPARED_AHEAD = 3;
 /** How often a long pass looks for a new node tip (wallets at the tip then take the new blocks first). */
 const TIP_REFRESH_MS = 1_000;
 /** How often a long pass brings the mempool of the wallets at the tip up to date unless told of a change sooner. */
@@ -414,14 +412,10 @@ export class SyncService {
         const read = await this.deps.store.wallets.chainRowsOfMany(stale.slice(nextToRead, nextToRead + WALLETS_PER_CHAIN_READ), CHAIN_ROWS_PER_READ);
         batch = { ids: new Set(stale.slice(nextToRead, nextToRead + read.taken)), wallets: read.wallets };
         nextToRead += read.taken;
+        // The batch's gaps asked for ahead: the worker derives the next wallets' while this thread loads one, at a
+        // lower priority than the requests, and any derivation someone waits for goes before them.
+        for (const { wallet, rows } of read.wallets.values()) prepareLoad(wallet, rows, this.deps.scripts.get(wallet));
         await nextTurn();
-      }
-      // The next few wallets' gaps asked for ahead: the worker derives them while this one loads. Not the whole
-      // batch: a read's own derivation would wait behind a long queue of them.
-      let ahead = 0;
-      for (const { wallet, rows } of batch.wallets.values()) {
-        if (ahead++ > LOADS_PREPARED_AHEAD) break;
-        prepareLoad(wallet, rows, this.deps.scripts.get(wallet));
       }
       if (known) {
         removeWallet(this.state, id);

@@ -90,10 +90,14 @@ describe('gap derivation on a worker thread', () => {
     const wallet = walletOf('w_wsh2of3');
     const derivation = builtDerivation();
     const asked: Array<[number, number]> = [];
-    const derive = derivation.derive.bind(derivation);
+    const [derive, deriveAhead] = [derivation.derive.bind(derivation), derivation.deriveAhead.bind(derivation)];
     derivation.derive = (descriptor, network, from, count) => {
       asked.push([from, count]);
       return derive(descriptor, network, from, count);
+    };
+    derivation.deriveAhead = (descriptor, network, from, count) => {
+      asked.push([from, count]);
+      return deriveAhead(descriptor, network, from, count);
     };
     const scripts = new WalletScripts(wallet, undefined, undefined, derivation);
     scripts.prepare(0, 20);
@@ -104,6 +108,22 @@ describe('gap derivation on a worker thread', () => {
     expect(asked).toEqual([[0, 20]]);
     expect(scripts.holdsDerivers).toBe(false);
     expect(scripts.deriveHex(0, 0, 20)).toEqual(expected(wallet, 0, 0, 20));
+  });
+
+  it('hands the worker a range someone waits for before the ranges asked for ahead, and one hurried when waited for', async () => {
+    const wallet = walletOf('w_wsh2of3');
+    const derivation = builtDerivation();
+    const answered: string[] = [];
+    const ahead = Array.from({ length: 12 }, (_, k) => derivation.deriveAhead(wallet.receiveDescriptor, 'regtest', k * 40, 40));
+    ahead.forEach((job, k) => void job.scripts.then(() => answered.push(`ahead ${k}`)));
+    const now = derivation.derive(wallet.changeDescriptor, 'regtest', 0, 20).then((scripts) => (answered.push('now'), scripts));
+    ahead[10]!.hurry(); // waited for now: before the other ranges asked for ahead, after the one someone waited for first
+    expect(await now).toEqual(expected(wallet, 1, 0, 20));
+    expect(await ahead[10]!.scripts).toEqual(expected(wallet, 0, 400, 40));
+    await Promise.all(ahead.map((job) => job.scripts));
+    // Two ranges at a time are with the worker: the first two asked for ahead were handed over before anyone waited.
+    expect(answered.slice(0, 4)).toEqual(['ahead 0', 'ahead 1', 'now', 'ahead 10']);
+    expect(answered.slice(4)).toEqual([2, 3, 4, 5, 6, 7, 8, 9, 11].map((k) => `ahead ${k}`));
   });
 
   it('runs below the priority of the thread answering requests (Linux)', async () => {
