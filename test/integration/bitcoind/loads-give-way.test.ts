@@ -5,8 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { Chain, Client, describeWithBitcoind, fixtureWallets, serviceEnv, waitFor } from './chain-world.js';
-import { startTestServer, type TestServer } from '../../support/server.js';
+import { describeWithBitcoind, fixtureWallets, startChainWorld, waitFor, type ChainWorld } from './chain-world.js';
 
 const ID = 'w_wsh2of3';
 const PAID = 25_000_000;
@@ -14,20 +13,16 @@ const PAID = 25_000_000;
 const NEW_WALLETS = 600;
 
 describeWithBitcoind('a block for a followed wallet while many new wallets load', () => {
-  let chain: Chain;
-  let server: TestServer;
-  let client: Client;
+  let world: ChainWorld;
   beforeAll(async () => {
-    chain = await Chain.start();
-    server = await startTestServer({ env: { ...serviceEnv(chain.node, '60'), SERVICE_LOG_LEVEL: 'warn' } });
-    client = await Client.forAdmin(server);
+    world = await startChainWorld({ env: { SERVICE_SYNC_INTERVAL: '60' } });
   }, 60_000);
   afterAll(async () => {
-    await server?.dispose();
-    await chain?.stop();
+    await world?.close();
   });
 
   it(`shows the block in the followed wallet before the ${NEW_WALLETS} new wallets are all loaded`, async () => {
+    const { chain, server, client } = world;
     const wallet = fixtureWallets[ID]!;
     await client.importWallet(ID, { recv_descriptor: wallet.recv_descriptor, change_descriptor: wallet.change_descriptor, birthday: await chain.height() });
     await waitFor(async () => (await client.details(ID)).scan === null, `${ID} to reach the tip`);
