@@ -23,11 +23,15 @@ export async function serve(env, { dist, serverLog, profileDir, snapshotDir } = 
   const exited = new Promise((r) => child.once('exit', r));
   const base = `http://127.0.0.1:${port}`;
   const live = Promise.race([firstOk(`${base}/healthz/live`), exited.then((code) => Promise.reject(new Error(`wcs serve exited (${code})`)))]);
+  const ready = live.then(() => firstOk(`${base}/healthz/ready`));
+  // A server that exits fails whichever of the two the bench awaits; the other must not end the bench unhandled
+  // before its clean-up (the node it started) runs.
+  for (const promise of [live, ready]) promise.catch(() => {});
   return {
     pid: child.pid,
     spawned,
     live,
-    ready: live.then(() => firstOk(`${base}/healthz/ready`)),
+    ready,
     /** A client with a token of `user` (BasicAuth to `POST /token`). */
     async client(user = 'admin', password = BENCH_ADMIN_PASSWORD) {
       const basic = `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
