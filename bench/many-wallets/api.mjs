@@ -12,7 +12,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { locateBitcoind, startBitcoind } from '../bitcoind-support.mjs';
-import { pct, serve } from './served.mjs';
+import { fundMiner, pct, serve, serveEnv } from './served.mjs';
 import { benchDatabase, descriptorsOf } from './wallets.mjs';
 
 const root = resolve(import.meta.dirname, '..', '..');
@@ -45,14 +45,8 @@ const dataFolder = mkdtempSync(join(tmpdir(), 'wcs-bench-api-'));
 const node = await startBitcoind(locateBitcoind(root), chainDir);
 let server;
 try {
-  await node.rpc.call('createwallet', ['miner']);
-  const minerAddress = await node.rpc.call('getnewaddress', [], 'miner');
-  await node.rpc.call('generatetoaddress', [110, minerAddress]);
-  const env = {
-    SERVICE_DATA_FOLDER: dataFolder, SERVICE_NETWORK: 'regtest', SERVICE_API_ACTIVE: 'True', SERVICE_ADMIN_PASSWORD: 'bench-admin-password',
-    SERVICE_LOG_LEVEL: 'warn', SERVICE_BITCOIND_URL: node.url, SERVICE_BITCOIND_COOKIE: node.cookieFile, SERVICE_HOST: '127.0.0.1',
-    SERVICE_MAX_WALLETS_PER_USER: '100000', ...database,
-  };
+  const minerAddress = await fundMiner(node);
+  const env = serveEnv(node, dataFolder, database);
   console.log(`${WALLETS} wallets, ${PARALLEL} creations at a time, ${POSTGRES ? 'PostgreSQL' : 'SQLite'}; load average ${load()}`);
 
   server = await serve(env, { dist: DIST, serverLog: SERVER_LOG, profileDir: PROFILE_DIR, snapshotDir: SNAPSHOT_DIR });

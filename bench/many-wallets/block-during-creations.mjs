@@ -14,7 +14,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { locateBitcoind, startBitcoind } from '../bitcoind-support.mjs';
-import { pct, serve } from './served.mjs';
+import { fundMiner, pct, serve, serveEnv } from './served.mjs';
 import { benchDatabase, descriptorsOf } from './wallets.mjs';
 
 const root = resolve(import.meta.dirname, '..', '..');
@@ -30,7 +30,6 @@ const DIST = resolve(arg('dist', join(root, 'dist')));
 const LABEL = arg('label', DIST);
 const SERVER_LOG = arg('server-log', undefined) && resolve(arg('server-log'));
 const POSTGRES = process.argv.includes('--postgres');
-const ADMIN_PASSWORD = 'bench-admin-password';
 const PAYEE_PASSWORD = 'bench-payee-password';
 const PAYMENT_SAT = 100_000;
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -43,21 +42,15 @@ const dataFolder = mkdtempSync(join(tmpdir(), 'wcs-bench-bdc-'));
 const node = await startBitcoind(locateBitcoind(root), chainDir);
 let server;
 try {
-  await node.rpc.call('createwallet', ['miner']);
-  const minerAddress = await node.rpc.call('getnewaddress', [], 'miner');
-  await node.rpc.call('generatetoaddress', [110, minerAddress]);
-  const env = {
-    SERVICE_DATA_FOLDER: dataFolder, SERVICE_NETWORK: 'regtest', SERVICE_API_ACTIVE: 'True', SERVICE_ADMIN_PASSWORD: ADMIN_PASSWORD,
-    SERVICE_LOG_LEVEL: 'warn', SERVICE_BITCOIND_URL: node.url, SERVICE_BITCOIND_COOKIE: node.cookieFile, SERVICE_HOST: '127.0.0.1',
-    SERVICE_MAX_WALLETS_PER_USER: '100000', ...database,
-  };
+  const minerAddress = await fundMiner(node);
+  const env = serveEnv(node, dataFolder, database);
   const figures = { label: LABEL, store: POSTGRES ? 'postgres' : 'sqlite', followed: FOLLOWED, created: CREATED, paid: PAID, parallel: PARALLEL, load_start: load() };
   console.log(`${LABEL}: ${FOLLOWED} followed wallets, ${CREATED} created ${PARALLEL} at a time, ${PAID} paid, ${figures.store}; load average ${load()}`);
 
   server = await serve(env, { dist: DIST, serverLog: SERVER_LOG });
   await server.ready;
   await cli(env, ['user', 'add', 'payee'], `${PAYEE_PASSWORD}\n`);
-  const admin = await server.client('admin', ADMIN_PASSWORD);
+  const admin = await server.client();
   const payee = await server.client('payee', PAYEE_PASSWORD);
 
   // The followed wallets: payee's, all at the tip before anything else happens.

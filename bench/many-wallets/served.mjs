@@ -47,6 +47,23 @@ export async function serve(env, { dist, serverLog, profileDir, snapshotDir } = 
   };
 }
 
+/** Makes `node`'s wallet `miner` and 110 blocks paying it (coins to spend); its address. */
+export async function fundMiner(node) {
+  await node.rpc.call('createwallet', ['miner']);
+  const minerAddress = await node.rpc.call('getnewaddress', [], 'miner');
+  await node.rpc.call('generatetoaddress', [110, minerAddress]);
+  return minerAddress;
+}
+
+/** The environment of `wcs serve` on regtest `node`, its data in `dataFolder`, `database` its store's settings. */
+export function serveEnv(node, dataFolder, database, adminPassword = BENCH_ADMIN_PASSWORD) {
+  return {
+    SERVICE_DATA_FOLDER: dataFolder, SERVICE_NETWORK: 'regtest', SERVICE_API_ACTIVE: 'True', SERVICE_ADMIN_PASSWORD: adminPassword,
+    SERVICE_LOG_LEVEL: 'warn', SERVICE_BITCOIND_URL: node.url, SERVICE_BITCOIND_COOKIE: node.cookieFile, SERVICE_HOST: '127.0.0.1',
+    SERVICE_MAX_WALLETS_PER_USER: '100000', ...database,
+  };
+}
+
 /** Requests with the token; `timed` (milliseconds, answer read) and `json` throw on another status than expected. */
 export function apiClient(base, token) {
   const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
