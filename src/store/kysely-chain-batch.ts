@@ -82,9 +82,7 @@ export async function readChainRowsOfMany(
     const addresses = await tx.selectFrom('wallet_addresses').select(['wallet_id', 'branch', 'idx', 'script']).where('wallet_id', 'in', chosen).orderBy('wallet_id').orderBy('branch').orderBy('idx').execute();
     return { taken, wallets, addresses, transactionsOf: await transactionsInSlices(tx, chosen) };
   };
-  const { taken, wallets, addresses, transactionsOf } = db.isTransaction
-    ? await read(db)
-    : await db.transaction().setIsolationLevel('repeatable read').setAccessMode('read only').execute(read);
+  const { taken, wallets, addresses, transactionsOf } = await inSnapshot(db, read);
   const addressesOf = groupBy(addresses);
   const out = new Map<string, WalletWithChainRows>();
   for (const row of wallets) {
@@ -122,6 +120,11 @@ async function transactionsInSlices(tx: Kysely<WalletDatabase>, walletIds: reado
     if (slice.length < TRANSACTIONS_PER_SLICE) return out;
     after = slice.at(-1);
   }
+}
+
+/** `read` in one snapshot: on PostgreSQL only repeatable read gives all its statements one; SQLite serialises on its connection. */
+export function inSnapshot<T>(db: Kysely<WalletDatabase>, read: (db: Kysely<WalletDatabase>) => Promise<T>): Promise<T> {
+  return db.isTransaction ? read(db) : db.transaction().setIsolationLevel('repeatable read').setAccessMode('read only').execute(read);
 }
 
 function groupBy<T extends { wallet_id: string }>(rows: readonly T[]): Map<string, T[]> {

@@ -1,7 +1,7 @@
 /** The wallet repository over Kysely (SQLite and PostgreSQL). */
 import { sql, type ExpressionBuilder, type Kysely, type Selectable } from 'kysely';
 import type { NetworkName } from '../core/network.js';
-import { readChainRowsOfMany, toChainRows, toTransactionRows, type WalletWithChainRows } from './kysely-chain-batch.js';
+import { inSnapshot, readChainRowsOfMany, toChainRows, toTransactionRows, type WalletWithChainRows } from './kysely-chain-batch.js';
 import { PreparedQuery } from './prepared-query.js';
 import { StoreConflictError } from './repositories.js';
 import type {
@@ -326,7 +326,7 @@ export class KyselyWallets implements WalletRepository {
     const blockHashes = new Map<string, string>();
     for (let after: string | undefined; ; ) {
       // Each slice in a snapshot of its own, at the first one's revision: every chain write raises it.
-      const read = await this.inSnapshot(async (db) => {
+      const read = await inSnapshot(this.db, async (db) => {
         const wallet = await db.selectFrom('wallets').selectAll().where('id', '=', walletId).executeTakeFirst();
         if (wallet === undefined) return head === undefined ? undefined : ('changed' as const); // deleted meanwhile
         if (head !== undefined && Number(wallet.revision) !== head.revision) return 'changed' as const;
@@ -383,7 +383,7 @@ export class KyselyWallets implements WalletRepository {
           : await db.selectFrom('wallet_transaction_removals').select('txid').where('wallet_id', '=', walletId).where('revision', '>', since).execute();
       return { wallet, addresses, transactions, removed };
     };
-    const rows = await this.inSnapshot(read);
+    const rows = await inSnapshot(this.db, read);
     if (rows === undefined || rows === 'reload') return rows;
     const { wallet, addresses, transactions, removed } = rows;
     const present = new Set(transactions.map((t) => t.txid));
@@ -392,11 +392,6 @@ export class KyselyWallets implements WalletRepository {
       // A transaction removed and written again later is present, not removed.
       removedTransactions: removed.map((r) => r.txid).filter((txid) => !present.has(txid)),
     };
-  }
-
-  /** `read` in one snapshot: on PostgreSQL only repeatable read gives all its statements one; SQLite serialises on its connection. */
-  private inSnapshot<T>(read: (db: Kysely<WalletDatabase>) => Promise<T>): Promise<T> {
-    return this.db.isTransaction ? read(this.db) : this.db.transaction().setIsolationLevel('repeatable read').setAccessMode('read only').execute(read);
   }
 
   /** The wallet's address rows (those written after revision `since`, if given), by branch then index. */
