@@ -8,9 +8,6 @@
  * still scanning, are written several at a time (a crash loses at most those; the scan applies them again);
  * a block that touches a wallet at the tip is written at once.
  */
-import { NETWORKS, type NetworkName } from '../../core/network.js';
-import type { SpendPath } from '../../core/spend-plan.js';
-import { branchDeriver, DEFAULT_TIMELOCK_WARNING_BLOCKS, isMiniscriptText, MiniscriptDeriver } from '../miniscript-wallet.js';
 import type { ChainFollower, FollowRequest, ChainWatch, WatchedScripts } from '../../chain/follower.js';
 import { ChainError, type ChainTip } from '../../chain/types.js';
 import {
@@ -29,8 +26,6 @@ import {
   type WalletChangeset,
 } from '../../engine/index.js';
 import type { Store, StoredWallet, SyncBlockRow, WalletChainRows } from '../../store/repositories.js';
-import { walletEvents } from '../events/chain-events.js';
-import type { NewEvent } from '../../store/repositories.js';
 import type { PsbtChainReconciler, PsbtSettlement } from '../psbts/chain-reconciler.js';
 import { deriveStoredInParts, loadWalletInto, neverFollowedAndUnderived, prepareLoad, type WalletScriptsCache } from '../wallet-state.js';
 import type { ReadinessCheck } from '../health.js';
@@ -39,7 +34,8 @@ import type { SyncLeadership } from './leadership.js';
 import { FOLLOW_ALL, type WalletFollowing } from './wallet-following.js';
 import { WatchedScriptLists } from './watched-scripts.js';
 import type { BalanceSummaries } from '../balance-summaries.js';
-import type { WalletRefusals } from './refusals.js';
+import { SourceRefusals, type WalletRefusals } from './refusals.js';
+import { SyncEvents, type SyncEventSettings } from './sync-events.js';
 
 /**
  * Most blocks, and most transaction and address rows, written together while they touch no wallet or the
@@ -98,7 +94,8 @@ export interface SyncProgress {
   noteSyncing(syncing: boolean): void;
 }
 
-export interface SyncServiceDeps {
+/** Besides what it needs, the settings of the events it records (confirmation depth, timelock warnings, clock). */
+export interface SyncServiceDeps extends SyncEventSettings {
   store: Store;
   /** Follows the chain source for groups of wallets (null: no chain source configured). */
   follower: ChainFollower | null;
@@ -118,11 +115,6 @@ export interface SyncServiceDeps {
   refusals?: WalletRefusals;
   /** Told each wallet's balances at every revision the sync writes or loads (the wallet list reads them). */
   balances?: BalanceSummaries;
-  /** Depth (besides 1) at which transaction.confirmed is recorded. */
-  confirmationsNotify?: number;
-  /** Miniscript wallets: blocks before a recovery path opens that wallet.timelock_expiring is recorded. */
-  timelockWarningBlocks?: number;
-  now?: () => number;
   log?: ((level: 'info' | 'warn', message: string, details?: Record<string, unknown>) => void) | undefined;
 }
 
@@ -142,8 +134,6 @@ interface Group {
 export class SyncService {
   private state: EngineState = createEngineState();
   private readonly loaded = new Map<string, LoadedWallet>();
-  /** Miniscript wallets' spending paths by receive descriptor (for their timelock events). */
-  private readonly pathsByDescriptor = new Map<string, readonly SpendPath[]>();
   private readonly watched = new WatchedScriptLists();
   private running: Promise<SyncPassResult> | undefined;
   private timer: NodeJS.Timeout | undefined;
@@ -164,16 +154,11 @@ export class SyncService {
   /** Applied and not yet written: the changes gathered per wallet, and the blocks. */
   private pendingChanges = new Map<string, PendingWalletChange>();
   private pendingBlocks: SyncBlockRow[] = [];
-  /** Per loaded wallet, the tip height its recorded events have reached (confirmation depths are counted from it). */
-  private readonly eventHeights = new Map<string, number | null>();
+  private readonly events: SyncEvents;
   /** Wallets loaded (imported, rescanned, or behind at start) that have not reached the node's tip yet. */
   private readonly scanning = new Set<string>();
-  /**
-   * Wallets the chain source refuses to follow (an Electrum server's history too large), with why: each is followed
-   * in a group of its own, so the wallets that stood with it go on; `refusedInPass` are left alone until the next pass.
-   */
-  private readonly refusals = new Map<string, string>();
-  private refusedInPass = new Set<string>();
+  /** Wallets the chain source refuses to follow (an Electrum server's history too large). */
+  private readonly refusals: SourceRefusals;
   private nodeTip: ChainTip | undefined;
   /** The chain source's news of new blocks and of mempool changes, while started (each asks for a pass). */
   private chainWatches: ChainWatch[] | undefined;
@@ -185,6 +170,8 @@ export class SyncService {
   readonly totals: SyncStats = { blocksConnected: 0, blocksDisconnected: 0, blocksSkippedByFilter: 0, blocksFetched: 0 };
 
   constructor(private readonly deps: SyncServiceDeps) {
+    this.events = new SyncEvents(deps);
+    this.refusals = new SourceRefusals(deps.refusals, deps.log);
     deps.progress?.noteSyncing(false); // no pass catching up yet
   }
 
@@ -304,7 +291,7 @@ export class SyncService {
       return { ran: false, tip: null, ...stats };
     }
     this.passInProgress = true;
-    this.refusedInPass = new Set();
+    this.refusals.newPass();
     try {
       // Loading needs no node: wallets load (and readiness comes) while the node is away.
       this.passRequested = false;
@@ -335,7 +322,7 @@ export class SyncService {
             mempoolReadAt = Date.now();
           }
         }
-        const behind = this.groups().filter((g) => (g.hash === null ? g.height < tip.height : g.hash !== tip.hash) && !this.refusedInPass.has(g.walletIds[0]!));
+        const behind = this.groups().filter((g) => (g.hash === null ? g.height < tip.height : g.hash !== tip.hash) && !this.refusals.refusedInPass(g.walletIds[0]!));
         if (behind.length === 0) {
           if (loadsLeft && !this.stopping) continue; // the pass ends once no wallet waits to be loaded
           break;
@@ -378,7 +365,7 @@ export class SyncService {
         removeWallet(this.state, id);
         this.loaded.delete(id);
         this.scanning.delete(id);
-        this.eventHeights.delete(id);
+        this.events.forget(id);
       }
     }
     if (this.firstLoad) this.firstLoad = { done: 0, total: wallets.length };
@@ -434,7 +421,7 @@ export class SyncService {
       const changes = await loadWalletInto(this.state, wallet, rows, scripts);
       this.loaded.set(wallet.id, { wallet: scripts.sharingDescriptors(wallet), revision: rows.revision });
       this.deps.balances?.noteLoaded(this.state, wallet.id, rows.revision);
-      this.eventHeights.set(wallet.id, walletSummary(this.state, wallet.id).tip?.height ?? null);
+      this.events.reached(wallet.id, walletSummary(this.state, wallet.id).tip?.height ?? null);
       this.scanning.add(wallet.id);
       unwritten.changes.push(...changes.wallets);
       unwritten.settle.push(wallet.id);
@@ -485,7 +472,7 @@ export class SyncService {
     const groups = new Map<string, Group>();
     for (const { wallet } of this.loaded.values()) {
       const tip = walletSummary(this.state, wallet.id).tip;
-      const key = (tip ? `tip:${tip.hash}` : `birthday:${wallet.birthday}`) + (this.refusals.has(wallet.id) ? ` alone:${wallet.id}` : '');
+      const key = (tip ? `tip:${tip.hash}` : `birthday:${wallet.birthday}`) + (this.refusals.followedAlone(wallet.id) ? ` alone:${wallet.id}` : '');
       let group = groups.get(key);
       if (!group) groups.set(key, (group = { key, walletIds: [], height: tip ? tip.height : wallet.birthday - 1, hash: tip?.hash ?? null }));
       group.walletIds.push(wallet.id);
@@ -507,7 +494,7 @@ export class SyncService {
     };
     try {
       for await (const update of chain.follow(request, tip, this.deps.batchBlocks ?? 500)) {
-        this.served(group.walletIds);
+        this.refusals.served(group.walletIds);
         if (update.type === 'block_disconnected') {
           await this.apply(update, group.walletIds, []);
           stats.blocksDisconnected++;
@@ -521,7 +508,7 @@ export class SyncService {
         else stats.blocksSkippedByFilter++;
       }
     } catch (error) {
-      if (!this.refused(group.walletIds, error)) throw error;
+      if (!this.refusals.refused(group.walletIds, error)) throw error;
     } finally {
       await this.flush();
     }
@@ -536,12 +523,12 @@ export class SyncService {
   }
 
   private async applyMempool(chain: ChainFollower, tip: ChainTip): Promise<void> {
-    const atTip = this.groups().filter((g) => g.hash === tip.hash && !this.refusedInPass.has(g.walletIds[0]!)).flatMap((g) => g.walletIds);
+    const atTip = this.groups().filter((g) => g.hash === tip.hash && !this.refusals.refusedInPass(g.walletIds[0]!)).flatMap((g) => g.walletIds);
     if (atTip.length === 0) return;
     await this.watchRevealedAddresses(); // a payment to an address revealed during the pass is in this snapshot
     // The wallets the source refused once ask on their own: a refusal then holds back no other wallet.
-    const shared = atTip.filter((id) => !this.refusals.has(id));
-    for (const walletIds of [shared, ...atTip.filter((id) => this.refusals.has(id)).map((id) => [id])]) {
+    const shared = atTip.filter((id) => !this.refusals.followedAlone(id));
+    for (const walletIds of [shared, ...atTip.filter((id) => this.refusals.followedAlone(id)).map((id) => [id])]) {
       if (walletIds.length === 0) continue;
       try {
         const snapshot = await chain.mempool(this.scriptsOfGroup(walletIds));
@@ -553,30 +540,10 @@ export class SyncService {
           return;
         }
         await this.apply(snapshot, walletIds, []);
-        this.served(walletIds);
+        this.refusals.served(walletIds);
       } catch (error) {
-        if (!this.refused(walletIds, error)) throw error;
+        if (!this.refusals.refused(walletIds, error)) throw error;
       }
-    }
-  }
-
-  /** True when the source refused to follow these wallets (said once per wallet and reason); they wait for the next pass. */
-  private refused(walletIds: readonly string[], error: unknown): boolean {
-    if (!(error instanceof ChainError) || error.code !== 'history_too_large') return false;
-    this.deps.refusals?.note(walletIds, error);
-    for (const id of walletIds) {
-      this.refusedInPass.add(id);
-      if (this.refusals.get(id) === error.message) continue;
-      this.refusals.set(id, error.message);
-      this.deps.log?.('warn', 'the chain source refuses to follow a wallet; the other wallets go on', { wallet: id, reason: error.message, server: error.reason });
-    }
-    return true;
-  }
-
-  private served(walletIds: readonly string[]): void {
-    this.deps.refusals?.clear(walletIds);
-    for (const id of walletIds) {
-      if (this.refusals.delete(id)) this.deps.log?.('info', 'the chain source follows the wallet again', { wallet: id });
     }
   }
 
@@ -669,59 +636,19 @@ export class SyncService {
         settlements.set(walletId, await this.deps.psbts.reconcile(repos, walletId, (txid, vout) => coinHistory(this.state, walletId, txid, vout), removed));
       }
       // Last in the transaction: appending events waits for other writers of events (docs/adr/0007).
-      await repos.events.append(this.eventsOf(wallets, settlements, reached));
+      await repos.events.append(this.events.of(this.state, (id) => this.loaded.get(id)?.wallet, wallets, settlements, reached));
       return next;
     });
     for (const change of wallets) {
       this.deps.balances?.noteWritten(this.state, change.walletId, revisionOf(change.walletId), revisions.get(change.walletId)!, touchesTransactions(change));
     }
     for (const [id, revision] of revisions) this.loaded.get(id)!.revision = revision;
-    for (const change of wallets) this.eventHeights.set(change.walletId, change.sync.tip?.height ?? null);
+    for (const change of wallets) this.events.reached(change.walletId, change.sync.tip?.height ?? null);
     for (const id of reached) this.scanning.delete(id);
   }
 
-  /** The events of one sync write, wallet by wallet: settled PSBTs, transactions, confirmations, scans done. */
-  private eventsOf(changes: readonly WalletChangeset[], settlements: ReadonlyMap<string, PsbtSettlement[]>, reached: ReadonlySet<string>): NewEvent[] {
-    const at = (this.deps.now ?? Date.now)();
-    const byWallet = new Map(changes.map((c) => [c.walletId, c]));
-    const depths = [...new Set([1, this.deps.confirmationsNotify ?? 6])];
-    const events: NewEvent[] = [];
-    for (const walletId of new Set([...byWallet.keys(), ...settlements.keys()])) {
-      const loaded = this.loaded.get(walletId);
-      if (!loaded) continue;
-      events.push(
-        ...walletEvents({
-          state: this.state,
-          wallet: loaded.wallet,
-          change: byWallet.get(walletId),
-          previousHeight: this.eventHeights.get(walletId) ?? null,
-          settlements: settlements.get(walletId) ?? [],
-          depths,
-          reachedTip: reached.has(walletId),
-          at,
-          ...this.timelocksOf(loaded.wallet),
-        }),
-      );
-    }
-    return events;
-  }
-
-  /** A miniscript wallet's paths and the warning window, for its wallet.timelock_expiring events. */
-  private timelocksOf(wallet: { receiveDescriptor: string; network: NetworkName }): { timelocks?: { paths: readonly SpendPath[]; warningBlocks: number } } {
-    if (!isMiniscriptText(wallet.receiveDescriptor)) return {};
-    let paths = this.pathsByDescriptor.get(wallet.receiveDescriptor);
-    if (!paths) {
-      const deriver = branchDeriver(wallet.receiveDescriptor, NETWORKS[wallet.network]);
-      if (!(deriver instanceof MiniscriptDeriver)) return {};
-      paths = deriver.plan.paths;
-      if (this.pathsByDescriptor.size >= 1000) this.pathsByDescriptor.clear();
-      this.pathsByDescriptor.set(wallet.receiveDescriptor, paths);
-    }
-    return { timelocks: { paths, warningBlocks: this.deps.timelockWarningBlocks ?? DEFAULT_TIMELOCK_WARNING_BLOCKS } };
-  }
-
   private reset(): void {
-    this.eventHeights.clear();
+    this.events.clear();
     this.scanning.clear();
     this.pendingChanges = new Map();
     this.pendingBlocks = [];
