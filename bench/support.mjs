@@ -3,6 +3,18 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 
+/** `--name VALUE` from the command line (a string), else `fallback`. */
+export function arg(name, fallback) {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 ? process.argv[i + 1] : fallback;
+}
+
+/** `--name N` from the command line as a number, else `fallback`. */
+export function numberArg(name, fallback) {
+  const value = arg(name);
+  return value === undefined ? fallback : Number(value);
+}
+
 /** Clock ticks per second of /proc's CPU times: 100 on Linux unless `getconf CLK_TCK` says otherwise. */
 const CLOCK_TICKS = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout) || 100;
 

@@ -76,11 +76,7 @@ export async function fillFixtureWallet(store, alias, count, seed) {
 
 export const BENCH_PASSWORD = 'bench-admin-password';
 
-/** `--name N` from the command line, else `fallback`. */
-export const numberArg = (name, fallback) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 ? Number(process.argv[i + 1]) : fallback;
-};
+export { numberArg } from './support.mjs';
 
 /**
  * The real server in process (SQLite in a fresh folder, API on, request logging off, no per-user limit) with a

@@ -14,18 +14,14 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync, mkdirSync } from 'node:
 import { cpus, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { cpuSeconds, freePort, waitFor } from '../support.mjs';
+import { cpuSeconds, freePort, numberArg, waitFor } from '../support.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..', '..');
-const arg = (name, fallback) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 ? Number(process.argv[i + 1]) : fallback;
-};
-const DURATION = Math.min(arg('duration', 5), 30);
-const ROUNDS = Math.min(arg('rounds', 3), 9);
-const PROCESSES = Math.min(arg('processes', 3), 9);
-const CONNECTIONS = arg('connections', 10);
+const DURATION = Math.min(numberArg('duration', 5), 30);
+const ROUNDS = Math.min(numberArg('rounds', 3), 9);
+const PROCESSES = Math.min(numberArg('processes', 3), 9);
+const CONNECTIONS = numberArg('connections', 10);
 const PASSWORD = 'bench-admin-password';
 const SERVER_CORE = cpus().length - 1;
 const PINNED = !process.argv.includes('--no-pin') && SERVER_CORE >= 1 && spawnSync('taskset', ['-a', '-p', '-c', `0-${SERVER_CORE - 1}`, String(process.pid)]).status === 0;

@@ -16,12 +16,9 @@ import { join, resolve } from 'node:path';
 import { locateBitcoind, startBitcoind } from '../bitcoind-support.mjs';
 import { fundMiner, pct, serve, serveEnv } from './served.mjs';
 import { benchDatabase, descriptorsOf } from './wallets.mjs';
+import { arg } from '../support.mjs';
 
 const root = resolve(import.meta.dirname, '..', '..');
-const arg = (name, fallback) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 ? process.argv[i + 1] : fallback;
-};
 const FOLLOWED = Number(arg('followed', 100));
 const CREATED = Number(arg('wallets', 3000));
 const PAID = Math.min(Number(arg('paid', 5)), FOLLOWED);

@@ -11,11 +11,8 @@ import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
+import { arg } from '../support.mjs';
 
-const arg = (name, fallback) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 ? process.argv[i + 1] : fallback;
-};
 const WALLETS = Number(arg('wallets', 10_000));
 const ROUNDS = Number(arg('rounds', 6));
 const SQLITE = process.argv.includes('--sqlite');

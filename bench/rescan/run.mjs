@@ -16,31 +16,23 @@ import { cpus, homedir, loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { locateBitcoind, startBitcoind } from '../bitcoind-support.mjs';
-import { cpuSeconds, freePort, minorFaults, waitFor } from '../support.mjs';
+import { arg, cpuSeconds, freePort, numberArg, minorFaults, waitFor } from '../support.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..', '..');
-const arg = (name, fallback) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 ? Number(process.argv[i + 1]) : fallback;
-};
-const textArg = (name) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 ? process.argv[i + 1] : undefined;
-};
-const ROUNDS = Math.min(arg('rounds', 3), 9);
-const FILTER_MODES = { on: [true], off: [false] }[textArg('filters')] ?? [true, false];
-const CPU_PROFILE_DIR = textArg('cpu-prof');
+const ROUNDS = Math.min(numberArg('rounds', 3), 9);
+const FILTER_MODES = { on: [true], off: [false] }[arg('filters')] ?? [true, false];
+const CPU_PROFILE_DIR = arg('cpu-prof');
 /** Start the node with -rest (the service then reads blocks in binary over REST; Core's rescan is unaffected). */
-const REST = textArg('rest') === 'on';
+const REST = arg('rest') === 'on';
 /**
  * on: the service is given the node's blocks folder; off: it reads no block files (`none`); unset: its default, the
  * folder beside the node's cookie. It reads blocks from the node's files only while the node keeps no filters.
  */
-const BLOCK_FILES = textArg('block-files');
+const BLOCK_FILES = arg('block-files');
 /** Each service scans a wallet the chain never paid before the timed one: JIT and key tables warm, as in a running service. */
-const WARM_UP = textArg('warm-up') === 'on';
-const SYNC_INTERVAL = arg('sync-interval', 5);
+const WARM_UP = arg('warm-up') === 'on';
+const SYNC_INTERVAL = numberArg('sync-interval', 5);
 const CHAIN_VERSION = 'rescan-chain-v1';
 const LAST_HEIGHT = 2_200;
 const FIRST_BUSY_HEIGHT = 201;
