@@ -6,6 +6,7 @@ import {
   addWallet,
   applyStoredChanges,
   createEngineState,
+  EngineError,
   entryAtTip,
   parseStoredTransaction,
   utxoAtTip,
@@ -30,6 +31,7 @@ import { WalletScripts, WalletScriptsCache } from './wallet-scripts.js';
 import type { Page } from './wallet-format.js';
 import type { BalanceSummaries } from './balance-summaries.js';
 import { KeptStates, type KeepingBounds } from './kept-states.js';
+import { ServiceError } from './errors.js';
 
 /** Scripts are kept apart (wallet-scripts.ts); those who load wallets find them here too. */
 export { WalletScripts, WalletScriptsCache };
@@ -214,6 +216,17 @@ export function paginate<T>(items: readonly T[], page: Page): T[] {
   return page.limit === undefined ? items.slice(offset) : items.slice(offset, offset + page.limit);
 }
 
+/**
+ * Stored rows the engine refuses (a damaged store, a hand edit) are the store's failure, not a bug of the request:
+ * said as such, with the way out. The sync leaves such a wallet aside until a rescan rewrites its rows.
+ */
+function refusedRowsSaid(error: unknown): never {
+  if (error instanceof EngineError && error.code === 'invalid_stored_state') {
+    throw new ServiceError('unavailable', 'wallet_rows_inconsistent', "This wallet's stored chain data is inconsistent; a rescan of the wallet rebuilds it");
+  }
+  throw error;
+}
+
 /** One wallet's engine state for reads, loaded once and then brought forward by the rows written since. */
 interface LoadedWallet {
   state: EngineState;
@@ -279,7 +292,7 @@ export class WalletStateCache {
         continue;
       }
       this.loaded.touch(wallet.id); // read now: not idle while it follows the rows written since
-      const read = this.read(wallet).finally(() => this.reading.delete(wallet.id));
+      const read = this.read(wallet).catch(refusedRowsSaid).finally(() => this.reading.delete(wallet.id));
       this.reading.set(wallet.id, read);
       return { ...(await read), wallet };
     }

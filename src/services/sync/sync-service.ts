@@ -14,6 +14,7 @@ import {
   applyUpdate,
   coinHistory,
   changedRows,
+  EngineError,
   PendingWalletChange,
   createEngineState,
   gapAheadOf,
@@ -134,6 +135,12 @@ interface Group {
 export class SyncService {
   private state: EngineState = createEngineState();
   private readonly loaded = new Map<string, LoadedWallet>();
+  /**
+   * Wallets whose stored chain rows the engine refused (inconsistent: a gap in the address indexes, a transaction
+   * whose hex is not its txid), with the revision refused. The sync leaves each aside until its revision changes
+   * (a rescan rewrites the rows): a pass failing on it every time would stop every other wallet following the chain.
+   */
+  private readonly setAside = new Map<string, number>();
   private readonly watched = new WatchedScriptLists();
   private running: Promise<SyncPassResult> | undefined;
   private timer: NodeJS.Timeout | undefined;
@@ -360,6 +367,7 @@ export class SyncService {
     const followed = this.following.followed();
     const wallets = (await this.deps.store.wallets.listRevisions()).filter((w) => followed === 'all' || followed.has(w.id));
     const present = new Set(wallets.map((w) => w.id));
+    for (const id of this.setAside.keys()) if (!present.has(id)) this.setAside.delete(id);
     for (const id of [...this.loaded.keys()]) {
       if (!present.has(id)) {
         removeWallet(this.state, id);
@@ -377,15 +385,16 @@ export class SyncService {
       await this.persist({ wallets: changes }, [], settle);
     };
     // The wallets to load, read in batches as the loop reaches them (each wallet with its rows, of one revision).
-    const stale = wallets.filter(({ id, revision }) => this.loaded.get(id)?.revision !== revision).map(({ id }) => id);
+    const waiting = ({ id, revision }: { id: string; revision: number }) => this.loaded.get(id)?.revision !== revision && this.setAside.get(id) !== revision;
+    const stale = wallets.filter(waiting).map(({ id }) => id);
     let batch: { ids: Set<string>; wallets: Map<string, { wallet: StoredWallet; rows: WalletChainRows }> } = { ids: new Set(), wallets: new Map() };
     let nextToRead = 0;
     const turnEnds = performance.now() + LOAD_TURN_MS;
     let complete = true;
     for (const { id, revision } of wallets) {
       if (this.firstLoad) this.firstLoad.done++;
+      if (!waiting({ id, revision })) continue;
       const known = this.loaded.get(id);
-      if (known && known.revision === revision) continue;
       if (!this.firstLoad && (this.stopping || performance.now() > turnEnds)) {
         complete = false; // the rest in the next round, after the wallets already followed had their turn
         break;
@@ -418,7 +427,15 @@ export class SyncService {
       }
       const scripts = this.deps.scripts.get(wallet);
       await deriveStoredInParts(rows, scripts); // before the wallet is in the state: the sync would watch them all derived at once
-      const changes = await loadWalletInto(this.state, wallet, rows, scripts);
+      let changes;
+      try {
+        changes = await loadWalletInto(this.state, wallet, rows, scripts); // refused rows leave the state as it was
+      } catch (error) {
+        if (!(error instanceof EngineError) || error.code !== 'invalid_stored_state') throw error;
+        this.setAside.set(id, rows.revision);
+        this.deps.log?.('warn', 'the sync leaves a wallet aside: its stored chain rows are inconsistent (a rescan rebuilds them); the other wallets go on', { wallet: id, alias: wallet.alias, reason: error.message });
+        continue;
+      }
       this.loaded.set(wallet.id, { wallet: scripts.sharingDescriptors(wallet), revision: rows.revision });
       this.deps.balances?.noteLoaded(this.state, wallet.id, rows.revision);
       this.events.reached(wallet.id, walletSummary(this.state, wallet.id).tip?.height ?? null);
