@@ -51,3 +51,37 @@ export function reverseHex(bytes: Uint8Array, start = 0, end = bytes.length): st
   for (let i = 0; i < n; i++) reversed[i] = bytes[end - 1 - i]!;
   return reversed.toString('hex', 0, n);
 }
+
+/**
+ * Bytes as a string of one character per byte (latin1), what a held raw transaction is kept as: half the memory of
+ * its hex, and compared with `===` like the hex. The hex is made again where it is shown or written. None of these
+ * allocates a Buffer per call: a load compares or converts hundreds of thousands of transactions, and Node's pooled
+ * Buffers left that much more memory with the process after it.
+ */
+export const binaryOfBytes = (bytes: Uint8Array): string => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).toString('latin1');
+
+let binaryScratch = Buffer.alloc(4096);
+
+export function hexOfBinary(binary: string): string {
+  if (binaryScratch.length < binary.length) binaryScratch = Buffer.alloc(Math.max(binary.length, 2 * binaryScratch.length));
+  const length = binaryScratch.write(binary, 0, 'latin1');
+  return binaryScratch.toString('hex', 0, length);
+}
+
+export function bytesOfBinary(binary: string): Uint8Array {
+  const bytes = new Uint8Array(binary.length);
+  for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
+  return bytes;
+}
+
+const HEX_DIGIT_CODES = Uint8Array.from('0123456789abcdef', (c) => c.charCodeAt(0));
+
+/** Whether lower-case `hex` spells exactly the bytes of `binary`. */
+export function isHexOfBinary(hex: string, binary: string): boolean {
+  if (hex.length !== binary.length * 2) return false;
+  for (let i = 0; i < binary.length; i++) {
+    const byte = binary.charCodeAt(i);
+    if (hex.charCodeAt(2 * i) !== HEX_DIGIT_CODES[byte >> 4] || hex.charCodeAt(2 * i + 1) !== HEX_DIGIT_CODES[byte & 15]) return false;
+  }
+  return true;
+}

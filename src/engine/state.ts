@@ -3,7 +3,7 @@
  * changeset handed to the store describes exactly what changed; restoring from stored rows rebuilds the
  * same state (indexes are derived, never stored).
  */
-import { fromHex, toHex } from '../core/bytes.js';
+import { binaryOfBytes, fromHex, hexOfBinary, toHex } from '../core/bytes.js';
 import { BlockTransaction, scriptLookupKey } from '../core/block.js';
 import { isCoinbase, serializeTransaction, vsize, type Transaction } from '../core/tx.js';
 import { EngineError } from './errors.js';
@@ -30,7 +30,7 @@ export interface BlockInfo extends BlockRef {
 
 /**
  * What the engine reads of a held transaction: the outpoints it spends and its outputs, scripts as hex.
- * The raw transaction is `hex`; holding it parsed as well (a typed array per script, signature and
+ * The raw transaction is `raw`; holding it parsed as well (a typed array per script, signature and
  * witness item) cost more memory than everything else a wallet holds.
  */
 export interface HeldTx {
@@ -57,20 +57,21 @@ export interface HeldOutput {
  * own parsed copy (`bodyOfHeld`); what a state owns is only which outputs pay its wallet.
  */
 export interface TxBody {
-  readonly hex: string;
+  /** The raw transaction (with witness), one character per byte: half the memory of its hex (`hexOfBinary`). */
+  readonly raw: string;
   readonly inputs: readonly HeldInput[];
   readonly outputs: readonly { readonly value: bigint; readonly script: string }[];
   readonly vsize: number;
   readonly coinbase: boolean;
 }
 
-/** The body of a parsed transaction (a block's is decoded with its witness first); `hex` if already known. */
-export function bodyOf(parsed: Transaction, hex?: string): TxBody {
+/** The body of a parsed transaction (a block's is decoded with its witness first); the `bytes` it was read from, if any. */
+export function bodyOf(parsed: Transaction, bytes?: Uint8Array): TxBody {
   // A block's transaction does not decode its witness, which the hex and the vsize need. The body copies
   // what it keeps, so nothing refers to the block's bytes.
   const tx = parsed instanceof BlockTransaction ? parsed.standalone() : parsed;
   return {
-    hex: hex ?? toHex(serializeTransaction(tx)),
+    raw: binaryOfBytes(bytes ?? serializeTransaction(tx)),
     inputs: tx.inputs.map((i) => ({ txid: i.txid, vout: i.vout })),
     outputs: tx.outputs.map((o) => ({ value: o.value, script: toHex(o.script) })),
     vsize: vsize(tx),
@@ -79,7 +80,7 @@ export function bodyOf(parsed: Transaction, hex?: string): TxBody {
 }
 
 /** The body a held transaction shares: its strings, values and inputs, not its outputs' owners. */
-export const bodyOfHeld = (t: TrackedTx): TxBody => ({ hex: t.hex, inputs: t.tx.inputs, outputs: t.tx.outputs, vsize: t.vsize, coinbase: t.coinbase });
+export const bodyOfHeld = (t: TrackedTx): TxBody => ({ raw: t.raw, inputs: t.tx.inputs, outputs: t.tx.outputs, vsize: t.vsize, coinbase: t.coinbase });
 
 /** A transaction as one wallet holds it: its outputs paying that wallet's scripts have their owner. */
 function heldForm(wallet: WalletState, body: TxBody): HeldTx {
@@ -88,6 +89,9 @@ function heldForm(wallet: WalletState, body: TxBody): HeldTx {
     outputs: body.outputs.map(({ value, script }) => ({ value, script, owner: ownerOf(wallet, script) ?? null })),
   };
 }
+
+/** A held transaction's raw hex, as stored and shown. */
+export const hexOf = (t: { raw: string }): string => hexOfBinary(t.raw);
 
 /** Whether output `vout` of a held transaction pays the wallet holding it. */
 export const paysWallet = (t: TrackedTx | undefined, vout: number): boolean => !!t?.tx.outputs[vout]?.owner;
@@ -117,7 +121,8 @@ export function findOwners(wallet: WalletState, tx: HeldTx): void {
 export interface TrackedTx {
   txid: string;
   tx: HeldTx;
-  hex: string;
+  /** The raw transaction, one character per byte (`hexOf` gives its hex). */
+  raw: string;
   vsize: number;
   coinbase: boolean;
   status: TxStatus;
@@ -396,7 +401,7 @@ export function markUsed(state: EngineState, wallet: WalletState, owner: ScriptO
 }
 
 /** A transaction to insert: parsed (from a block or the mempool), or its body (from a stored row). */
-export type NewTx = NewTxState & ({ tx: Transaction; hex?: string } | { body: TxBody });
+export type NewTx = NewTxState & ({ tx: Transaction } | { body: TxBody });
 
 interface NewTxState {
   txid: string;
@@ -408,11 +413,11 @@ interface NewTxState {
 
 /** Inserts a transaction into a wallet (indexes included); the caller records the change. */
 export function insertTx(state: EngineState, wallet: WalletState, input: NewTx): TrackedTx {
-  const body = 'body' in input ? input.body : bodyOf(input.tx, input.hex);
+  const body = 'body' in input ? input.body : bodyOf(input.tx);
   const tracked: TrackedTx = {
     txid: input.txid,
     tx: heldForm(wallet, body),
-    hex: body.hex,
+    raw: body.raw,
     vsize: body.vsize,
     coinbase: body.coinbase,
     status: input.status,
@@ -450,7 +455,7 @@ export function toStoredTransaction(walletId: string, t: TrackedTx): StoredTrans
   return {
     walletId,
     txid: t.txid,
-    hex: t.hex,
+    hex: hexOf(t),
     status: t.status,
     blockHeight: t.block?.height ?? null,
     blockHash: t.block?.hash ?? null,

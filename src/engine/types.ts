@@ -160,5 +160,6 @@ export interface WalletTxEntry {
   /** Other wallet transactions spending any of the same coins. */
   conflicts: readonly string[];
   coinbase: boolean;
-  hex: string;
+  /** The raw transaction, one character per byte, shared with the state (`hexOf` gives its hex). */
+  raw: string;
 }

@@ -3,7 +3,7 @@
  * getbalances (trusted / untrusted_pending / immature), listunspent 0, and the transaction list.
  */
 import { EngineError } from './errors.js';
-import { ownerOf, paysWallet, spendersOf, walletOutputs, walletOutputsValue, type EngineState, type TrackedTx, type WalletState } from './state.js';
+import { hexOf, ownerOf, paysWallet, spendersOf, walletOutputs, walletOutputsValue, type EngineState, type TrackedTx, type WalletState } from './state.js';
 import type { Branch, TxCategory, TxStatus, WalletBalances, WalletTxEntry, WalletUtxo } from './types.js';
 
 /** Core's wallet treats a coinbase as spendable from COINBASE_MATURITY + 1 = 101 confirmations. */
@@ -169,7 +169,7 @@ export function entryOf(wallet: WalletState, t: TrackedTx): WalletTxEntry {
     replaceable: t.status === 'confirmed' ? 'no' : t.replaceable === null ? 'unknown' : t.replaceable ? 'yes' : 'no',
     conflicts: conflicts.size === 0 ? NO_CONFLICTS : [...conflicts].sort(),
     coinbase: t.coinbase,
-    hex: t.hex,
+    raw: t.raw,
   };
 }
 
@@ -230,7 +230,7 @@ export interface CoinHistory {
   spenders: CoinTx[];
 }
 
-const coinTx = (t: TrackedTx): CoinTx => ({ txid: t.txid, status: t.status, hex: t.hex });
+const coinTx = (t: TrackedTx): CoinTx => ({ txid: t.txid, status: t.status, hex: hexOf(t) });
 
 export function coinHistory(state: EngineState, walletId: string, txid: string, vout: number): CoinHistory {
   const wallet = walletOf(state, walletId);

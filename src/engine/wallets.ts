@@ -2,7 +2,8 @@
  * Loading wallets into the engine: a new wallet (derives its first gap-limit scripts per branch) or one
  * rebuilt from its stored rows after a restart (no rescan: the stored tip, scripts and transactions are it).
  */
-import { parseTransactionWithTxid } from '../core/tx.js';
+import { isHexOfBinary } from '../core/bytes.js';
+import { parseTransactionWithTxid, transactionBytes } from '../core/tx.js';
 import { buildChangeset, syncRow } from './changeset.js';
 import { EngineError } from './errors.js';
 import { addScript, bodyOf, bodyOfHeld, ChangeRecorder, deleteTx, fillGap, insertTx, newWalletState, ownerOf, removeHolder, unindexScript, type BlockInfo, type EngineState, type NewTx, type TrackedTx } from './state.js';
@@ -157,15 +158,17 @@ export function parseStoredTransaction(id: string, tip: BlockRef | null, row: St
   if (row.replaceable !== null && typeof row.replaceable !== 'boolean') throw bad(id, `transaction ${row.txid} has an invalid replaceable flag`);
   const block = row.status === 'confirmed' ? blockOf(blocks, row) : null;
   const state = { status: row.status, block, firstSeen: row.firstSeen, replaceable: row.replaceable };
-  if (held && held.txid === row.txid && held.hex === row.hex) return { txid: held.txid, body: bodyOfHeld(held), ...state };
+  if (held && held.txid === row.txid && isHexOfBinary(row.hex, held.raw)) return { txid: held.txid, body: bodyOfHeld(held), ...state };
+  let bytes;
   let parsed;
   try {
-    parsed = parseTransactionWithTxid(row.hex);
+    bytes = transactionBytes(row.hex);
+    parsed = parseTransactionWithTxid(bytes);
   } catch {
     throw bad(id, `transaction ${row.txid} does not parse`);
   }
   if (parsed.txid !== row.txid) throw bad(id, `transaction ${row.txid} hex has another txid`);
-  return { txid: row.txid, body: bodyOf(parsed.tx, row.hex), ...state };
+  return { txid: row.txid, body: bodyOf(parsed.tx, bytes), ...state };
 }
 
 function blockOf(blocks: BlocksSeen, row: StoredTransaction): BlockInfo {

@@ -4,6 +4,7 @@
  * hex) and shares their hex, scripts, values and inputs instead of parsing a copy (docs/adr/0018). Held weakly:
  * a state its owner drops is freed, and with the last state holding a transaction, what they shared.
  */
+import { isHexOfBinary } from '../core/bytes.js';
 import type { EngineState, StoredTransaction, TrackedTx, WalletState } from '../engine/index.js';
 
 export class HeldStates {
@@ -33,7 +34,7 @@ export class HeldStates {
 export function heldAsStored(wallets: readonly WalletState[], row: StoredTransaction): TrackedTx | undefined {
   for (const wallet of wallets) {
     const held = wallet.txs.get(row.txid);
-    if (held?.hex === row.hex) return held;
+    if (held && isHexOfBinary(row.hex, held.raw)) return held;
   }
   return undefined;
 }

@@ -3,7 +3,7 @@ import { encodeAddress } from '../core/address.js';
 import { satsToBtcNumber } from '../core/amount.js';
 import { fromHex } from '../core/bytes.js';
 import { NETWORKS, type NetworkName } from '../core/network.js';
-import type { WalletBalances, WalletTxEntry, WalletUtxo } from '../engine/index.js';
+import { hexOf, type WalletBalances, type WalletTxEntry, type WalletUtxo } from '../engine/index.js';
 import type { ExpiringCoin, SpendingPathView } from './miniscript-wallet.js';
 
 export interface BalanceView {
@@ -116,7 +116,7 @@ export function txListEntry(e: WalletTxEntry, walletAlias: string, network: Netw
     vsize: e.vsize,
     'bip125-replaceable': e.replaceable,
     conflicts: e.conflicts,
-    hex: e.hex,
+    hex: hexOf(e),
   };
 }
 

@@ -8,6 +8,7 @@ import {
   createEngineState,
   EngineError,
   entryAtTip,
+  hexOf,
   parseStoredTransaction,
   utxoAtTip,
   walletSummary,
@@ -194,7 +195,8 @@ export function walletLists(view: WalletView): WalletLists {
  * keeps its txid, so its hex differs at most in the witness, and a transaction gone since is undefined.
  */
 export function transactionHex(view: WalletView, txid: string): string | undefined {
-  return view.state.wallets.get(view.wallet.id)?.txs.get(txid)?.hex;
+  const held = view.state.wallets.get(view.wallet.id)?.txs.get(txid);
+  return held && hexOf(held);
 }
 
 export function walletBalances(view: WalletView): WalletBalances {

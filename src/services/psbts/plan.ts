@@ -3,7 +3,8 @@
  * next unused change address, BIP125 replacements, and every field hardware wallets need.
  * Pure: the caller passes the wallet state, the reserved coins and the fee rate.
  */
-import { fromHex, toHex } from '../../core/bytes.js';
+import { bytesOfBinary, fromHex, toHex } from '../../core/bytes.js';
+import { hexOf } from '../../engine/index.js';
 import {
   CoinSelectionError,
   InsufficientFundsError,
@@ -135,13 +136,13 @@ function replacedTransaction(context: PlanContext, txid: string, inputType: Spen
   if (original.status === 'confirmed') throw unprocessable('transaction_confirmed', `Transaction ${txid} is already confirmed and cannot be replaced`);
   if (original.status !== 'mempool') throw unprocessable('transaction_not_pending', `Transaction ${txid} is no longer in the mempool`);
   if (original.feeSat === null) throw unprocessable('cannot_replace', `Transaction ${txid} spends coins of others; this wallet cannot replace it`);
-  const tx = parseTransaction(original.hex);
+  const tx = parseTransaction(bytesOfBinary(original.raw));
   let maxIndex = spending.nextChangeIndex;
   for (const u of spending.utxos) if (u.index > maxIndex) maxIndex = u.index; // no spread: a wallet may hold 100,000 coins
   maxIndex += 1000;
   const coins = tx.inputs.map((input) => {
     const prev = spending.transaction(input.txid);
-    const output = prev ? parseTransaction(prev.hex).outputs[input.vout] : undefined;
+    const output = prev ? parseTransaction(bytesOfBinary(prev.raw)).outputs[input.vout] : undefined;
     const place = output && locateScript(keys, toHex(output.script), maxIndex);
     if (!prev || !output || !place) throw unprocessable('cannot_replace', `Transaction ${txid} spends a coin this wallet cannot sign for`);
     return {
@@ -152,7 +153,7 @@ function replacedTransaction(context: PlanContext, txid: string, inputType: Spen
       script: toHex(output.script),
       branch: place.branch,
       index: place.index,
-      prevTxHex: prev.hex,
+      prevTxHex: hexOf(prev),
     };
   });
   return { coins, fee: original.feeSat, vsize: original.vsize };

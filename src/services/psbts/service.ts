@@ -26,6 +26,7 @@ import {
 import { psbtRecord, psbtRecordInSteps, type PsbtRecord, type PsbtRecordOptions } from './record.js';
 import { serializeTransaction, txid as transactionId } from '../../core/tx.js';
 import { toHex } from '../../core/bytes.js';
+import { hexOf } from '../../engine/index.js';
 import { base64 } from '@scure/base';
 import type { PsbtStatus, Store, StoredPsbt, StoredWallet } from '../../store/repositories.js';
 import { StoreConflictError } from '../../store/repositories.js';
@@ -319,7 +320,7 @@ export class PsbtService {
     const reservations = await this.deps.store.psbts.reservations(walletId);
     const original = replaces === undefined ? undefined : spending.transaction(replaces);
     const pending = original?.status === 'mempool' ? original : undefined;
-    const producer = pending && unsignedTxid(pending.hex);
+    const producer = pending && unsignedTxid(hexOf(pending));
     const takenOver = producer !== undefined && reservations.some((r) => r.psbtTxid === producer) ? producer : undefined;
     return { reserved: new Set(reservations.filter((r) => r.psbtTxid !== takenOver).map((r) => outpointKey(r.txid, r.vout))), takenOver };
   }

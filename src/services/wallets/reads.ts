@@ -4,7 +4,7 @@
  * reservations, which the sync keeps in step with the chain.
  */
 import { createHash } from 'node:crypto';
-import { toHex } from '../../core/bytes.js';
+import { bytesOfBinary, toHex } from '../../core/bytes.js';
 import { HARDENED } from '../../core/keys/derive.js';
 import { parseTransaction } from '../../core/tx.js';
 import { entryAtTip, newestFirst, type WalletBalances, type WalletTxEntry } from '../../engine/index.js';
@@ -382,7 +382,7 @@ function receivingScripts(view: WalletView): Set<string> {
     if (entry.status === 'dropped') continue;
     const tracked = view.state.wallets.get(view.wallet.id)?.txs.get(entry.txid);
     // Gone from the state since: parse it.
-    const outputScripts = tracked ? tracked.tx.outputs.map((o) => o.script) : parseTransaction(entry.hex).outputs.map((o) => toHex(o.script));
+    const outputScripts = tracked ? tracked.tx.outputs.map((o) => o.script) : parseTransaction(bytesOfBinary(entry.raw)).outputs.map((o) => toHex(o.script));
     for (const script of outputScripts) scripts.add(script);
   }
   receivingScriptsOf.set(view.lists, scripts);

@@ -80,7 +80,7 @@ describeWithBitcoind('the sync and the reads sharing a wallet\'s transactions', 
     expect(readsWallet.txs.size).toBe(payments);
     for (const [txid, held] of readsWallet.txs) {
       const synced = syncWallet.txs.get(txid)!;
-      expect(held.hex).toBe(synced.hex);
+      expect(held.raw).toBe(synced.raw);
       expect(held.tx.inputs).toBe(synced.tx.inputs);
       expect(held).not.toBe(synced); // each state keeps its own record: status and owners are each state's
     }

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { BlockTransaction, parseBlockForScan } from '../../../src/core/block.js';
 import { fromHex, toHex } from '../../../src/core/bytes.js';
 import { parseTransaction } from '../../../src/core/tx.js';
-import { addWallet, applyUpdate, createEngineState, removeWallet, type ChainUpdate } from '../../../src/engine/index.js';
+import { addWallet, applyUpdate, createEngineState, hexOf, removeWallet, type ChainUpdate } from '../../../src/engine/index.js';
 import { scriptHolders } from '../../../src/engine/state.js';
 import { loadFixture } from '../../support/fixtures.js';
 import { freshEngine, timeline, updatesTo, walletConfigs } from './support/replay.js';
@@ -44,9 +44,9 @@ describe('blocks parsed for scanning', () => {
     for (const wallet of lazy.state.wallets.values()) {
       for (const tracked of wallet.txs.values()) {
         expect(tracked.tx).not.toBeInstanceOf(BlockTransaction);
-        // Plain copies (hex text), the transaction's own outputs: nothing refers to the block's bytes.
+        // Plain copies (text), the transaction's own outputs: nothing refers to the block's bytes.
         const outputs = tracked.tx.outputs.map(({ value, script }) => ({ value, script }));
-        expect(outputs).toEqual(parseTransaction(tracked.hex).outputs.map((o) => ({ value: o.value, script: toHex(o.script) })));
+        expect(outputs).toEqual(parseTransaction(hexOf(tracked)).outputs.map((o) => ({ value: o.value, script: toHex(o.script) })));
       }
     }
   });

@@ -18,7 +18,7 @@ import {
 import { expectBalancesAndUtxos } from './support/expected.js';
 import { FIXTURE_WALLET_IDS } from './support/fixture-wallets.js';
 import { allUpdates, applyAndPersist, blockByHash, connected, freshEngine, mempoolOf, restoredEngine, timeline, type MemoryRowStore } from './support/replay.js';
-import type { WalletConfig } from '../../../src/engine/index.js';
+import { hexOf, type WalletConfig } from '../../../src/engine/index.js';
 
 const FIRST_HEIGHT = 121;
 const finalSnapshot = timeline.snapshots[timeline.snapshots.length - 1];
@@ -62,7 +62,7 @@ function checkInvariants(state: EngineState): void {
     const spentByActive = new Set<string>();
     for (const entry of listTransactions(state, walletId)) {
       if (entry.status === 'dropped' || entry.coinbase) continue;
-      for (const input of parseTransaction(entry.hex).inputs) {
+      for (const input of parseTransaction(hexOf(entry)).inputs) {
         const k = key(input.txid, input.vout);
         expect(spentByActive.has(k), `${walletId}: ${k} spent twice`).toBe(false);
         spentByActive.add(k);

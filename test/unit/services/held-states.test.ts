@@ -10,6 +10,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { toHex } from '../../../src/core/bytes.js';
 import { parseTransaction, serializeTransaction } from '../../../src/core/tx.js';
 import type { Store } from '../../../src/store/repositories.js';
+import { hexOf } from '../../../src/engine/index.js';
 import { walletLists, WalletScriptsCache, WalletStateCache, type WalletView } from '../../../src/services/wallet-state.js';
 import { writePayments } from '../../integration/large-wallet.support.js';
 import { storedFixtureWallet } from '../../support/fixtures.js';
@@ -58,7 +59,7 @@ describe.each(STORE_KINDS)('states of one wallet sharing its transactions ($kind
     }
     expect(shown(second)).toEqual(shown(alone));
     expect(shown(first)).toEqual(shown(alone));
-    expect(walletLists(second).transactions.map((e) => e.hex)).toEqual(walletLists(alone).transactions.map((e) => e.hex));
+    expect(walletLists(second).transactions.map(hexOf)).toEqual(walletLists(alone).transactions.map(hexOf));
   });
 
   it('takes nothing from a state whose copy is not the stored one, and follows the store', async () => {
@@ -77,15 +78,15 @@ describe.each(STORE_KINDS)('states of one wallet sharing its transactions ($kind
     );
     const after = await stored();
     const reads = await new WalletStateCache(store, scripts).view(after);
-    expect(heldTxs(held).get(row.txid)!.hex).toBe(row.hex); // the other state still holds its copy
-    expect(heldTxs(reads).get(row.txid)!.hex).toBe(rewritten.hex);
+    expect(hexOf(heldTxs(held).get(row.txid)!)).toBe(row.hex); // the other state still holds its copy
+    expect(hexOf(heldTxs(reads).get(row.txid)!)).toBe(rewritten.hex);
     expect(heldTxs(reads).get(row.txid)!.tx.inputs).not.toBe(heldTxs(held).get(row.txid)!.tx.inputs);
-    expect(walletLists(reads).transactions.find((e) => e.txid === row.txid)!.hex).toBe(rewritten.hex);
+    expect(hexOf(walletLists(reads).transactions.find((e) => e.txid === row.txid)!)).toBe(rewritten.hex);
     const other = rows.transactions[8]!.txid;
     expect(heldTxs(reads).get(other)!.tx.inputs).toBe(heldTxs(held).get(other)!.tx.inputs);
     // The first state follows the store: its copy is now the stored one.
     const followed = await ahead.view(after);
-    expect(heldTxs(followed).get(row.txid)!.hex).toBe(rewritten.hex);
+    expect(hexOf(heldTxs(followed).get(row.txid)!)).toBe(rewritten.hex);
     expect(shown(reads)).toEqual(shown(await new WalletStateCache(store, new WalletScriptsCache()).view(after)));
   });
 

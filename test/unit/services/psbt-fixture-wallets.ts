@@ -8,7 +8,7 @@ import { Transaction as SignerTransaction } from '@scure/btc-signer';
 import { fromHex, toHex } from '../../../src/core/bytes.js';
 import { parsePath } from '../../../src/core/keys/index.js';
 import { parsePsbt } from '../../../src/core/psbt/index.js';
-import { listTransactions, listUnspent, type EngineState } from '../../../src/engine/index.js';
+import { hexOf, listTransactions, listUnspent, type EngineState } from '../../../src/engine/index.js';
 import { ServiceError } from '../../../src/services/errors.js';
 import type { Principal } from '../../../src/services/principal.js';
 import type { WalletForSpending } from '../../../src/services/wallets/index.js';
@@ -68,7 +68,7 @@ export function engineAt(snapshot: number): { state: EngineState; rows: MemoryRo
 
 export function spendingOf(state: EngineState, rows: MemoryRowStore, name: string, snapshot: number, frozen: ReadonlySet<string> = new Set()): WalletForSpending {
   const transactions = listTransactions(state, name);
-  const hexById = new Map(transactions.map((t) => [t.txid, t.hex]));
+  const hexById = new Map(transactions.map((t) => [t.txid, hexOf(t)]));
   const utxos = listUnspent(state, name).map((u) => ({
     ...u,
     prevTxHex: hexById.get(u.txid)!,
