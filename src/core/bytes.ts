@@ -74,14 +74,17 @@ export function bytesOfBinary(binary: string): Uint8Array {
   return bytes;
 }
 
-const HEX_DIGIT_CODES = Uint8Array.from('0123456789abcdef', (c) => c.charCodeAt(0));
+let decodedScratch = Buffer.alloc(4096);
 
-/** Whether lower-case `hex` spells exactly the bytes of `binary`. */
+/** Whether `hex` spells exactly the bytes of `binary` (digits of either case): decoded and compared natively. */
 export function isHexOfBinary(hex: string, binary: string): boolean {
   if (hex.length !== binary.length * 2) return false;
-  for (let i = 0; i < binary.length; i++) {
-    const byte = binary.charCodeAt(i);
-    if (hex.charCodeAt(2 * i) !== HEX_DIGIT_CODES[byte >> 4] || hex.charCodeAt(2 * i + 1) !== HEX_DIGIT_CODES[byte & 15]) return false;
+  if (decodedScratch.length < binary.length || binaryScratch.length < binary.length) {
+    decodedScratch = Buffer.alloc(Math.max(binary.length, 2 * decodedScratch.length));
+    binaryScratch = Buffer.alloc(Math.max(binary.length, 2 * binaryScratch.length));
   }
-  return true;
+  // Decoding stops at the first pair that is not hex: then fewer bytes than `binary` holds.
+  if (decodedScratch.write(hex, 0, 'hex') !== binary.length) return false;
+  binaryScratch.write(binary, 0, 'latin1');
+  return decodedScratch.compare(binaryScratch, 0, binary.length, 0, binary.length) === 0;
 }
