@@ -15,6 +15,7 @@ import {
   WalletListCache,
   type BlockRef,
   type BlocksSeen,
+  type EngineChangeset,
   type EngineState,
   type ParsedStoredTransaction,
   type StoredTransaction,
@@ -44,29 +45,34 @@ export { WalletScripts, WalletScriptsCache };
  * for receive addresses revealed since the rows were written.
  */
 export async function loadWalletInto(state: EngineState, wallet: StoredWallet, rows: WalletChainRows, scripts: WalletScripts) {
-  scripts.remember(rows.addresses); // read, not derived again
+  await deriveStoredInParts(rows, scripts); // read, not derived again; those missing derived in parts, not all at once by the engine
   return loadParsedInto(state, wallet, rows, await parseInParts(wallet.id, rows.sync.tip, rows.transactions, heldElsewhere(wallet.id, scripts)), scripts);
 }
 
 /** Rows taken in a load: those of a large wallet's transactions read in one slice. */
-const LOAD_SLICE_ROWS = 5_000;
+const LOAD_SLICE_ROWS = 1_000;
 
 /**
  * Loads the wallet as `loadWalletInto` does, its transactions read from the store and parsed one slice at a time:
  * the rows of a large wallet, hex included, are never all held at once (they would make the process grow by
  * more than the state it keeps). 'changed' when the wallet was written during the read: nothing was loaded.
  */
-export async function loadStoredWalletInto(state: EngineState, wallet: StoredWallet, store: Store, scripts: WalletScripts): Promise<{ revision: number } | 'changed' | undefined> {
+export async function loadStoredWalletInto(
+  state: EngineState,
+  wallet: StoredWallet,
+  store: Store,
+  scripts: WalletScripts,
+): Promise<{ revision: number; changes: EngineChangeset } | 'changed' | undefined> {
   const parsed: ParsedStoredTransaction[] = [];
   const blocks: BlocksSeen = new Map();
   const held = heldElsewhere(wallet.id, scripts);
   const head = await store.wallets.chainRowsInSlices(wallet.id, LOAD_SLICE_ROWS, async (transactions, { sync }) => {
     for (const one of await parseInParts(wallet.id, sync.tip, transactions, held, blocks)) parsed.push(one);
+    await nextTurn(); // the store may answer synchronously (SQLite): others go between two slices
   });
   if (head === undefined || head === 'changed') return head;
-  scripts.remember(head.addresses);
-  await loadParsedInto(state, wallet, head, parsed, scripts);
-  return { revision: head.revision };
+  await deriveStoredInParts(head, scripts);
+  return { revision: head.revision, changes: await loadParsedInto(state, wallet, head, parsed, scripts) };
 }
 
 async function loadParsedInto(state: EngineState, wallet: StoredWallet, rows: WalletChainHead, parsedTransactions: readonly ParsedStoredTransaction[], scripts: WalletScripts) {
@@ -124,7 +130,7 @@ export function prepareLoad(wallet: StoredWallet, rows: WalletChainHead, scripts
  * Makes the stored addresses' scripts, which the sync watches, known before the wallet is in the state (the sync
  * would otherwise derive them all at once): read from the rows, so nothing is derived but what they lack.
  */
-export async function deriveStoredInParts(rows: WalletChainRows, scripts: WalletScripts): Promise<void> {
+async function deriveStoredInParts(rows: WalletChainHead, scripts: WalletScripts): Promise<void> {
   scripts.remember(rows.addresses);
   const stored = storedCounts(rows);
   for (const branch of [0, 1] as const) await scripts.deriveInParts(branch, stored[branch]);
@@ -347,15 +353,16 @@ export class WalletStateCache {
     }
     let state = createEngineState();
     const scripts = this.scripts.get(wallet);
-    let loadedAt = await loadStoredWalletInto(state, wallet, this.store, scripts);
-    if (loadedAt === 'changed') {
+    const inSlices = await loadStoredWalletInto(state, wallet, this.store, scripts);
+    let loadedAt = inSlices === 'changed' ? undefined : inSlices;
+    if (inSlices === 'changed') {
       // Written during the read in slices (a sync write): read it whole, in one snapshot.
       const rows = await this.store.wallets.chainRows(wallet.id);
       if (rows) {
         state = createEngineState();
         await loadWalletInto(state, wallet, rows, scripts);
       }
-      loadedAt = rows && { revision: rows.revision };
+      loadedAt = rows && { revision: rows.revision, changes: { wallets: [] } };
     }
     if (!loadedAt) throw new Error(`Wallet ${wallet.id} vanished while being read`);
     const fresh = { state, lists: new WalletListCache(state, wallet.id) } as LoadedWallet;

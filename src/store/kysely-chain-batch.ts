@@ -9,6 +9,12 @@ export interface WalletWithChainRows {
   rows: WalletChainRows;
 }
 
+/** A wallet read alone whose rows pass the batch's bound: its caller reads them in slices. */
+export interface LargeWallet {
+  wallet: StoredWallet;
+  rows: 'in slices';
+}
+
 type TransactionRecord = Selectable<WalletDatabase['wallet_transactions']>;
 type AddressRecord = Pick<Selectable<WalletDatabase['wallet_addresses']>, 'branch' | 'idx' | 'script'>;
 
@@ -54,23 +60,26 @@ export function toTransactionRows(walletId: string, transactions: readonly Trans
 
 /**
  * Reads, in one snapshot, the wallets at the start of `walletIds` whose chain rows (addresses and transactions)
- * add up to at most `maxRows`, and at least the first one whatever its size: a large wallet is read alone.
- * `taken` is how many ids were read; a wallet deleted meanwhile is absent from `wallets`.
+ * add up to at most `maxRows`, and at least the first one whatever its size: a large wallet is read alone, or with
+ * `largeInSlices` left for its caller to read in slices (its row only). `taken` is how many ids were read; a wallet
+ * deleted meanwhile is absent from `wallets`.
  */
 export async function readChainRowsOfMany(
   db: Kysely<WalletDatabase>,
   walletIds: readonly string[],
   maxRows: number,
   toWallet: (row: Selectable<WalletsTable>) => StoredWallet,
-): Promise<{ taken: number; wallets: Map<string, WalletWithChainRows> }> {
+  largeInSlices = false,
+): Promise<{ taken: number; wallets: Map<string, WalletWithChainRows | LargeWallet> }> {
   if (walletIds.length === 0) return { taken: 0, wallets: new Map() };
   // One snapshot for every statement, as for one wallet (see KyselyWallets.readChain): each wallet's rows are
   // those of the revision read with it.
   const read = async (tx: Kysely<WalletDatabase>) => {
     const ids = [...walletIds];
     const sizes = new Map<string, number>();
-    // One wallet is read whatever its size: nothing to count (a pass after a creation reads one).
-    for (const table of ids.length > 1 ? (['wallet_addresses', 'wallet_transactions'] as const) : []) {
+    // One wallet is read whatever its size: nothing to count (a pass after a creation reads one), unless a large one
+    // is left for slices.
+    for (const table of ids.length > 1 || largeInSlices ? (['wallet_addresses', 'wallet_transactions'] as const) : []) {
       const counts = await tx.selectFrom(table).select(['wallet_id', (eb) => eb.fn.countAll().as('n')]).where('wallet_id', 'in', ids).groupBy('wallet_id').execute();
       for (const { wallet_id, n } of counts) sizes.set(wallet_id, (sizes.get(wallet_id) ?? 0) + Number(n));
     }
@@ -79,12 +88,15 @@ export async function readChainRowsOfMany(
     while (taken < ids.length && rows + (sizes.get(ids[taken]!) ?? 0) <= maxRows) rows += sizes.get(ids[taken++]!) ?? 0;
     const chosen = ids.slice(0, taken);
     const wallets = await tx.selectFrom('wallets').selectAll().where('id', 'in', chosen).execute();
+    if (largeInSlices && rows > maxRows) return { taken, wallets, large: true as const };
     const addresses = await tx.selectFrom('wallet_addresses').select(['wallet_id', 'branch', 'idx', 'script']).where('wallet_id', 'in', chosen).orderBy('wallet_id').orderBy('branch').orderBy('idx').execute();
     return { taken, wallets, addresses, transactionsOf: await transactionsInSlices(tx, chosen) };
   };
-  const { taken, wallets, addresses, transactionsOf } = await inSnapshot(db, read);
+  const batch = await inSnapshot(db, read);
+  if ('large' in batch) return { taken: batch.taken, wallets: new Map(batch.wallets.map((row) => [row.id, { wallet: toWallet(row), rows: 'in slices' as const }])) };
+  const { taken, wallets, addresses, transactionsOf } = batch;
   const addressesOf = groupBy(addresses);
-  const out = new Map<string, WalletWithChainRows>();
+  const out = new Map<string, WalletWithChainRows | LargeWallet>();
   for (const row of wallets) {
     const wallet = toWallet(row);
     out.set(row.id, { wallet, rows: { ...toChainRows(row, wallet, addressesOf.get(row.id) ?? [], []), transactions: transactionsOf.get(row.id) ?? [] } });

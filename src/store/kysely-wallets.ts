@@ -1,7 +1,7 @@
 /** The wallet repository over Kysely (SQLite and PostgreSQL). */
 import { sql, type ExpressionBuilder, type Kysely, type Selectable } from 'kysely';
 import type { NetworkName } from '../core/network.js';
-import { inSnapshot, readChainRowsOfMany, toChainRows, toTransactionRows, type WalletWithChainRows } from './kysely-chain-batch.js';
+import { inSnapshot, readChainRowsOfMany, toChainRows, toTransactionRows, type LargeWallet, type WalletWithChainRows } from './kysely-chain-batch.js';
 import { PreparedQuery } from './prepared-query.js';
 import { StoreConflictError } from './repositories.js';
 import type {
@@ -352,8 +352,10 @@ export class KyselyWallets implements WalletRepository {
     }
   }
 
-  async chainRowsOfMany(walletIds: readonly string[], maxRows: number): Promise<{ taken: number; wallets: Map<string, WalletWithChainRows> }> {
-    return readChainRowsOfMany(this.db, walletIds, maxRows, toWallet);
+  chainRowsOfMany(walletIds: readonly string[], maxRows: number): Promise<{ taken: number; wallets: Map<string, WalletWithChainRows> }>;
+  chainRowsOfMany(walletIds: readonly string[], maxRows: number, options: { largeInSlices: true }): Promise<{ taken: number; wallets: Map<string, WalletWithChainRows | LargeWallet> }>;
+  chainRowsOfMany(walletIds: readonly string[], maxRows: number, options?: { largeInSlices: true }): Promise<{ taken: number; wallets: Map<string, WalletWithChainRows | LargeWallet> }> {
+    return readChainRowsOfMany(this.db, walletIds, maxRows, toWallet, options?.largeInSlices ?? false);
   }
 
   async chainChangesSince(walletId: string, revision: number): Promise<WalletChainChanges | 'reload' | undefined> {

@@ -175,9 +175,15 @@ export interface WalletRepository {
    * The wallets at the start of `walletIds` whose chain rows (addresses and transactions) add up to at most
    * `maxRows` (at least the first, whatever its size), each with its row, read in one snapshot: each wallet's
    * rows are those of its revision, as `chainRows` reads them. `taken` is how many ids were read; a wallet
-   * deleted meanwhile is absent.
+   * deleted meanwhile is absent. With `largeInSlices`, a first wallet larger than `maxRows` comes with its row
+   * alone (`rows: 'in slices'`), to be read with `chainRowsInSlices`: its rows are not all held at once.
    */
   chainRowsOfMany(walletIds: readonly string[], maxRows: number): Promise<{ taken: number; wallets: Map<string, { wallet: StoredWallet; rows: WalletChainRows }> }>;
+  chainRowsOfMany(
+    walletIds: readonly string[],
+    maxRows: number,
+    options: { largeInSlices: true },
+  ): Promise<{ taken: number; wallets: Map<string, { wallet: StoredWallet; rows: WalletChainRows | 'in slices' }> }>;
   /**
    * The chain rows written after `revision`, read at one revision (undefined without the wallet).
    * `reload` when the rows started again since (a rescan, a new gap limit): read them all.

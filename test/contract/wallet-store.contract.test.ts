@@ -301,7 +301,7 @@ describe.each(STORE_KINDS)('wallet store conformance: $kind', ({ open }) => {
     expect(both.wallets.get('w-y')!.rows.transactions).toHaveLength(3);
   });
 
-  it('reads many wallets\' chain rows in one read, as each wallet\'s own read; a large wallet alone, a deleted one absent', async () => {
+  it('reads many wallets\' chain rows in one read, as each wallet\'s own read; a large wallet alone (or left for slices), a deleted one absent', async () => {
     // Rows (addresses + transactions): w-a 3, w-b 2, w-c 12, w-d 1.
     const sizes = { 'w-a': [2, 1], 'w-b': [1, 1], 'w-c': [6, 6], 'w-d': [1, 0] } as const;
     for (const [id, [addresses, transactions]] of Object.entries(sizes)) {
@@ -330,6 +330,13 @@ describe.each(STORE_KINDS)('wallet store conformance: $kind', ({ open }) => {
     expect(rest).toEqual({ taken: 2, wallets: new Map([['w-b', await alone('w-b')]]) });
     expect(await store.wallets.chainRowsOfMany(['w-c'], 10)).toEqual(large);
     expect(await store.wallets.chainRowsOfMany([], 10)).toEqual({ taken: 0, wallets: new Map() });
+
+    // Left for slices: a large wallet comes alone with its row only, alone or first; the others as without the option.
+    const inSlices = await store.wallets.chainRowsOfMany(['w-c', 'w-d'], 10, { largeInSlices: true });
+    expect(inSlices).toEqual({ taken: 1, wallets: new Map([['w-c', { wallet: (await alone('w-c')).wallet, rows: 'in slices' }]]) });
+    expect(await store.wallets.chainRowsOfMany(['w-c'], 10, { largeInSlices: true })).toEqual(inSlices);
+    expect(await store.wallets.chainRowsOfMany(['w-a', 'w-b', 'w-c', 'w-d'], 10, { largeInSlices: true })).toEqual(first);
+    expect(await store.wallets.chainRowsOfMany(['w-a'], 10, { largeInSlices: true })).toEqual({ taken: 1, wallets: new Map([['w-a', await alone('w-a')]]) });
   });
 
   it('reads many wallets\' chain rows each at one revision while changesets commit alongside', async () => {

@@ -28,7 +28,7 @@ import {
 } from '../../engine/index.js';
 import type { Store, StoredWallet, SyncBlockRow, WalletChainRows } from '../../store/repositories.js';
 import type { PsbtChainReconciler, PsbtSettlement } from '../psbts/chain-reconciler.js';
-import { deriveStoredInParts, loadWalletInto, neverFollowedAndUnderived, prepareLoad, type WalletScriptsCache } from '../wallet-state.js';
+import { loadStoredWalletInto, loadWalletInto, neverFollowedAndUnderived, prepareLoad, type WalletScriptsCache } from '../wallet-state.js';
 import type { ReadinessCheck } from '../health.js';
 import { nextTurn } from '../turns.js';
 import type { SyncLeadership } from './leadership.js';
@@ -54,8 +54,8 @@ const ROWS_PER_WRITE = 5_000;
 const SYNC_ROWS_PER_TRANSACTION = 1_000;
 /**
  * Wallets to load read together, in one snapshot: a read each cost a round trip (5-10 ms on PostgreSQL), most of
- * a restart with thousands of small wallets. Bounded by rows too, so that a large wallet is read alone (ADR 0010)
- * and one read of many never holds SQLite's connection long.
+ * a restart with thousands of small wallets. Bounded by rows too, so that one read of many never holds SQLite's
+ * connection long; a wallet larger than the bound is read alone, in slices parsed one after the other (ADR 0022).
  */
 const WALLETS_PER_CHAIN_READ = 100;
 const CHAIN_ROWS_PER_READ = 5_000;
@@ -110,6 +110,8 @@ export interface SyncServiceDeps extends SyncEventSettings {
   batchBlocks?: number;
   /** Wallets whose change is their sync row alone written per transaction (default SYNC_ROWS_PER_TRANSACTION). */
   syncRowsPerTransaction?: number;
+  /** Chain rows of the wallets loaded together (default CHAIN_ROWS_PER_READ); a wallet with more is read in slices. */
+  chainRowsPerRead?: number;
   /** Told the node tips the sync reads and whether it is catching up (service details show both). */
   progress?: SyncProgress;
   /** Where the wallets the chain source refuses to follow are told, for their details. */
@@ -387,7 +389,7 @@ export class SyncService {
     // The wallets to load, read in batches as the loop reaches them (each wallet with its rows, of one revision).
     const waiting = ({ id, revision }: { id: string; revision: number }) => this.loaded.get(id)?.revision !== revision && this.setAside.get(id) !== revision;
     const stale = wallets.filter(waiting).map(({ id }) => id);
-    let batch: { ids: Set<string>; wallets: Map<string, { wallet: StoredWallet; rows: WalletChainRows }> } = { ids: new Set(), wallets: new Map() };
+    let batch: { ids: Set<string>; wallets: Map<string, { wallet: StoredWallet; rows: WalletChainRows | 'in slices' }> } = { ids: new Set(), wallets: new Map() };
     let nextToRead = 0;
     const turnEnds = performance.now() + LOAD_TURN_MS;
     let complete = true;
@@ -405,12 +407,13 @@ export class SyncService {
       if (this.stopped && this.firstLoad) return false; // stopping: the load is for nothing
       if (!batch.ids.has(id)) {
         // `id` is the next stale wallet not read yet: the loop takes them in the same order.
-        const read = await this.deps.store.wallets.chainRowsOfMany(stale.slice(nextToRead, nextToRead + WALLETS_PER_CHAIN_READ), CHAIN_ROWS_PER_READ);
+        // A large wallet is left out of the batch and read in slices as it loads: its rows are never all held at once.
+        const read = await this.deps.store.wallets.chainRowsOfMany(stale.slice(nextToRead, nextToRead + WALLETS_PER_CHAIN_READ), this.deps.chainRowsPerRead ?? CHAIN_ROWS_PER_READ, { largeInSlices: true });
         batch = { ids: new Set(stale.slice(nextToRead, nextToRead + read.taken)), wallets: read.wallets };
         nextToRead += read.taken;
         // The batch's gaps asked for ahead: the worker derives the next wallets' while this thread loads one, at a
         // lower priority than the requests, and any derivation someone waits for goes before them.
-        for (const { wallet, rows } of read.wallets.values()) prepareLoad(wallet, rows, this.deps.scripts.get(wallet));
+        for (const { wallet, rows } of read.wallets.values()) if (rows !== 'in slices') prepareLoad(wallet, rows, this.deps.scripts.get(wallet));
         await nextTurn();
       }
       if (known) {
@@ -421,23 +424,29 @@ export class SyncService {
       batch.wallets.delete(id); // the rows are the engine's from here on
       if (!loaded) continue; // deleted meanwhile
       const { wallet, rows } = loaded;
-      if (this.firstLoad && neverFollowedAndUnderived(wallet, rows)) {
+      if (this.firstLoad && rows !== 'in slices' && neverFollowedAndUnderived(wallet, rows)) {
         complete = false; // loaded in turns once the wallets followed before are: readiness does not wait for them
         continue;
       }
       const scripts = this.deps.scripts.get(wallet);
-      await deriveStoredInParts(rows, scripts); // before the wallet is in the state: the sync would watch them all derived at once
-      let changes;
+      let load;
       try {
-        changes = await loadWalletInto(this.state, wallet, rows, scripts); // refused rows leave the state as it was
+        // Refused rows leave the state as it was.
+        load = rows === 'in slices' ? await loadStoredWalletInto(this.state, wallet, this.deps.store, scripts) : { revision: rows.revision, changes: await loadWalletInto(this.state, wallet, rows, scripts) };
       } catch (error) {
         if (!(error instanceof EngineError) || error.code !== 'invalid_stored_state') throw error;
-        this.setAside.set(id, rows.revision);
+        this.setAside.set(id, revision);
         this.deps.log?.('warn', 'the sync leaves a wallet aside: its stored chain rows are inconsistent (a rescan rebuilds them); the other wallets go on', { wallet: id, alias: wallet.alias, reason: error.message });
         continue;
       }
-      this.loaded.set(wallet.id, { wallet: scripts.sharingDescriptors(wallet), revision: rows.revision });
-      this.deps.balances?.noteLoaded(this.state, wallet.id, rows.revision);
+      if (load === undefined) continue; // deleted meanwhile
+      if (load === 'changed') {
+        complete = false; // written while read in slices: read again in the next round
+        continue;
+      }
+      const { changes } = load;
+      this.loaded.set(wallet.id, { wallet: scripts.sharingDescriptors(wallet), revision: load.revision });
+      this.deps.balances?.noteLoaded(this.state, wallet.id, load.revision);
       this.events.reached(wallet.id, walletSummary(this.state, wallet.id).tip?.height ?? null);
       this.scanning.add(wallet.id);
       unwritten.changes.push(...changes.wallets);
