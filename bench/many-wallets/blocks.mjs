@@ -5,9 +5,14 @@
 // and times from the block until (a) every paid wallet holds its payment confirmed in that block and (b) every wallet
 // stands at that block, read from the store's rows, and (c) every paid wallet's details over HTTP
 // (`GET /api/v1alpha/wallets/<alias>`, the first instance, four requests at a time) show the payment in the block.
+// Each block also gives the CPU seconds the instances (and Fulcrum) used until (a), (b) and (c), and the scripts stored.
 //
 //   npm run build && node bench/many-wallets/blocks.mjs [--wallets 1000] [--paid 100] [--blocks 5] [--instances 1]
-//     [--sharing on|off] [--phases 1:off,2:on:DIR,...] [--sqlite] [--cpu-prof DIR] (WCS_BENCH_DATABASE_URL, default the tests' database)
+//     [--sharing on|off] [--phases 1:off,2:on:DIR,...] [--source bitcoind|electrum|bitcoind,electrum] [--sqlite]
+//     [--cpu-prof DIR] (WCS_BENCH_DATABASE_URL, default the tests' database; FULCRUM, default ../shared/bin/Fulcrum)
+// `--source electrum`: the instances follow the chain through a real Fulcrum over the node (-txindex=1), which polls
+// the node every 0.5 s; each block then also gives when Fulcrum first answered with it as its tip. Several sources:
+// every phase runs once on each, in the order given on the first phase, reversed on the next, and so on.
 // `--phases` runs several set-ups one after the other on the same wallets (instances:sharing[:build[:vN]] each), for
 // comparisons in one run: every phase starts its instances, lets them take one block untimed, times its blocks and
 // stops them. `build` is a folder holding another build's `dist/` (code before a change), by default this one's;
@@ -23,7 +28,8 @@ import { DescriptorDeriver, parseDescriptor } from '../../dist/core/descriptor/i
 import { encodeAddress } from '../../dist/core/address.js';
 import { NETWORKS } from '../../dist/core/network.js';
 import { locateBitcoind, startBitcoind } from '../bitcoind-support.mjs';
-import { freePort } from '../support.mjs';
+import { locateFulcrum, startFulcrum, electrumRequest } from '../fulcrum-support.mjs';
+import { cpuSeconds, freePort } from '../support.mjs';
 import { descriptorsOf, writeWallets } from './wallets.mjs';
 
 const root = resolve(import.meta.dirname, '..', '..');
@@ -38,6 +44,7 @@ const INSTANCES = Number(arg('instances', 1));
 const SHARING = arg('sharing', 'off');
 const PROFILE_DIR = arg('cpu-prof', undefined);
 const SQLITE = process.argv.includes('--sqlite');
+const SOURCES = arg('source', 'bitcoind').split(',');
 const PHASES = arg('phases', `${INSTANCES}:${SHARING}`).split(',').map((p) => {
   const [instances, sharing, build, schema] = p.split(':');
   return { instances: Number(instances), sharing: sharing ?? 'off', build: build ? resolve(build) : root, schemaBack: schema ? Number(schema.replace(/^v/, '')) : undefined };
@@ -63,29 +70,37 @@ const chainDir = mkdtempSync(join(tmpdir(), 'wcs-bench-blocks-node-'));
 const dataFolder = mkdtempSync(join(tmpdir(), 'wcs-bench-blocks-'));
 // One store for every instance: the schema, or a SQLite file outside the instances' data folders.
 const databaseUrl = SQLITE ? `sqlite:${join(dataFolder, 'service.sqlite')}` : `${DATABASE_URL}?options=${encodeURIComponent(`-c search_path=${schema}`)}`;
-const node = await startBitcoind(locateBitcoind(root), chainDir);
+const node = await startBitcoind(locateBitcoind(root), chainDir, SOURCES.includes('electrum') ? ['-txindex=1'] : []);
 const children = [];
+let fulcrum;
 try {
   await node.rpc.call('createwallet', ['miner']);
   const minerAddress = await node.rpc.call('getnewaddress', [], 'miner');
   await node.rpc.call('generatetoaddress', [110, minerAddress]);
   const tip = { height: await node.rpc.call('getblockcount'), hash: await node.rpc.call('getbestblockhash') };
+  if (SOURCES.includes('electrum')) fulcrum = await startFulcrum(locateFulcrum(root), node);
+  const sourceEnv = {
+    bitcoind: { SERVICE_BITCOIND_URL: node.url, SERVICE_BITCOIND_COOKIE: node.cookieFile },
+    electrum: { SERVICE_ELECTRUM_URL: fulcrum?.url },
+  };
   const env = {
     SERVICE_DATA_FOLDER: dataFolder, SERVICE_NETWORK: 'regtest', SERVICE_API_ACTIVE: 'True', SERVICE_ADMIN_PASSWORD: 'bench-admin-password',
-    SERVICE_LOG_LEVEL: 'warn', SERVICE_BITCOIND_URL: node.url, SERVICE_BITCOIND_COOKIE: node.cookieFile, SERVICE_SYNC_INTERVAL: '5', SERVICE_HOST: '127.0.0.1',
+    SERVICE_LOG_LEVEL: 'warn', SERVICE_SYNC_INTERVAL: '5', SERVICE_HOST: '127.0.0.1',
     SERVICE_MAX_WALLETS_PER_USER: '100000', SERVICE_DATABASE_URL: databaseUrl, SERVICE_JWT_KEY: 'bench-blocks-signing-key-0123456789abcdef',
   };
   const written = performance.now();
-  const ids = await writeWallets(env, tip, WALLETS);
+  const ids = await writeWallets({ ...env, ...sourceEnv[SOURCES[0]] }, tip, WALLETS);
   console.log(`${WALLETS} 2-of-3 wallets written in ${((performance.now() - written) / 1000).toFixed(1)} s`);
   const db = await openStore(databaseUrl);
   let round = 0;
   try {
-    for (const phase of PHASES) {
+    for (const [p, phase, source] of PHASES.flatMap((phase, p) => (p % 2 === 0 ? SOURCES : [...SOURCES].reverse()).map((source) => [p, phase, source]))) {
       if (phase.schemaBack !== undefined) await takeSchemaBack(databaseUrl, phase.schemaBack);
-      const phaseEnv = { ...env, ...(phase.sharing === 'on' ? { SERVICE_SYNC_SHARING: 'on' } : {}) };
+      const phaseEnv = { ...env, ...sourceEnv[source], ...(phase.sharing === 'on' ? { SERVICE_SYNC_SHARING: 'on' } : {}) };
       // Data folders of the phase's own: `wcs serve` records its settings there, and the next phase's must not inherit them.
-      children.push(...(await Promise.all(Array.from({ length: phase.instances }, (_, i) => serve(phaseEnv, `${PHASES.indexOf(phase)}-${i}`, phase.build)))));
+      children.push(...(await Promise.all(Array.from({ length: phase.instances }, (_, i) => serve(phaseEnv, `${p}-${source}-${i}`, phase.build)))));
+      const electrum = source === 'electrum' ? fulcrum : undefined;
+      const cpuNow = () => [children.reduce((sum, child) => sum + cpuSeconds(child.pid), 0), electrum ? cpuSeconds(electrum.pid) : 0];
       const api = await apiOf(children[0]);
       if (phase.sharing === 'on') {
         // Shared out first: every instance holding its share of the leases.
@@ -98,7 +113,7 @@ try {
       // One block (not timed) every instance took: every wallet loaded.
       const [warmHash] = await node.rpc.call('generatetoaddress', [1, minerAddress]);
       await until(async () => (await count(db, 'select count(*)::int as n from wallets where tip_hash = $1', [warmHash])) === WALLETS);
-      console.log(`phase: ${phase.instances} instance(s), sync_sharing ${phase.sharing}${phase.build === root ? '' : `, build ${phase.build}`}${phase.schemaBack === undefined ? '' : `, schema taken back to ${phase.schemaBack}`}`);
+      console.log(`phase: ${source}, ${phase.instances} instance(s), sync_sharing ${phase.sharing}${phase.build === root ? '' : `, build ${phase.build}`}${phase.schemaBack === undefined ? '' : `, schema taken back to ${phase.schemaBack}`}`);
       const results = [];
       for (let block = 0; block < BLOCKS; block++, round++) {
         // Each round pays other wallets, at a receive index of its own (within the first 20 each wallet watches).
@@ -112,8 +127,11 @@ try {
         // loaded, and the timed reads after the block follow the rows it changed (ADR 0009).
         await shownOverHttp(api, paid, (t) => t.txid === txid);
         const mempool = (performance.now() - seenAt) / 1000;
+        const height = (await node.rpc.call('getblockcount')) + 1;
+        const cpuBefore = cpuNow();
         const [hash] = await node.rpc.call('generatetoaddress', [1, minerAddress]);
         const mined = performance.now();
+        const electrumAt = electrum && tipAnswered(electrum, height);
         let paidAt;
         const overHttp = shownOverHttp(api, paid, (t) => t.txid === txid && t.blockhash === hash).then(() => performance.now());
         await until(async () => {
@@ -123,17 +141,21 @@ try {
         const all = (performance.now() - mined) / 1000;
         const paidSeconds = (paidAt - mined) / 1000;
         const httpSeconds = ((await overHttp) - mined) / 1000;
+        const [cpuService, cpuFulcrum] = cpuNow().map((seconds, i) => seconds - cpuBefore[i]);
+        const fulcrumSeconds = electrum ? ((await electrumAt) - mined) / 1000 : undefined;
+        const scripts = await count(db, 'select count(*) as n from wallet_addresses', []);
         // The same reads once more, nothing left to change: what reading the paid wallets takes by itself.
         const sweepAt = performance.now();
         await shownOverHttp(api, paid, (t) => t.txid === txid && t.blockhash === hash);
         const sweep = (performance.now() - sweepAt) / 1000;
-        results.push({ paidSeconds, all, httpSeconds, sweep });
-        console.log(`block ${block + 1}: payments seen in the mempool after ${mempool.toFixed(2)} s; ${PAID} paid wallets confirmed after ${paidSeconds.toFixed(2)} s (over HTTP ${httpSeconds.toFixed(2)} s; reading them again ${sweep.toFixed(2)} s), all ${WALLETS} wallets at the block after ${all.toFixed(2)} s (load ${loadavg()[0].toFixed(1)})`);
+        results.push({ paidSeconds, all, httpSeconds, sweep, cpuService, cpuFulcrum, fulcrumSeconds });
+        const cpu = `CPU ${cpuService.toFixed(2)} s service${electrum ? `, ${cpuFulcrum.toFixed(2)} s Fulcrum (its tip the block after ${fulcrumSeconds.toFixed(2)} s)` : ''}`;
+        console.log(`block ${block + 1}: payments seen in the mempool after ${mempool.toFixed(2)} s; ${PAID} paid wallets confirmed after ${paidSeconds.toFixed(2)} s (over HTTP ${httpSeconds.toFixed(2)} s; reading them again ${sweep.toFixed(2)} s), all ${WALLETS} wallets at the block after ${all.toFixed(2)} s; ${cpu}; ${scripts} scripts stored (load ${loadavg()[0].toFixed(1)})`);
       }
       const median = (list) => [...list].sort((a, b) => a - b)[Math.floor(list.length / 2)];
       const range = (list) => `${Math.min(...list).toFixed(2)}-${Math.max(...list).toFixed(2)}`;
       const summary = (key) => `${median(results.map((r) => r[key])).toFixed(2)} s (${range(results.map((r) => r[key]))})`;
-      console.log(`median (range) over ${BLOCKS} blocks: paid wallets ${summary('paidSeconds')}, over HTTP ${summary('httpSeconds')} (reading them again ${summary('sweep')}), all wallets ${summary('all')}`);
+      console.log(`median (range) over ${BLOCKS} blocks, ${source}: paid wallets ${summary('paidSeconds')}, over HTTP ${summary('httpSeconds')} (reading them again ${summary('sweep')}), all wallets ${summary('all')}; CPU service ${summary('cpuService')}${electrum ? `, Fulcrum ${summary('cpuFulcrum')}, Fulcrum's tip ${summary('fulcrumSeconds')}` : ''} (load ${loadavg().map((l) => l.toFixed(1)).join(' ')})`);
       await stopAll();
     }
   } finally {
@@ -141,6 +163,7 @@ try {
   }
 } finally {
   await stopAll();
+  await fulcrum?.stop();
   await node.stop();
   await admin?.query(`drop schema "${schema}" cascade`);
   await admin?.end();
@@ -234,6 +257,12 @@ async function shownOverHttp(api, paid, shows) {
     }
   };
   await Promise.all(Array.from({ length: 4 }, worker));
+}
+
+/** The moment Fulcrum first answers with a tip at `height` (polled every 20 ms, a connection each). */
+async function tipAnswered(server, height) {
+  await until(async () => (await electrumRequest(server.port, 'blockchain.headers.subscribe')).height >= height);
+  return performance.now();
 }
 
 async function until(check, timeoutMs = 600_000) {
