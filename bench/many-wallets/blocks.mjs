@@ -132,6 +132,7 @@ try {
         const [hash] = await node.rpc.call('generatetoaddress', [1, minerAddress]);
         const mined = performance.now();
         const electrumAt = electrum && tipAnswered(electrum, height);
+        electrumAt?.catch(() => {}); // awaited below; a failure must not end the bench before its clean-up
         let paidAt;
         const overHttp = shownOverHttp(api, paid, (t) => t.txid === txid && t.blockhash === hash).then(() => performance.now());
         await until(async () => {
