@@ -19,14 +19,10 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { locateBitcoind, startBitcoind } from '../bitcoind-support.mjs';
 import { locateFulcrum, startFulcrum } from '../fulcrum-support.mjs';
-import { cpuSeconds, freePort, waitFor } from '../support.mjs';
+import { arg, cpuSeconds, freePort, waitFor } from '../support.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..', '..');
-const arg = (name, fallback) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 ? process.argv[i + 1] : fallback;
-};
 const ADDRESSES = Number(arg('addresses', 1000));
 const ROUNDS = Number(arg('rounds', 2));
 const LATENCY_BLOCKS = Number(arg('blocks', 10));

@@ -29,14 +29,10 @@ import { encodeAddress } from '../../dist/core/address.js';
 import { NETWORKS } from '../../dist/core/network.js';
 import { locateBitcoind, startBitcoind } from '../bitcoind-support.mjs';
 import { locateFulcrum, startFulcrum, electrumRequest } from '../fulcrum-support.mjs';
-import { cpuSeconds, freePort } from '../support.mjs';
+import { arg, cpuSeconds, freePort } from '../support.mjs';
 import { descriptorsOf, writeWallets } from './wallets.mjs';
 
 const root = resolve(import.meta.dirname, '..', '..');
-const arg = (name, fallback) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 ? process.argv[i + 1] : fallback;
-};
 const WALLETS = Number(arg('wallets', 1000));
 const PAID = Number(arg('paid', 100));
 const BLOCKS = Number(arg('blocks', 5));
