@@ -5,36 +5,10 @@
  * sync pass failed on that one wallet and no wallet of the instance saw another block. SQLite and PostgreSQL, against
  * the recorded regtest node. Its reads answer 503 `wallet_rows_inconsistent` meanwhile.
  */
-import { join } from 'node:path';
-import BetterSqlite3 from 'better-sqlite3';
-import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
-import { bearer, createToken, request, startTestServer, type TestServer } from '../support/server.js';
+import { bearer, createToken, onStoppedServersDatabase, readinessOnceReady, request, startTestServer, type TestServer } from '../support/server.js';
 import { startRpcTestServer, type RpcTestServer } from '../support/rpc-server.js';
-import { TEST_DATABASE_URL } from '../support/stores.js';
 import { expectWalletMatchesCore, importFixtureWallets, nodeEnv, timeline, walletDetails } from './wallet-helpers.js';
-
-/** Runs one statement on the stopped server's database, SQLite file or PostgreSQL schema. */
-async function onDatabase(server: TestServer, sql: string, params: unknown[]): Promise<void> {
-  if (server.postgresSchema) {
-    const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
-    await client.connect();
-    try {
-      await client.query(`set search_path to "${server.postgresSchema}"`);
-      let n = 0;
-      await client.query(sql.replace(/\?/g, () => `$${++n}`), params);
-    } finally {
-      await client.end();
-    }
-    return;
-  }
-  const db = new BetterSqlite3(join(server.dataFolder, 'service.sqlite'));
-  try {
-    db.prepare(sql).run(...params);
-  } finally {
-    db.close();
-  }
-}
 
 const mempoolOf = (step: number) => new Set<string>(timeline.snapshots[step].mempool.map((m: { txid: string }) => m.txid));
 
@@ -59,17 +33,12 @@ describe.each(['sqlite', 'postgres'] as const)('a wallet with inconsistent store
     await first.stop();
 
     // While stopped: w_wpkh loses receive address 3, so its rows no longer run contiguously from index 0.
-    await onDatabase(first, 'delete from wallet_addresses where wallet_id = ? and branch = 0 and idx = 3', [broken.id]);
+    await onStoppedServersDatabase(first, [['delete from wallet_addresses where wallet_id = ? and branch = 0 and idx = 3', [broken.id]]]);
 
     node.setSnapshot(4); // every wallet spent 0.3 BTC, confirmed: a block w_wsh2of3 must follow
     const second = await startTestServer({ database, dataFolder: first.dataFolder, postgresSchema: first.postgresSchema, env: { ...nodeEnv(node), SERVICE_SYNC_INTERVAL: '60' } });
     servers.push(second);
-    let ready = 0;
-    for (let attempt = 0; attempt < 600 && ready !== 200; attempt++) {
-      ready = (await request(`${second.url}/healthz/ready`)).status;
-      if (ready !== 200) await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-    expect(ready).toBe(200);
+    expect(await readinessOnceReady(second)).toBe(200);
     const world = { server: second, auth: { authorization: bearer((await createToken(second, 'admin', second.adminPassword, 'aside again')).jwt_token as string) } };
     const sync = second.running.runtime.services.sync;
     expect((await sync.runOnce()).ran).toBe(true);

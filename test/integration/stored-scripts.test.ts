@@ -5,41 +5,16 @@
  * again and stored; a raised gap limit derives only the indexes not stored yet; a rescan derives them all again.
  * SQLite and PostgreSQL.
  */
-import { join } from 'node:path';
-import BetterSqlite3 from 'better-sqlite3';
-import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { toHex } from '../../src/core/bytes.js';
 import { DescriptorDeriver, parseDescriptor } from '../../src/core/descriptor/index.js';
 import { NETWORKS } from '../../src/core/network.js';
-import { bearer, createToken, request, startTestServer, type TestServer } from '../support/server.js';
+import { bearer, createToken, onStoppedServersDatabase, readinessOnceReady, request, startTestServer, type TestServer } from '../support/server.js';
 import { startRpcTestServer, type RpcTestServer } from '../support/rpc-server.js';
-import { TEST_DATABASE_URL } from '../support/stores.js';
 import { importFixtureWallets, nodeEnv, timeline, WALLET_IDS, walletDetails, wallets } from './wallet-helpers.js';
 
 const derived = (descriptor: string, count: number): string[] =>
   new DescriptorDeriver(parseDescriptor(descriptor, NETWORKS.regtest)).deriveRange(0, count).map((o) => toHex(o.scriptPubKey));
-
-/** Runs statements on the stopped server's database, SQLite file or PostgreSQL schema. */
-async function onDatabase(server: TestServer, statements: Array<[string, unknown[]]>): Promise<void> {
-  if (server.postgresSchema) {
-    const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
-    await client.connect();
-    try {
-      await client.query(`set search_path to "${server.postgresSchema}"`);
-      for (const [sql, params] of statements) await client.query(sql.replace(/\?/g, (() => { let n = 0; return () => `$${++n}`; })()), params);
-    } finally {
-      await client.end();
-    }
-    return;
-  }
-  const db = new BetterSqlite3(join(server.dataFolder, 'service.sqlite'));
-  try {
-    for (const [sql, params] of statements) db.prepare(sql).run(...params);
-  } finally {
-    db.close();
-  }
-}
 
 describe.each(['sqlite', 'postgres'] as const)('stored scripts on %s', (database) => {
   let node: RpcTestServer | undefined;
@@ -85,19 +60,14 @@ describe.each(['sqlite', 'postgres'] as const)('stored scripts on %s', (database
     const [wpkhReceive] = counts.get('w_wpkh')!;
     // A script no transaction pays: another wallet's, far past anything it watches.
     const foreign = toHex(new DescriptorDeriver(parseDescriptor(wallets.w_shwpkh!.recv_descriptor, NETWORKS.regtest)).deriveRange(1000, 1)[0]!.scriptPubKey);
-    await onDatabase(first, [
+    await onStoppedServersDatabase(first, [
       ['update wallet_addresses set script = ? where wallet_id = ? and branch = 0 and idx = ?', [foreign, ids.get('w_wpkh'), wpkhReceive - 1]],
       ['delete from wallet_addresses where wallet_id = ? and branch = 1 and idx >= 5', [ids.get('w_wsh2of3')]],
     ]);
 
     const second = await startTestServer({ database, dataFolder: first.dataFolder, postgresSchema: first.postgresSchema, env: { ...nodeEnv(node), SERVICE_SYNC_INTERVAL: '60' } });
     servers.push(second);
-    let ready = 0;
-    for (let attempt = 0; attempt < 600 && ready !== 200; attempt++) {
-      ready = (await request(`${second.url}/healthz/ready`)).status;
-      if (ready !== 200) await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-    expect(ready).toBe(200);
+    expect(await readinessOnceReady(second)).toBe(200);
     const secondAuth = { authorization: bearer((await createToken(second, 'admin', second.adminPassword, 'stored scripts again')).jwt_token as string) };
     for (const alias of WALLET_IDS) expect((await walletDetails({ server: second, auth: secondAuth }, alias)).balance, alias).toEqual(before.get(alias));
 

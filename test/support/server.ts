@@ -6,6 +6,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
+import pg from 'pg';
 import type { DestinationStream } from 'pino';
 import { loadConfig, type Config } from '../../src/config.js';
 import { openEarlyListener } from '../../src/api/early-listener.js';
@@ -156,4 +158,38 @@ export async function createToken(server: TestServer, user: string, password: st
   });
   if (response.status !== 201) throw new Error(`token creation failed: ${response.status} ${response.text}`);
   return response.body;
+}
+
+/** Runs statements (`?` placeholders) on a stopped server's database: its SQLite file, or its PostgreSQL schema. */
+export async function onStoppedServersDatabase(server: TestServer, statements: Array<[string, unknown[]]>): Promise<void> {
+  if (server.postgresSchema) {
+    const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
+    await client.connect();
+    try {
+      await client.query(`set search_path to "${server.postgresSchema}"`);
+      for (const [sql, params] of statements) {
+        let n = 0;
+        await client.query(sql.replace(/\?/g, () => `$${++n}`), params);
+      }
+    } finally {
+      await client.end();
+    }
+    return;
+  }
+  const db = new BetterSqlite3(join(server.dataFolder, 'service.sqlite'));
+  try {
+    for (const [sql, params] of statements) db.prepare(sql).run(...params);
+  } finally {
+    db.close();
+  }
+}
+
+/** Asks the server's readiness every 100 ms until it answers 200 (at most a minute); its last status. */
+export async function readinessOnceReady(server: TestServer): Promise<number> {
+  let status = 0;
+  for (let attempt = 0; attempt < 600 && status !== 200; attempt++) {
+    status = (await request(`${server.url}/healthz/ready`)).status;
+    if (status !== 200) await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return status;
 }
