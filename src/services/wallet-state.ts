@@ -354,7 +354,7 @@ export class WalletStateCache {
     let state = createEngineState();
     const scripts = this.scripts.get(wallet);
     const inSlices = await loadStoredWalletInto(state, wallet, this.store, scripts);
-    let loadedAt = inSlices === 'changed' ? undefined : inSlices;
+    let revision = typeof inSlices === 'object' ? inSlices.revision : undefined;
     if (inSlices === 'changed') {
       // Written during the read in slices (a sync write): read it whole, in one snapshot.
       const rows = await this.store.wallets.chainRows(wallet.id);
@@ -362,12 +362,12 @@ export class WalletStateCache {
         state = createEngineState();
         await loadWalletInto(state, wallet, rows, scripts);
       }
-      loadedAt = rows && { revision: rows.revision, changes: { wallets: [] } };
+      revision = rows?.revision;
     }
-    if (!loadedAt) throw new Error(`Wallet ${wallet.id} vanished while being read`);
+    if (revision === undefined) throw new Error(`Wallet ${wallet.id} vanished while being read`);
     const fresh = { state, lists: new WalletListCache(state, wallet.id) } as LoadedWallet;
     await fresh.lists.build(nextTurn);
-    fresh.view = this.viewOf(wallet, loadedAt.revision, fresh);
+    fresh.view = this.viewOf(wallet, revision, fresh);
     // Drops others past the bounds, never this one. A view handed out before stays valid: views never change, and a
     // state dropped is no longer brought forward (its transactions' bodies stay shared while a view holds it).
     this.loaded.keep(wallet.id, fresh, weightOf(fresh.view));
