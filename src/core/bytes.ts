@@ -55,8 +55,8 @@ export function reverseHex(bytes: Uint8Array, start = 0, end = bytes.length): st
 /**
  * Bytes as a string of one character per byte (latin1), what a held raw transaction is kept as: half the memory of
  * its hex, and compared with `===` like the hex. The hex is made again where it is shown or written. None of these
- * allocates a Buffer per call: a load compares or converts hundreds of thousands of transactions, and Node's pooled
- * Buffers left that much more memory with the process after it.
+ * takes Buffer memory per call (scratch buffers instead): a load compares or converts hundreds of thousands of
+ * transactions, and Node's pooled Buffers left that much more memory with the process after it.
  */
 export const binaryOfBytes = (bytes: Uint8Array): string => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).toString('latin1');
 

@@ -96,7 +96,7 @@ export function u64le(n: bigint): Uint8Array {
  * `witness: false`, which reads the legacy form only, as PSBT unsigned transactions require).
  */
 export function parseTransaction(input: Uint8Array | string, options: { witness?: boolean } = {}): Transaction {
-  const bytes = typeof input === 'string' ? transactionBytes(input) : input;
+  const bytes = typeof input === 'string' ? bytesOfCheckedHex(input) : input;
   const r = new Reader(bytes);
   const tx = readTransaction(r, options.witness ?? true);
   if (!r.done) throw new TransactionError('invalid_transaction', 'Trailing bytes after transaction');
@@ -108,7 +108,7 @@ export function parseTransaction(input: Uint8Array | string, options: { witness?
  * stored wallet checks every transaction's id: serialising each again doubled the cost of a load).
  */
 export function parseTransactionWithTxid(input: Uint8Array | string): { tx: Transaction; txid: string } {
-  const bytes = typeof input === 'string' ? transactionBytes(input) : input;
+  const bytes = typeof input === 'string' ? bytesOfCheckedHex(input) : input;
   const r = new Reader(bytes);
   const layout: TxLayout = { segwit: false, outputsEnd: 0 };
   const tx = readTransaction(r, true, layout);
@@ -281,7 +281,7 @@ export interface Block {
 
 /** Parses a serialised block (as `getblock <hash> 0` returns it). */
 export function parseBlock(input: Uint8Array | string): Block {
-  const bytes = typeof input === 'string' ? transactionBytes(input) : input;
+  const bytes = typeof input === 'string' ? bytesOfCheckedHex(input) : input;
   const r = new Reader(bytes);
   const header = r.take(80);
   const count = r.varint();
@@ -295,8 +295,8 @@ export function parseBlock(input: Uint8Array | string): Block {
 export const isCoinbase = (tx: Transaction): boolean =>
   tx.inputs.length === 1 && tx.inputs[0]!.vout === 0xffffffff && /^0{64}$/.test(tx.inputs[0]!.txid);
 
-/** The bytes of a raw transaction's hex (either case); TransactionError if it is not hex. */
-export function transactionBytes(text: string): Uint8Array {
+/** The bytes of a raw transaction's or block's hex (either case); TransactionError if it is not hex. */
+export function bytesOfCheckedHex(text: string): Uint8Array {
   if (text.length % 2 !== 0 || !/^[0-9a-fA-F]*$/.test(text)) throw new TransactionError('invalid_transaction', 'Not hex');
   return fromHex(text.toLowerCase());
 }

@@ -3,7 +3,7 @@
  * rebuilt from its stored rows after a restart (no rescan: the stored tip, scripts and transactions are it).
  */
 import { isHexOfBinary } from '../core/bytes.js';
-import { parseTransactionWithTxid, transactionBytes } from '../core/tx.js';
+import { parseTransactionWithTxid, bytesOfCheckedHex } from '../core/tx.js';
 import { buildChangeset, syncRow } from './changeset.js';
 import { EngineError } from './errors.js';
 import { addScript, bodyOf, bodyOfHeld, ChangeRecorder, deleteTx, fillGap, insertTx, newWalletState, ownerOf, removeHolder, unindexScript, type BlockInfo, type EngineState, type NewTx, type TrackedTx } from './state.js';
@@ -162,7 +162,7 @@ export function parseStoredTransaction(id: string, tip: BlockRef | null, row: St
   let bytes;
   let parsed;
   try {
-    bytes = transactionBytes(row.hex);
+    bytes = bytesOfCheckedHex(row.hex);
     parsed = parseTransactionWithTxid(bytes);
   } catch {
     throw bad(id, `transaction ${row.txid} does not parse`);
