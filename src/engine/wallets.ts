@@ -3,7 +3,7 @@
  * rebuilt from its stored rows after a restart (no rescan: the stored tip, scripts and transactions are it).
  */
 import { isHexOfBinary } from '../core/bytes.js';
-import { parseTransactionWithTxid, bytesOfCheckedHex } from '../core/tx.js';
+import { bytesOfCheckedHex, parseTransactionWithTxid } from '../core/tx.js';
 import { buildChangeset, syncRow } from './changeset.js';
 import { EngineError } from './errors.js';
 import { addScript, bodyOf, bodyOfHeld, ChangeRecorder, deleteTx, fillGap, insertTx, newWalletState, ownerOf, removeHolder, unindexScript, type BlockInfo, type EngineState, type NewTx, type TrackedTx } from './state.js';
