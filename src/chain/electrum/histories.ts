@@ -25,6 +25,8 @@ export interface HistoryEntry {
 }
 
 interface ScriptState {
+  /** The script hash this state is kept under (the map's key). */
+  hash: string;
   subscribed: boolean;
   /** The server's tip (its hash, as known here) before the history or status was last read. */
   readAt: string;
@@ -79,6 +81,11 @@ export class ScriptHistories {
     return () => this.statusListeners.delete(listener);
   }
 
+  /** The instance of `hash` this holds when it follows that script, else `hash`: lists of hashes then share strings. */
+  shared(hash: string): string {
+    return this.scripts.get(hash)?.hash ?? hash;
+  }
+
   /** True when a held history may be out of date at the server's tip `tip` (or its status changed since it was read). */
   stale(hashes: Iterable<string>, tip: string): boolean {
     for (const hash of hashes) {
@@ -108,7 +115,7 @@ export class ScriptHistories {
         const hash = unsubscribed[i]!;
         const state = this.scripts.get(hash);
         if (state) Object.assign(state, { subscribed: true, status, readAt: tip });
-        else this.scripts.set(hash, { subscribed: true, readAt: tip, status, history: undefined, historyStatus: undefined, askedInPass: this.pass });
+        else this.scripts.set(hash, { hash, subscribed: true, readAt: tip, status, history: undefined, historyStatus: undefined, askedInPass: this.pass });
       });
     }
     // A new subscription's status may be the one Fulcrum told last too (it keeps one per script for all its
