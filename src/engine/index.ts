@@ -42,6 +42,7 @@ export {
 } from './views.js';
 export {
   addWallet,
+  addWalletInParts,
   applyStoredChanges,
   parseStoredTransaction,
   parseStoredTransactions,

@@ -45,6 +45,36 @@ export type BlocksSeen = Map<string, BlockInfo>;
  * branch; for a stored one only if the gap limit grew) as a changeset.
  */
 export function addWallet(state: EngineState, config: WalletConfig, stored?: StoredWalletRows | ParsedWalletRows): EngineChangeset {
+  const steps = addWalletSteps(state, config, stored);
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+  }
+}
+
+/**
+ * `addWallet` in steps of a few milliseconds, `pause` awaited between two, so that the process answers other work
+ * while a wallet of 200,000 transactions loads (half a second in one go). The wallet is in the state, partly loaded,
+ * from the first step: only for a state that nothing else changes meanwhile.
+ */
+export async function addWalletInParts(state: EngineState, config: WalletConfig, stored: StoredWalletRows | ParsedWalletRows, pause: () => Promise<void>): Promise<EngineChangeset> {
+  const steps = addWalletSteps(state, config, stored);
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+    try {
+      await pause();
+    } catch (error) {
+      removeWallet(state, config.walletId); // a load given up leaves no half-loaded wallet, as a refused one
+      throw error;
+    }
+  }
+}
+
+/** Transactions a load inserts between two steps of `addWalletSteps`: about 25 ms of work. */
+const INSERTS_PER_STEP = 10_000;
+
+function* addWalletSteps(state: EngineState, config: WalletConfig, stored?: StoredWalletRows | ParsedWalletRows): Generator<void, EngineChangeset> {
   if (typeof config?.walletId !== 'string' || config.walletId.length === 0) throw new EngineError('invalid_update', 'Wallet id is required');
   if (typeof config.derive !== 'function') throw new EngineError('invalid_update', 'Wallet needs a script deriver');
   if (state.wallets.has(config.walletId)) throw new EngineError('duplicate_wallet', `Wallet ${config.walletId} is already loaded`);
@@ -53,7 +83,7 @@ export function addWallet(state: EngineState, config: WalletConfig, stored?: Sto
   state.wallets.set(wallet.walletId, wallet);
   if (stored) {
     try {
-      loadRows(state, wallet, stored);
+      yield* loadRows(state, wallet, stored);
     } catch (error) {
       removeWallet(state, wallet.walletId); // leaves no half-loaded wallet in the shared indexes
       throw error;
@@ -110,7 +140,7 @@ function checkSync(walletId: string, sync: StoredWalletSync): void {
   for (const n of [sync.lastUsedReceive, sync.lastUsedChange]) if (!Number.isSafeInteger(n) || n < -1) throw bad(walletId, 'invalid last used index');
 }
 
-function loadRows(state: EngineState, wallet: ReturnType<typeof newWalletState>, stored: StoredWalletRows | ParsedWalletRows): void {
+function* loadRows(state: EngineState, wallet: ReturnType<typeof newWalletState>, stored: StoredWalletRows | ParsedWalletRows): Generator<void, void> {
   const id = wallet.walletId;
   checkSync(id, stored.sync);
   wallet.tip = stored.sync.tip ? { ...stored.sync.tip } : null;
@@ -132,7 +162,11 @@ function loadRows(state: EngineState, wallet: ReturnType<typeof newWalletState>,
   if (stored.addresses.some((a) => a.branch !== 0 && a.branch !== 1)) throw bad(id, 'address branch must be 0 or 1');
 
   const transactions = 'parsedTransactions' in stored ? stored.parsedTransactions : parseStoredTransactions(id, wallet.tip, stored.transactions);
-  for (const tx of transactions) insertTx(state, wallet, tx);
+  let inserted = 0;
+  for (const tx of transactions) {
+    insertTx(state, wallet, tx);
+    if (++inserted % INSERTS_PER_STEP === 0) yield;
+  }
 }
 
 function checkAddressRow(id: string, row: StoredAddress): void {

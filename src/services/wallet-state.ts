@@ -3,7 +3,7 @@
  * while the wallet's stored revision is unchanged. Any instance (syncing or not) answers the same.
  */
 import {
-  addWallet,
+  addWalletInParts,
   applyStoredChanges,
   createEngineState,
   EngineError,
@@ -77,12 +77,12 @@ export async function loadStoredWalletInto(
 
 async function loadParsedInto(state: EngineState, wallet: StoredWallet, rows: WalletChainHead, parsedTransactions: readonly ParsedStoredTransaction[], scripts: WalletScripts) {
   await deriveAheadOfLoad(wallet, rows, scripts);
-  const changes = addWallet(state, { walletId: wallet.id, gapLimit: wallet.gapLimit, derive: scripts.derive, deriveHex: scripts.deriveHex }, {
+  const changes = await addWalletInParts(state, { walletId: wallet.id, gapLimit: wallet.gapLimit, derive: scripts.derive, deriveHex: scripts.deriveHex }, {
     sync: rows.sync,
     lastRevealedReceive: rows.lastRevealedReceive,
     addresses: rows.addresses,
     parsedTransactions,
-  });
+  }, nextTurn);
   scripts.held?.add(state);
   return changes;
 }
