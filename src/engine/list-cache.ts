@@ -154,14 +154,14 @@ export class WalletListCache {
       this.addEntry(wallet, t, trusted);
       if (++done % BUILD_PART === 0) yield;
     }
-    const transactions = [...this.entries.values()].sort(oldestFirst);
+    const transactions = yield* sortedInParts([...this.entries.values()], oldestFirst);
     yield;
-    const live = transactions.filter((e) => e.status !== 'dropped').sort(newestFirst);
+    const live = yield* sortedInParts(transactions.filter((e) => e.status !== 'dropped'), newestFirst);
     yield;
-    const unspent = [...this.coins.values()].flat().sort(byOutpoint);
+    const unspent = yield* sortedInParts([...this.coins.values()].flat(), byOutpoint);
     yield;
     const spendable = sumCoins({ confirmed: 0n, unconfirmed: 0n }, unspent, 1n);
-    return this.freeze(wallet, spendable, transactions, live, unspent, [...unspent].sort(mostConfirmedFirst));
+    return this.freeze(wallet, spendable, transactions, live, unspent, yield* sortedInParts([...unspent], mostConfirmedFirst));
   }
 
   private addEntry(wallet: WalletState, t: TrackedTx, trusted: (t: TrackedTx) => boolean): void {
@@ -284,6 +284,46 @@ export function replaceSorted<T>(previous: readonly T[], removed: readonly T[], 
   }
   for (const item of added) list.splice(firstNotBefore(list, item, order), 0, item);
   return list;
+}
+
+/** Items sorted or merged between two pauses of `sortedInParts`: about 15 ms of work. */
+const SORT_PART = 20_000;
+
+/**
+ * `items` sorted by `order` (stable, as Array.prototype.sort), yielding between parts: runs of SORT_PART sorted, then
+ * merged two by two, SORT_PART items merged between two yields. A 200,000-entry list sorted at once held the process
+ * for 150-190 ms. Returns the sorted items: `items` itself, sorted in place, when it fits one part.
+ */
+export function* sortedInParts<T>(items: T[], order: (a: T, b: T) => number): Generator<void, T[]> {
+  if (items.length <= SORT_PART) return items.sort(order);
+  let runs: T[][] = [];
+  for (let from = 0; from < items.length; from += SORT_PART) {
+    runs.push(items.slice(from, from + SORT_PART).sort(order));
+    yield;
+  }
+  let work = 0;
+  while (runs.length > 1) {
+    const merged: T[][] = [];
+    for (let i = 0; i < runs.length; i += 2) {
+      const left = runs[i]!;
+      const right = runs[i + 1];
+      if (!right) {
+        merged.push(left);
+        continue;
+      }
+      const out: T[] = new Array(left.length + right.length);
+      let a = 0;
+      let b = 0;
+      for (let k = 0; k < out.length; k++) {
+        // Left first on ties: the merge keeps the order of equal items, as the sort does.
+        out[k] = b >= right.length || (a < left.length && order(left[a]!, right[b]!) <= 0) ? left[a++]! : right[b++]!;
+        if (++work % SORT_PART === 0) yield;
+      }
+      merged.push(out);
+    }
+    runs = merged;
+  }
+  return runs[0]!;
 }
 
 /** The first position of `list` whose item does not sort before `item`. */
