@@ -8,12 +8,11 @@
 //     [--postgres] (a schema of its own at WCS_BENCH_DATABASE_URL, default the tests' database, dropped after)
 //     [--restart-at-once] (restart right after the last creation, the sync still behind: the wallets it has not
 //     reached yet load after readiness; then the time until every wallet is at the tip)
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { loadavg, tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
-import { locateBitcoind, startBitcoind } from '../bitcoind-support.mjs';
-import { fundMiner, pct, serve, serveEnv } from './served.mjs';
-import { benchDatabase, descriptorsOf } from './wallets.mjs';
+import { benchNode, pct, serve } from './served.mjs';
+import { descriptorsOf } from './wallets.mjs';
 import { arg } from '../support.mjs';
 
 const root = resolve(import.meta.dirname, '..', '..');
@@ -35,15 +34,10 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const load = () => loadavg().map((l) => l.toFixed(1)).join(' ');
 
 const POSTGRES = process.argv.includes('--postgres');
-const { env: database, drop: dropDatabase } = await benchDatabase(POSTGRES, 'bench_api');
-
-const chainDir = mkdtempSync(join(tmpdir(), 'wcs-bench-api-node-'));
-const dataFolder = mkdtempSync(join(tmpdir(), 'wcs-bench-api-'));
-const node = await startBitcoind(locateBitcoind(root), chainDir);
+const world = await benchNode(POSTGRES, 'api');
 let server;
 try {
-  const minerAddress = await fundMiner(node);
-  const env = serveEnv(node, dataFolder, database);
+  const { node, minerAddress, env } = world;
   console.log(`${WALLETS} wallets, ${PARALLEL} creations at a time, ${POSTGRES ? 'PostgreSQL' : 'SQLite'}; load average ${load()}`);
 
   server = await serve(env, { dist: DIST, serverLog: SERVER_LOG, profileDir: PROFILE_DIR, snapshotDir: SNAPSHOT_DIR });
@@ -127,10 +121,7 @@ try {
   console.log(`  the block shown confirmed in all ${PAID} paid wallets ${((performance.now() - mined) / 1000).toFixed(2)} s after it was mined; load ${load()}`);
 } finally {
   await server?.stop();
-  await node.stop();
-  rmSync(chainDir, { recursive: true, force: true });
-  rmSync(dataFolder, { recursive: true, force: true });
-  await dropDatabase();
+  await world.dispose();
 }
 
 

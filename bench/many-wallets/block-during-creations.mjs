@@ -10,12 +10,10 @@
 //     [--parallel 4] [--dist DIR] (the build the server runs; default dist) [--label TEXT] (copied into the JSON line)
 //     [--server-log FILE] [--postgres] (a schema of its own at WCS_BENCH_DATABASE_URL, default the tests' database, dropped after)
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { loadavg, tmpdir } from 'node:os';
+import { loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
-import { locateBitcoind, startBitcoind } from '../bitcoind-support.mjs';
-import { fundMiner, pct, serve, serveEnv } from './served.mjs';
-import { benchDatabase, descriptorsOf } from './wallets.mjs';
+import { benchNode, pct, serve } from './served.mjs';
+import { descriptorsOf } from './wallets.mjs';
 import { arg } from '../support.mjs';
 
 const root = resolve(import.meta.dirname, '..', '..');
@@ -33,14 +31,10 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const load = () => loadavg().map((l) => l.toFixed(1)).join(' ');
 const seconds = (ms) => Number((ms / 1000).toFixed(2));
 
-const { env: database, drop: dropDatabase } = await benchDatabase(POSTGRES, 'bench_bdc');
-const chainDir = mkdtempSync(join(tmpdir(), 'wcs-bench-bdc-node-'));
-const dataFolder = mkdtempSync(join(tmpdir(), 'wcs-bench-bdc-'));
-const node = await startBitcoind(locateBitcoind(root), chainDir);
+const world = await benchNode(POSTGRES, 'bdc');
 let server;
 try {
-  const minerAddress = await fundMiner(node);
-  const env = serveEnv(node, dataFolder, database);
+  const { node, minerAddress, env } = world;
   const figures = { label: LABEL, store: POSTGRES ? 'postgres' : 'sqlite', followed: FOLLOWED, created: CREATED, paid: PAID, parallel: PARALLEL, load_start: load() };
   console.log(`${LABEL}: ${FOLLOWED} followed wallets, ${CREATED} created ${PARALLEL} at a time, ${PAID} paid, ${figures.store}; load average ${load()}`);
 
@@ -98,10 +92,7 @@ try {
   console.log(JSON.stringify(figures));
 } finally {
   await server?.stop();
-  await node.stop();
-  rmSync(chainDir, { recursive: true, force: true });
-  rmSync(dataFolder, { recursive: true, force: true });
-  await dropDatabase();
+  await world.dispose();
 }
 
 /** Wallet `index`'s 2-of-3 (keys of its own) created over the API; resolves to the request's milliseconds. */

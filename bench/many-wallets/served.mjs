@@ -1,9 +1,12 @@
-// `wcs serve` of a build, spawned for a bench, and a REST client of it: what api.mjs and block-during-creations.mjs
+// The node and store a bench serves on, `wcs serve` of a build spawned on them, and a REST client of it: what api.mjs and block-during-creations.mjs
 // share. Times are `performance.now()` moments.
 import { spawn } from 'node:child_process';
-import { openSync } from 'node:fs';
+import { mkdtempSync, openSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { locateBitcoind, startBitcoind } from '../bitcoind-support.mjs';
 import { freePort } from '../support.mjs';
+import { benchDatabase } from './wallets.mjs';
 
 const root = resolve(import.meta.dirname, '..', '..');
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -45,6 +48,29 @@ export async function serve(env, { dist, serverLog, profileDir, snapshotDir } = 
       await exited;
     },
   };
+}
+
+/**
+ * What a bench serves on: a regtest Bitcoin Core with a funded miner wallet, a data folder and (with `postgres`) a
+ * schema of its own; `env` is `wcs serve`'s environment on them. `dispose()` stops the node and removes them all.
+ */
+export async function benchNode(postgres, name) {
+  const { env: database, drop: dropDatabase } = await benchDatabase(postgres, `bench_${name}`);
+  const chainDir = mkdtempSync(join(tmpdir(), `wcs-bench-${name}-node-`));
+  const dataFolder = mkdtempSync(join(tmpdir(), `wcs-bench-${name}-`));
+  const node = await startBitcoind(locateBitcoind(root), chainDir);
+  const dispose = async () => {
+    await node.stop();
+    rmSync(chainDir, { recursive: true, force: true });
+    rmSync(dataFolder, { recursive: true, force: true });
+    await dropDatabase();
+  };
+  try {
+    return { node, minerAddress: await fundMiner(node), env: serveEnv(node, dataFolder, database), dispose };
+  } catch (error) {
+    await dispose();
+    throw error;
+  }
 }
 
 /** Makes `node`'s wallet `miner` and 110 blocks paying it (coins to spend); its address. */
