@@ -31,7 +31,7 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   422: 'Well-formed but impossible, or over a configured limit (`too_many_wallets`, `gap_limit_too_high`, `too_many_pending_psbts`).',
   429: 'Too many failed login attempts (`rate_limited`; right passwords are never refused, they wait their turn), or more requests of one user at once than it serves and lets wait in line, or more open event streams than `user_event_streams` (`too_many_requests`); `Retry-After` in seconds.',
   500: 'Internal error; the body says nothing internal.',
-  503: 'A dependency is down, or the service is still starting (`starting`, with `Retry-After`).',
+  503: 'A dependency is down, the service is still starting (`starting`, with `Retry-After`), or the wallet\'s stored chain data is inconsistent (`wallet_rows_inconsistent`: a rescan of the wallet rebuilds it).',
 };
 
 /** Error responses for a route's `response` schema. */

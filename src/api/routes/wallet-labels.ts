@@ -65,7 +65,7 @@ export const walletLabelRoutes: RouteModule = {
             'A BIP329 file as the body (`Content-Type: application/jsonl`), applied in one transaction. The newer label wins: a line’s `modified` time, or the import’s time without one, against the label’s last change. References the wallet does not have, and types it keeps no labels for, are skipped and counted. Key labels (`xpub` lines) are the owner’s, as with PATCH: from anyone else (a user the wallet is shared with, or a token without `wallets:manage`) they are skipped and counted in `skipped.owner_only`, and the rest of the file is imported. `spendable: false` freezes the coin, `true` unfreezes it. Any faulty line: 400 `invalid_labels` listing every faulty line by number, and nothing is imported. At most 100,000 lines (a final newline ends the last line) and 32 MiB. Needs spend access.',
           params: WalletParams,
           body: LabelFile,
-          response: { 200: success('What was imported and what was skipped.', ImportResult), ...errorResponses(400, 401, 404, 415, 500), 413: { ...ErrorBody, description: 'Request body over 32 MiB.' } },
+          response: { 200: success('What was imported and what was skipped.', ImportResult), ...errorResponses(400, 401, 404, 415, 500, 503), 413: { ...ErrorBody, description: 'Request body over 32 MiB.' } },
         },
       },
       async (request) => services.wallets.labels.import(principalOf(request), request.params.wallet_alias, request.body),

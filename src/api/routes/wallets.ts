@@ -57,7 +57,7 @@ export const walletRoutes: RouteModule = {
           description: `Oldest first, then by alias. \`total\` counts every wallet you can access; only the page's wallets are read for their balances. Without \`limit\` every wallet is listed, as before, up to ${UNPAGED_WALLET_LIST_MAX}; past that 422 \`page_required\`: page with \`limit\` and \`offset\`.`,
           operationId: 'listWallets',
           querystring: WalletListQuery,
-          response: { 200: success('One page (default: all) of the wallets you can access, with balances, and their total.', WalletListSchema), ...errorResponses(400, 401, 403, 422, 500) },
+          response: { 200: success('One page (default: all) of the wallets you can access, with balances, and their total.', WalletListSchema), ...errorResponses(400, 401, 403, 422, 500, 503) },
         },
       },
       (request) => reads.listPage(principalOf(request), request.query),
@@ -73,7 +73,7 @@ export const walletRoutes: RouteModule = {
           operationId: 'getWallet',
           params: WalletParams,
           querystring: DetailsQuery,
-          response: { 200: success('The wallet details.', WalletDetailsSchema), ...errorResponses(400, 401, 403, 404, 500) },
+          response: { 200: success('The wallet details.', WalletDetailsSchema), ...errorResponses(400, 401, 403, 404, 500, 503) },
         },
       },
       async (request, reply) => {
@@ -93,7 +93,7 @@ export const walletRoutes: RouteModule = {
           operationId: 'updateWallet',
           params: WalletParams,
           body: UpdateWalletBody,
-          response: { 200: success('The updated wallet details.', WalletDetailsSchema), ...errorResponses(400, 401, 403, 404, 413, 415, 422, 500) },
+          response: { 200: success('The updated wallet details.', WalletDetailsSchema), ...errorResponses(400, 401, 403, 404, 413, 415, 422, 500, 503) },
         },
       },
       (request) => admin.update(principalOf(request), request.params.wallet_alias, request.body),
@@ -131,7 +131,7 @@ export const walletRoutes: RouteModule = {
       '/wallets/:wallet_alias/addresses',
       {
         config: { auth: 'bearer' },
-        schema: { tags, summary: 'Derived addresses with label and use', operationId: 'listAddresses', params: WalletParams, querystring: addressesQuery(config.limits.addressPageMax), response: { 200: success('One page of derived addresses.', AddressListSchema), ...errorResponses(400, 401, 403, 404, 500) } },
+        schema: { tags, summary: 'Derived addresses with label and use', operationId: 'listAddresses', params: WalletParams, querystring: addressesQuery(config.limits.addressPageMax), response: { 200: success('One page of derived addresses.', AddressListSchema), ...errorResponses(400, 401, 403, 404, 500, 503) } },
       },
       async (request) => {
         const { branch = 'receive', from = 0, count = 20 } = request.query;
@@ -171,7 +171,7 @@ export const walletRoutes: RouteModule = {
           operationId: 'listUtxos',
           params: WalletParams,
           querystring: PageQuery,
-          response: { 200: success('The wallet\'s unspent outputs.', Type.Object({ utxo: Type.Array(UtxoWithFlagsSchema) })), ...errorResponses(400, 401, 403, 404, 500) },
+          response: { 200: success('The wallet\'s unspent outputs.', Type.Object({ utxo: Type.Array(UtxoWithFlagsSchema) })), ...errorResponses(400, 401, 403, 404, 500, 503) },
         },
       },
       async (request) => ({ utxo: await reads.utxos(principalOf(request), request.params.wallet_alias, request.query) }),
@@ -187,7 +187,7 @@ export const walletRoutes: RouteModule = {
           operationId: 'updateUtxo',
           params: WalletParams,
           body: UtxoPatchBody,
-          response: { 200: success('The wallet\'s unspent outputs after the change.', Type.Object({ utxo: Type.Array(UtxoWithFlagsSchema) })), ...errorResponses(400, 401, 403, 404, 500) },
+          response: { 200: success('The wallet\'s unspent outputs after the change.', Type.Object({ utxo: Type.Array(UtxoWithFlagsSchema) })), ...errorResponses(400, 401, 403, 404, 500, 503) },
         },
       },
       async (request) => {
@@ -210,7 +210,7 @@ export const walletRoutes: RouteModule = {
           summary: 'Every transaction of every wallet you can access, newest first',
           operationId: 'listAllTransactions',
           querystring: PageQuery,
-          response: { 200: success('Transactions, newest first.', Type.Array(TxEntrySchema)), ...errorResponses(400, 401, 403, 500) },
+          response: { 200: success('Transactions, newest first.', Type.Array(TxEntrySchema)), ...errorResponses(400, 401, 403, 500, 503) },
         },
       },
       (request) => reads.fullTxList(principalOf(request), request.query),
