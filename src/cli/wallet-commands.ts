@@ -89,7 +89,7 @@ export async function runWalletCommand(
       case 'list': {
         const list = await reads.list(principal);
         if (list.length === 0) return 'No wallets';
-        return list.map((w) => `${shown(w.alias)}\t${shown(w.name)}\t${w.address_type}\t${w.sigs_required}-of-${w.sigs_total}\t${w.balance.total.toFixed(8)} BTC`).join('\n');
+        return list.map((w) => `${shown(w.alias)}\t${shown(w.name)}\t${w.address_type}\t${w.sigs_required}-of-${w.sigs_total}\t${w.balance ? `${w.balance.total.toFixed(8)} BTC` : 'balance unknown: its stored chain data is inconsistent (rescan it)'}`).join('\n');
       }
       case 'show':
         return JSON.stringify(await reads.details(principal, alias!), null, 2);

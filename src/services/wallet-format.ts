@@ -160,7 +160,9 @@ export interface WalletListItem {
   address_type: string;
   sigs_required: number;
   sigs_total: number;
-  balance: BalanceView;
+  /** Null only with `error`: the wallet's stored chain data is inconsistent, its balance unknown until a rescan. */
+  balance: BalanceView | null;
+  error?: { code: string; message: string };
   spending_paths?: SpendingPathView[];
 }
 

@@ -230,10 +230,15 @@ export function paginate<T>(items: readonly T[], page: Page): T[] {
  */
 function refusedRowsSaid(error: unknown): never {
   if (error instanceof EngineError && error.code === 'invalid_stored_state') {
-    throw new ServiceError('unavailable', 'wallet_rows_inconsistent', "This wallet's stored chain data is inconsistent; a rescan of the wallet rebuilds it");
+    throw new ServiceError('unavailable', WALLET_ROWS_INCONSISTENT, "This wallet's stored chain data is inconsistent; a rescan of the wallet rebuilds it");
   }
   throw error;
 }
+
+export const WALLET_ROWS_INCONSISTENT = 'wallet_rows_inconsistent';
+
+/** Whether `error` is a wallet's read refused for its inconsistent stored rows (503 `wallet_rows_inconsistent`). */
+export const isInconsistentRows = (error: unknown): error is ServiceError => error instanceof ServiceError && error.code === WALLET_ROWS_INCONSISTENT;
 
 /** One wallet's engine state for reads, loaded once and then brought forward by the rows written since. */
 interface LoadedWallet {

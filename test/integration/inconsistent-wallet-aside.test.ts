@@ -3,11 +3,13 @@
  * hand edit leaves it) is left aside by the sync, logged once, and the service becomes ready and goes on following
  * the chain for every other wallet; a rescan rebuilds the wallet's rows and the sync follows it again. Before, every
  * sync pass failed on that one wallet and no wallet of the instance saw another block. SQLite and PostgreSQL, against
- * the recorded regtest node. Its reads answer 503 `wallet_rows_inconsistent` meanwhile.
+ * the recorded regtest node. Its reads answer 503 `wallet_rows_inconsistent` meanwhile; the wallet list (API and web)
+ * still answers, marking it, and its web page offers the rescan.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { bearer, createToken, onStoppedServersDatabase, readinessOnceReady, request, startTestServer, type TestServer } from '../support/server.js';
 import { startRpcTestServer, type RpcTestServer } from '../support/rpc-server.js';
+import { ensureWebAssets, WebClient } from '../support/web-client.js';
 import { expectWalletMatchesCore, importFixtureWallets, nodeEnv, timeline, walletDetails } from './wallet-helpers.js';
 
 const mempoolOf = (step: number) => new Set<string>(timeline.snapshots[step].mempool.map((m: { txid: string }) => m.txid));
@@ -52,6 +54,24 @@ describe.each(['sqlite', 'postgres'] as const)('a wallet with inconsistent store
     const details = await request(`${second.api}/wallets/w_wpkh`, { headers: world.auth });
     expect(details.status).toBe(503);
     expect(details.body).toEqual({ code: 'wallet_rows_inconsistent', message: "This wallet's stored chain data is inconsistent; a rescan of the wallet rebuilds it" });
+    // The wallet list still answers: the others with their balance, this one with why it has none.
+    const listed = await request(`${second.api}/wallets`, { headers: world.auth });
+    expect(listed.status, listed.text).toBe(200);
+    const byAlias = new Map(listed.body.wallets.map((w: { alias: string }) => [w.alias, w]));
+    expect(byAlias.get('w_wpkh')).toMatchObject({ balance: null, error: { code: 'wallet_rows_inconsistent', message: details.body.message } });
+    expect((byAlias.get('w_wsh2of3') as { balance: unknown; error?: unknown }).balance).toMatchObject({ confirmed_sat: expect.any(Number) });
+    expect(byAlias.get('w_wsh2of3')).not.toHaveProperty('error');
+    // And so do the web pages: the list marks it, its page says why and offers the owner the rescan.
+    ensureWebAssets();
+    const web = new WebClient(second.url);
+    expect((await web.signIn('admin', second.adminPassword)).status).toBe(303);
+    const home = await web.get('/');
+    expect(home.status).toBe(200);
+    expect(home.text).toContain('Stored data damaged: rescan');
+    const walletPage = await web.get('/wallets/w_wpkh');
+    expect(walletPage.status).toBe(503);
+    expect(walletPage.text).toContain('data-wallet-error="wallet_rows_inconsistent"');
+    expect(walletPage.text).toContain('action="/wallets/w_wpkh/rescan"');
     // Its sync row stays where the last consistent write left it: the sync did not follow it.
     const stored = (await second.running.runtime.store.wallets.findById(broken.id))!;
     expect(stored.tip?.hash).toBe(timeline.snapshots[3].tip.hash);

@@ -135,7 +135,13 @@ export const WalletListSchema = Type.Object({
       address_type: Type.String(),
       sigs_required: Type.Integer(),
       sigs_total: Type.Integer(),
-      balance: BalanceSchema,
+      balance: Nullable(BalanceSchema, { description: 'Null only with `error`: the balance is unknown until the wallet is rescanned.' }),
+      error: Type.Optional(
+        Type.Object(
+          { code: Type.Literal('wallet_rows_inconsistent'), message: Type.String() },
+          { description: "The wallet's stored chain data is inconsistent (its reads answer 503 with the same code); a rescan rebuilds it." },
+        ),
+      ),
       spending_paths: SpendingPaths,
     }),
   ),

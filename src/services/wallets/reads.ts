@@ -30,6 +30,7 @@ import {
   type WalletListItem,
 } from '../wallet-format.js';
 import {
+  isInconsistentRows,
   liveTransactionsPage,
   unspentPage,
   walletBalances,
@@ -100,7 +101,12 @@ export class WalletReads implements WalletDirectory {
     for (const wallet of readable) {
       // Loaded states answer without a turn: an unpaged list of thousands gives way between parts.
       if (wallets.length > 0 && wallets.length % LISTED_PER_TURN === 0) await nextTurn();
-      const balances = await this.deps.states.balances(wallet); // a summary, not the wallet's state, when the sync counted it
+      // A summary, not the wallet's state, when the sync counted it. A wallet whose rows are damaged is listed with why,
+      // not the whole list refused: the others stay reachable, and it can be rescanned.
+      const balance = await this.deps.states.balances(wallet).then(balanceView, (error: unknown) => {
+        if (isInconsistentRows(error)) return { error: { code: error.code, message: error.message } };
+        throw error;
+      });
       wallets.push({
         alias: wallet.alias,
         name: wallet.name,
@@ -108,7 +114,7 @@ export class WalletReads implements WalletDirectory {
         address_type: wallet.addressType,
         sigs_required: wallet.sigsRequired,
         sigs_total: wallet.sigsTotal,
-        balance: balanceView(balances),
+        ...('error' in balance ? { balance: null, error: balance.error } : { balance }),
         ...this.pathsOf(wallet),
       });
     }

@@ -2,6 +2,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { singleSignaturePathWarning } from '../../core/descriptor/index.js';
 import { ServiceError } from '../../services/errors.js';
+import { isInconsistentRows } from '../../services/wallet-state.js';
 import { field, respond, sessionOf, walletUrl, type WebDeps } from '../context.js';
 import { html, type Html } from '../html.js';
 import { csrfField } from '../layout.js';
@@ -44,9 +45,23 @@ export function registerWalletPages(app: FastifyInstance, deps: WebDeps): void {
     const fingerprint = await services.wallets.reads.fingerprint(principal, alias); // before the data it stands for
     const view = VIEWS.find((v) => v === request.query.view) ?? 'overview';
     const n = pageNumber(request.query.page);
-    const { access } = await services.wallets.access.resolveWithAccess(principal, alias);
+    const { wallet, access } = await services.wallets.access.resolveWithAccess(principal, alias);
     const limit = view === 'transactions' ? TX_PAGE + 1 : 10;
-    const details = await services.wallets.reads.details(principal, alias, { limit, offset: view === 'transactions' ? (n - 1) * TX_PAGE : 0 }, { utxos: false });
+    let details;
+    try {
+      details = await services.wallets.reads.details(principal, alias, { limit, offset: view === 'transactions' ? (n - 1) * TX_PAGE : 0 }, { utxos: false });
+    } catch (error) {
+      if (!isInconsistentRows(error)) throw error;
+      // Its stored rows are damaged: the page says so and offers the way out, the rescan, to the owner.
+      const rescan = access === 'owner'
+        ? html`<form method="post" action="${walletUrl(alias, '/rescan')}">${csrfField(session)}<button type="submit">Rescan the wallet</button></form>`
+        : html`<p>Ask the wallet's owner to rescan it.</p>`;
+      const body = html`<h1>${wallet.name}</h1>
+<p class="scan error" role="alert" data-wallet-error="${error.code}">${error.message}.</p>
+${rescan}
+<p><a href="/">Back to the wallets</a></p>`;
+      return respond(reply, deps, request, { title: wallet.name, body }, 503);
+    }
     const trustedUnconfirmed = await services.wallets.coins.trustedUnconfirmed(principal, alias);
     const here = walletUrl(alias, view === 'overview' ? '' : `?view=${view}${n > 1 ? `&page=${n}` : ''}`);
     let content: Html;

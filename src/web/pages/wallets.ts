@@ -58,7 +58,7 @@ async function listPage(deps: WebDeps, principal: Principal, n: number): Promise
     rows.push(html`<tr>
   <td><a href="${walletUrl(w.alias)}">${w.name}</a><div class="muted">${w.description}</div></td>
   <td>${w.sigs_required} of ${w.sigs_total} · ${w.address_type}${scan ? html` <progress max="1" value="${scan.progress.toFixed(3)}" aria-label="Scan progress">${Math.floor(scan.progress * 100)}%</progress> scanning` : ''}</td>
-  ${amountCell(w.balance.total_sat)}
+  ${w.balance ? amountCell(w.balance.total_sat) : html`<td class="amount"><span class="error-text">Stored data damaged: rescan</span></td>`}
 </tr>`);
   }
   const shown = wallets.length === 0 ? html`<p class="empty">No wallets on this page: <a href="/">the first page</a>.</p>` : html``;
