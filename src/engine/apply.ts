@@ -30,11 +30,14 @@ import {
   type TrackedTx,
   type WalletState,
 } from './state.js';
-import type { BlockConnected, BlockDisconnected, ChainUpdate, EngineChangeset, MempoolSnapshot } from './types.js';
+import type { BlockConnected, BlockDisconnected, BlockRef, ChainUpdate, EngineChangeset, MempoolSnapshot } from './types.js';
+import type { AppliedChanges } from './wallets.js';
 
 export interface ApplyOptions {
   /** Apply only to these wallets (default: every wallet of the state). */
   walletIds?: readonly string[];
+  /** Wallets whose lists are kept over this state (list-cache.ts): each is told what the update replaced in it. */
+  listsKept?: { has(walletId: string): boolean; changed(walletId: string, applied: AppliedChanges): void };
 }
 
 const HASH_RE = /^[0-9a-f]{64}$/;
@@ -57,6 +60,8 @@ function walletsInScope(state: EngineState, options: ApplyOptions | undefined): 
 export function applyUpdate(state: EngineState, update: ChainUpdate, options?: ApplyOptions): EngineChangeset {
   const wallets = walletsInScope(state, options);
   const recorder = new ChangeRecorder();
+  const kept = options?.listsKept;
+  const tipsBefore = kept && new Map(wallets.filter((w) => kept.has(w.walletId)).map((w) => [w, w.tip]));
   switch (update?.type) {
     case 'block_connected':
       connectBlock(state, wallets, update, recorder);
@@ -70,7 +75,20 @@ export function applyUpdate(state: EngineState, update: ChainUpdate, options?: A
     default:
       throw new EngineError('invalid_update', 'Unknown chain update type');
   }
+  if (kept && tipsBefore) for (const [wallet, previousTip] of tipsBefore) kept.changed(wallet.walletId, appliedIn(wallet, recorder, previousTip));
   return buildChangeset(state, wallets, recorder);
+}
+
+/** What an update replaced in one wallet, as `applyStoredChanges` tells it: the lists kept over the state follow it. */
+function appliedIn(wallet: WalletState, recorder: ChangeRecorder, previousTip: BlockRef | null): AppliedChanges {
+  const id = wallet.walletId;
+  const versions = recorder.removedVersions.get(id);
+  const replaced = new Map<string, TrackedTx | undefined>();
+  for (const txid of recorder.added.get(id) ?? []) replaced.set(txid, undefined);
+  // Changed in place, or removed and held again: the version before is the one removed, else the same record.
+  for (const txid of recorder.updated.get(id) ?? []) replaced.set(txid, versions?.get(txid) ?? wallet.txs.get(txid));
+  for (const txid of recorder.removed.get(id) ?? []) replaced.set(txid, versions?.get(txid));
+  return { replaced, newlyPaying: new Set(), previousTip };
 }
 
 /** A transaction of the update with its txid computed on first use (once, reused per pass). */

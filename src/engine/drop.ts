@@ -21,7 +21,7 @@ export function dropTx(state: EngineState, wallet: WalletState, txid: string, re
   }
   if (!spendsWalletCoins(wallet, txid)) {
     deleteTx(state, wallet, txid);
-    recorder.txRemoved(wallet.walletId, txid);
+    recorder.txRemoved(wallet.walletId, txid, tracked);
     return;
   }
   if (tracked.status === 'dropped') return;

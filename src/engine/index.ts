@@ -25,7 +25,7 @@ export { applyUpdate, type ApplyOptions } from './apply.js';
 export { changedRows, PendingWalletChange } from './changeset.js';
 export { EngineError } from './errors.js';
 export { gapAheadOf, type GapAhead } from './gap-ahead.js';
-export { emptyEngineState as createEngineState, hexOf, type EngineState, type TrackedTx, type WalletState } from './state.js';
+export { emptyEngineState as createEngineState, hexOf, stateOfWallet, type EngineState, type TrackedTx, type WalletState } from './state.js';
 export {
   COINBASE_MATURITY_CONFIRMATIONS,
   coinHistory,

@@ -48,6 +48,8 @@ export class WalletListCache {
   private readonly dirtyEntries = new Set<string>();
   private readonly dirtyCoins = new Set<string>();
   private current: WalletListsAtTip | undefined;
+  /** A `build` under way: changes of the state are noted meanwhile and applied once it ends. */
+  private building = false;
 
   constructor(
     private readonly state: EngineState,
@@ -60,9 +62,9 @@ export class WalletListCache {
 
   /** Notes what a change of the state touched; the lists are brought up to date on the next `lists()`. */
   changed(applied: AppliedChanges): void {
-    if (!this.current) return; // nothing built yet: the first `lists()` builds everything
+    if (!this.current && !this.building) return; // nothing built yet: the first `lists()` builds everything
     const wallet = this.wallet;
-    if (applied.replaced.size + applied.newlyPaying.size > wallet.txs.size / 4) {
+    if (this.current && applied.replaced.size + applied.newlyPaying.size > wallet.txs.size / 4) {
       // Most of the wallet changed (a first scan read in one go): building everything again is cheaper.
       this.current = undefined;
       this.entries.clear();
@@ -123,19 +125,30 @@ export class WalletListCache {
     return this.current;
   }
 
+  /** Whether the lists are built: `lists()` then only follows the changes noted since, never builds them all at once. */
+  get built(): boolean {
+    return this.current !== undefined;
+  }
+
   /**
    * Builds the lists ahead of the first `lists()`, in parts with `pause` awaited between them, so that a
-   * process loading a large wallet answers other requests meanwhile. The wallet's state must not change until
-   * it resolves (a state still being loaded, which nobody else holds).
+   * process loading a large wallet answers other requests meanwhile. The state may change between two parts if
+   * each change is told to `changed()` (the sync's state, changed by its passes): the entries it touched are built
+   * again at the next `lists()`.
    */
   async build(pause: () => Promise<void>): Promise<void> {
     if (this.current) return;
-    const parts = this.buildParts(this.wallet);
-    let step = parts.next();
-    for (; !step.done; step = parts.next()) await pause();
-    this.current = step.value;
-    this.dirtyEntries.clear();
+    this.dirtyEntries.clear(); // whatever changed before is in what is built now
     this.dirtyCoins.clear();
+    this.building = true;
+    try {
+      const parts = this.buildParts(this.wallet);
+      let step = parts.next();
+      for (; !step.done; step = parts.next()) await pause();
+      this.current = step.value;
+    } finally {
+      this.building = false;
+    }
   }
 
   private buildAll(wallet: WalletState): WalletListsAtTip {

@@ -283,12 +283,25 @@ export function emptyEngineState(): EngineState {
   return { wallets: new Map(), scriptIndex: new Map(), scriptKeys: new KeyCounts(), txOwners: new Map() };
 }
 
+/**
+ * A state of `wallet` alone, which another state holds: for what reads one wallet by id (its lists, a view of it), never
+ * for applying updates (the indexes of all wallets stay empty). It keeps this very wallet should the other state let
+ * it go or load it again.
+ */
+export function stateOfWallet(wallet: WalletState): EngineState {
+  const state = emptyEngineState();
+  state.wallets.set(wallet.walletId, wallet);
+  return state;
+}
+
 /** Collects what an update changed, per wallet, to build the changeset at the end. */
 export class ChangeRecorder {
   readonly addresses = new Map<string, StoredAddress[]>();
   readonly added = new Map<string, Set<string>>();
   readonly updated = new Map<string, Set<string>>();
   readonly removed = new Map<string, Set<string>>();
+  /** Per wallet, the transactions removed, as the state held them (lists kept over the state follow them). */
+  readonly removedVersions = new Map<string, Map<string, TrackedTx>>();
   readonly syncChanged = new Set<string>();
 
   private setOf(map: Map<string, Set<string>>, walletId: string): Set<string> {
@@ -317,7 +330,10 @@ export class ChangeRecorder {
   txUpdated(walletId: string, txid: string): void {
     if (!this.setOf(this.added, walletId).has(txid)) this.setOf(this.updated, walletId).add(txid);
   }
-  txRemoved(walletId: string, txid: string): void {
+  txRemoved(walletId: string, txid: string, version: TrackedTx): void {
+    let versions = this.removedVersions.get(walletId);
+    if (!versions) this.removedVersions.set(walletId, (versions = new Map()));
+    if (!versions.has(txid)) versions.set(txid, version);
     if (this.setOf(this.added, walletId).delete(txid)) return;
     this.setOf(this.updated, walletId).delete(txid);
     this.setOf(this.removed, walletId).add(txid);

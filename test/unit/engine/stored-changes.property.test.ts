@@ -30,6 +30,7 @@ import { NETWORKS } from '../../../src/core/network.js';
 import { serializeTransaction, txid as txidOf } from '../../../src/core/tx.js';
 import { replaceSorted } from '../../../src/engine/list-cache.js';
 import { allUpdates, applyAndPersist, freshEngine, MemoryRowStore, timeline } from './support/replay.js';
+import { expectSameAsFullLoad } from './support/expected.js';
 import type { ScriptDeriver } from '../../../src/engine/index.js';
 
 const updates = allUpdates().map((u) => u.update);
@@ -75,24 +76,6 @@ function loadReader(store: MemoryRowStore, config: WalletConfig): Reader {
   const state = createEngineState();
   addWallet(state, config, store.rows(config.walletId));
   return { config, state, lists: new WalletListCache(state, config.walletId), pending: new PendingRows() };
-}
-
-const rank = (h: number | null) => h ?? Number.MAX_SAFE_INTEGER;
-
-/** The lists as a reader loading every row builds them. */
-function expectSameAsFullLoad(lists: WalletListsAtTip, store: MemoryRowStore, config: WalletConfig): void {
-  const full = createEngineState();
-  addWallet(full, config, store.rows(config.walletId));
-  const id = config.walletId;
-  const transactions = listTransactions(full, id);
-  const unspent = listUnspent(full, id);
-  expect(lists.transactions.map((e) => entryAtTip(e, lists.tipHeight))).toEqual(transactions);
-  expect(lists.unspent.map((u) => utxoAtTip(u, lists.tipHeight))).toEqual(unspent);
-  expect(lists.balances).toEqual(getBalances(full, id));
-  const live = transactions.filter((e) => e.status !== 'dropped').sort((a, b) => rank(b.blockHeight) - rank(a.blockHeight) || b.time - a.time || (a.txid < b.txid ? -1 : 1));
-  expect(lists.liveNewestFirst.map((e) => entryAtTip(e, lists.tipHeight))).toEqual(live);
-  const byConfirmations = [...unspent].sort((a, b) => b.confirmations - a.confirmations || (a.txid < b.txid ? -1 : a.txid > b.txid ? 1 : a.vout - b.vout));
-  expect(lists.unspentByConfirmations.map((u) => utxoAtTip(u, lists.tipHeight))).toEqual(byConfirmations);
 }
 
 describe('following a wallet through the rows written since', () => {

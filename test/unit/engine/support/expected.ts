@@ -3,7 +3,8 @@ import { expect } from 'vitest';
 import { encodeAddress } from '../../../../src/core/address.js';
 import { fromHex } from '../../../../src/core/bytes.js';
 import { NETWORKS } from '../../../../src/core/network.js';
-import { getBalances, listTransactions, listUnspent, type EngineState } from '../../../../src/engine/index.js';
+import { addWallet, createEngineState, entryAtTip, getBalances, listTransactions, listUnspent, utxoAtTip, type EngineState, type WalletConfig, type WalletListsAtTip } from '../../../../src/engine/index.js';
+import type { MemoryRowStore } from './replay.js';
 
 /** Exact satoshis from Core's BTC JSON number (8 decimals at most). */
 export const sats = (btc: number): bigint => BigInt(btc.toFixed(8).replace('.', ''));
@@ -82,4 +83,22 @@ export function expectTransactions(state: EngineState, walletId: string, expecte
     const coreAddresses = core.map((c) => c.address);
     expect(coreAddresses).toContain(address(entry.addressScript!));
   }
+}
+
+const rank = (h: number | null) => h ?? Number.MAX_SAFE_INTEGER;
+
+/** The lists as a reader loading every row builds them. */
+export function expectSameAsFullLoad(lists: WalletListsAtTip, store: MemoryRowStore, config: WalletConfig): void {
+  const full = createEngineState();
+  addWallet(full, config, store.rows(config.walletId));
+  const id = config.walletId;
+  const transactions = listTransactions(full, id);
+  const unspent = listUnspent(full, id);
+  expect(lists.transactions.map((e) => entryAtTip(e, lists.tipHeight))).toEqual(transactions);
+  expect(lists.unspent.map((u) => utxoAtTip(u, lists.tipHeight))).toEqual(unspent);
+  expect(lists.balances).toEqual(getBalances(full, id));
+  const live = transactions.filter((e) => e.status !== 'dropped').sort((a, b) => rank(b.blockHeight) - rank(a.blockHeight) || b.time - a.time || (a.txid < b.txid ? -1 : 1));
+  expect(lists.liveNewestFirst.map((e) => entryAtTip(e, lists.tipHeight))).toEqual(live);
+  const byConfirmations = [...unspent].sort((a, b) => b.confirmations - a.confirmations || (a.txid < b.txid ? -1 : a.txid > b.txid ? 1 : a.vout - b.vout));
+  expect(lists.unspentByConfirmations.map((u) => utxoAtTip(u, lists.tipHeight))).toEqual(byConfirmations);
 }
