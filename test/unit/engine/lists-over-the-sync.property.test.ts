@@ -23,20 +23,20 @@ describe('lists kept over the sync state', () => {
         async (buildAt, appliedPerPause, walletId) => {
           const { state, store, configs } = freshEngine();
           const config = configs.find((c) => c.walletId === walletId)!;
-          let lists: WalletListCache | undefined;
+          const kept: { lists?: WalletListCache } = {}; // from the update where the build begins
           const told: AppliedChanges[] = [];
           const listsKept = {
-            has: (id: string) => id === walletId && lists !== undefined,
+            has: (id: string) => id === walletId && kept.lists !== undefined,
             changed: (_id: string, applied: AppliedChanges) => {
               told.push(applied);
-              lists!.changed(applied);
+              kept.lists!.changed(applied);
             },
           };
           let next = 0;
           const applyNext = () => store.persist(applyUpdate(state, updates[next++]!, { listsKept }));
           while (next < buildAt) applyNext();
 
-          lists = new WalletListCache(stateOfWallet(state.wallets.get(walletId)!), walletId);
+          const lists = (kept.lists = new WalletListCache(stateOfWallet(state.wallets.get(walletId)!), walletId));
           let pauses = 0;
           await lists.build(async () => {
             for (let k = appliedPerPause[pauses++ % appliedPerPause.length]!; k > 0 && next < updates.length; k--) applyNext();

@@ -9,12 +9,7 @@ import {
   addWallet,
   applyStoredChanges,
   createEngineState,
-  entryAtTip,
-  getBalances,
-  listTransactions,
-  listUnspent,
   parseStoredTransactions,
-  utxoAtTip,
   WalletListCache,
   type EngineChangeset,
   type EngineState,
@@ -22,7 +17,6 @@ import {
   type StoredChanges,
   type StoredTransaction,
   type WalletConfig,
-  type WalletListsAtTip,
 } from '../../../src/engine/index.js';
 import { decodeAddress } from '../../../src/core/address.js';
 import { toHex } from '../../../src/core/bytes.js';
