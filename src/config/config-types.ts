@@ -40,6 +40,8 @@ export interface Config {
   walletStatesKept: number;
   /** Transactions plus coins the reads' wallet states may hold together; past it the least recently read are dropped. */
   walletStatesBudget: number;
+  /** Transactions from which the reads of a wallet the sync holds use its state (shared-lists.ts); 0: never. */
+  walletStatesSharedFrom: number;
   /** Milliseconds a reads' wallet state stays loaded unread; 0: kept until the other bounds drop it. */
   walletStatesIdleMs: number;
   tokenMaxLifeSeconds: number;

@@ -82,6 +82,8 @@ export const SETTINGS: readonly Setting[] = [
     apply: (d, t) => { d.walletStatesKept = integer(t, 1, 1_000_000); } },
   { key: 'wallet_states_budget', env: 'SERVICE_WALLET_STATES_BUDGET', flag: '--wallet-states-budget', defaultText: '500000', description: 'Transactions plus coins the wallet states kept for reads may hold together per instance (about 650 bytes of memory each: 500000, about 325 MB, holds one wallet of 200,000 transactions and 100,000 coins); past it the least recently read states are dropped, never the one just read.',
     apply: (d, t) => { d.walletStatesBudget = integer(t, 1, 1_000_000_000); } },
+  { key: 'wallet_states_shared_from', env: 'SERVICE_WALLET_STATES_SHARED_FROM', flag: '--wallet-states-shared-from', defaultText: '5000', description: 'Transactions from which the reads of a wallet this instance follows use the state the sync holds of it, with lists of their own over it, instead of loading it a second time from the database; 0: never.',
+    apply: (d, t) => { d.walletStatesSharedFrom = integer(t, 0, 1_000_000_000); } },
   { key: 'wallet_states_idle', env: 'SERVICE_WALLET_STATES_IDLE', flag: '--wallet-states-idle', defaultText: '600', description: 'Seconds a wallet state kept for reads stays loaded unread before it is dropped (a decimal number such as 600 or 0.5); 0 keeps it until `wallet_states_kept` or `wallet_states_budget` drops it.',
     apply: (d, t) => {
       d.walletStatesIdleMs = Math.round(decimal(t, 0, 86_400, 'must be a number of seconds from 0 to 86400') * 1000);
@@ -130,6 +132,7 @@ export function defaultDraft(): Draft {
     timelockWarningBlocks: 4320,
     walletStatesKept: 1000,
     walletStatesBudget: 500_000,
+    walletStatesSharedFrom: 5_000,
     walletStatesIdleMs: 600_000,
     tokenMaxLifeSeconds: 365 * 86_400,
     auth: { passwordMinChars: 8, rateLimit: 10, registrationLinkTimeoutHours: 1 },

@@ -22,6 +22,7 @@ import { SyncService, type SyncServiceDeps } from './sync/sync-service.js';
 import { PsbtChainReconciler } from './psbts/chain-reconciler.js';
 import { WalletScriptsCache, WalletStateCache } from './wallet-state.js';
 import { BalanceSummaries } from './balance-summaries.js';
+import { SharedLists } from './shared-lists.js';
 import { WalletAccess, WalletAdmin, WalletCoins, WalletFiles, WalletLabels, WalletReads } from './wallets/index.js';
 
 /** The wallet part, by who acts: access checks, reads (read access), the owner's administration, coins. */
@@ -97,11 +98,13 @@ export function createServices(deps: ServiceDeps): Services {
   const gapDerivation = GapDerivation.start({ log: deps.log });
   const scripts = new WalletScriptsCache(gapDerivation);
   const balances = new BalanceSummaries();
-  const states = new WalletStateCache(store, scripts, { count: config.walletStatesKept, budget: config.walletStatesBudget, idleMs: config.walletStatesIdleMs }, balances);
+  const sharedLists = new SharedLists(config.walletStatesSharedFrom);
+  const states = new WalletStateCache(store, scripts, { count: config.walletStatesKept, budget: config.walletStatesBudget, idleMs: config.walletStatesIdleMs }, balances, sharedLists);
   const refusals = new WalletRefusals();
   const sync = new SyncService({
     store,
     balances,
+    sharedLists,
     follower: chain.source?.follower ?? null,
     scripts,
     leadership: deps.syncLeadership ?? ALWAYS_LEADER,

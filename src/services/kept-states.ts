@@ -34,6 +34,8 @@ export class KeptStates<T> {
   constructor(
     private readonly bounds: KeepingBounds,
     private readonly clock: () => number = () => performance.now(),
+    /** Told each entry dropped or replaced, whatever the cause. */
+    private readonly dropped?: (id: string, value: T) => void,
   ) {}
 
   get(id: string): T | undefined {
@@ -54,7 +56,11 @@ export class KeptStates<T> {
    * read others while past the count or the budget.
    */
   keep(id: string, value: T, weight: number): void {
-    this.delete(id);
+    const before = this.entries.get(id);
+    if (before?.value === value) {
+      this.entries.delete(id); // weighed again: not dropped
+      this.total -= before.weight;
+    } else this.delete(id);
     this.entries.set(id, { value, weight, readAt: this.clock() });
     this.total += weight;
     for (const [other, entry] of this.entries) {
@@ -104,6 +110,7 @@ export class KeptStates<T> {
     this.entries.delete(id);
     this.total -= entry.weight;
     if (this.entries.size === 0) this.stopTimer();
+    this.dropped?.(id, entry.value);
   }
 
   /** Looks for idle entries now and then while some are kept; the timer never keeps the process running. */

@@ -34,6 +34,7 @@ import type { Page } from './wallet-format.js';
 import type { BalanceSummaries } from './balance-summaries.js';
 import { KeptStates, type KeepingBounds } from './kept-states.js';
 import { ServiceError } from './errors.js';
+import type { SharedLists, SharedListsAt } from './shared-lists.js';
 
 /** Scripts are kept apart (wallet-scripts.ts); those who load wallets find them here too. */
 export { WalletScripts, WalletScriptsCache };
@@ -240,10 +241,13 @@ export const WALLET_ROWS_INCONSISTENT = 'wallet_rows_inconsistent';
 /** Whether `error` is a wallet's read refused for its inconsistent stored rows (503 `wallet_rows_inconsistent`). */
 export const isInconsistentRows = (error: unknown): error is ServiceError => error instanceof ServiceError && error.code === WALLET_ROWS_INCONSISTENT;
 
-/** One wallet's engine state for reads, loaded once and then brought forward by the rows written since. */
+/**
+ * One wallet's engine state for reads, loaded once and then brought forward by the rows written since; or, for a
+ * large wallet the sync follows, the sync's (`lists` undefined: the lists are those the sync keeps, shared-lists.ts).
+ */
 interface LoadedWallet {
   state: EngineState;
-  lists: WalletListCache;
+  lists: WalletListCache | undefined;
   view: WalletView;
 }
 
@@ -274,8 +278,12 @@ export class WalletStateCache {
     private readonly scripts: WalletScriptsCache,
     bounds: Partial<KeepingBounds> = {},
     private readonly summaries?: BalanceSummaries,
+    private readonly shared?: SharedLists,
   ) {
-    this.loaded = new KeptStates({ count: READ_STATES_KEPT, budget: READ_STATES_BUDGET, idleMs: READ_STATES_IDLE_MS, ...bounds });
+    const dropped = (id: string, loaded: LoadedWallet) => {
+      if (!loaded.lists) shared?.release(id); // the sync no longer keeps its lists for the reads
+    };
+    this.loaded = new KeptStates({ count: READ_STATES_KEPT, budget: READ_STATES_BUDGET, idleMs: READ_STATES_IDLE_MS, ...bounds }, undefined, dropped);
   }
 
   /** The wallet's balances as stored now: its summary at the stored revision when known, else from its state loaded. */
@@ -333,7 +341,12 @@ export class WalletStateCache {
 
   private async read(wallet: StoredWallet): Promise<WalletView> {
     const loaded = this.loaded.get(wallet.id);
-    if (loaded) {
+    if (!loaded?.lists) {
+      // Not loaded, or read over the sync's record: the sync's lists when it holds the wallet at this revision.
+      const shared = await this.shared?.at(wallet.id, wallet.revision);
+      if (shared) return this.keepShared(wallet, shared);
+      if (loaded) this.loaded.delete(wallet.id); // the sync no longer holds it so: loaded from the store below
+    } else {
       const changes = await this.store.wallets.chainChangesSince(wallet.id, loaded.view.revision);
       if (changes === undefined) throw new Error(`Wallet ${wallet.id} vanished while being read`);
       if (changes !== 'reload') {
@@ -344,9 +357,10 @@ export class WalletStateCache {
         scripts.remember(rest.addresses);
         const parsedTransactions = await parseInParts(wallet.id, changes.sync.tip, transactions, heldElsewhere(wallet.id, scripts));
         try {
-          loaded.lists.changed(applyStoredChanges(loaded.state, wallet.id, { ...rest, parsedTransactions }));
-          await loaded.lists.build(nextTurn); // only when most of the wallet changed: otherwise the lists follow the change
-          loaded.view = this.viewOf(wallet, changes.revision, loaded);
+          const lists = loaded.lists;
+          lists.changed(applyStoredChanges(loaded.state, wallet.id, { ...rest, parsedTransactions }));
+          await lists.build(nextTurn); // only when most of the wallet changed: otherwise the lists follow the change
+          loaded.view = this.viewOf(wallet, changes.revision, loaded.state, lists);
           this.loaded.reweigh(wallet.id, loaded, weightOf(loaded.view)); // unless dropped meanwhile
           return loaded.view;
         } catch (error) {
@@ -370,9 +384,9 @@ export class WalletStateCache {
       revision = rows?.revision;
     }
     if (revision === undefined) throw new Error(`Wallet ${wallet.id} vanished while being read`);
-    const fresh = { state, lists: new WalletListCache(state, wallet.id) } as LoadedWallet;
-    await fresh.lists.build(nextTurn);
-    fresh.view = this.viewOf(wallet, revision, fresh);
+    const lists = new WalletListCache(state, wallet.id);
+    await lists.build(nextTurn);
+    const fresh: LoadedWallet = { state, lists, view: this.viewOf(wallet, revision, state, lists) };
     // Drops others past the bounds, never this one. A view handed out before stays valid: views never change, and a
     // state dropped is no longer brought forward (its transactions' bodies stay shared while a view holds it).
     this.loaded.keep(wallet.id, fresh, weightOf(fresh.view));
@@ -380,9 +394,24 @@ export class WalletStateCache {
   }
 
   /** The view of `revision`, whose balances are noted: the wallet list shows them without a state, once dropped too. */
-  private viewOf(wallet: StoredWallet, revision: number, loaded: Pick<LoadedWallet, 'state' | 'lists'>): WalletView {
-    const view = { wallet, revision, state: loaded.state, summary: walletSummary(loaded.state, wallet.id), lists: loaded.lists.lists() };
-    this.summaries?.note(wallet.id, revision, view.lists.balances);
+  private viewOf(wallet: StoredWallet, revision: number, state: EngineState, lists: WalletListCache): WalletView {
+    return this.noted({ wallet, revision, state, summary: walletSummary(state, wallet.id), lists: lists.lists() });
+  }
+
+  private noted(view: WalletView): WalletView {
+    this.summaries?.note(view.wallet.id, view.revision, view.lists.balances);
+    return view;
+  }
+
+  /** Keeps the view of the sync's lists (the entry kept before, when shared too, brought forward in place). */
+  private keepShared(wallet: StoredWallet, shared: SharedListsAt): WalletView {
+    const view = this.noted({ wallet, ...shared });
+    const kept = this.loaded.get(wallet.id);
+    if (kept && !kept.lists) {
+      kept.state = shared.state;
+      kept.view = view;
+      this.loaded.reweigh(wallet.id, kept, weightOf(view));
+    } else this.loaded.keep(wallet.id, { state: shared.state, lists: undefined, view }, weightOf(view));
     return view;
   }
 }

@@ -35,6 +35,7 @@ import type { SyncLeadership } from './leadership.js';
 import { FOLLOW_ALL, type WalletFollowing } from './wallet-following.js';
 import { WatchedScriptLists } from './watched-scripts.js';
 import type { BalanceSummaries } from '../balance-summaries.js';
+import type { SharedLists, SyncHeldWallet, SyncHeldWallets } from '../shared-lists.js';
 import { SourceRefusals, type WalletRefusals } from './refusals.js';
 import { SyncEvents, type SyncEventSettings } from './sync-events.js';
 
@@ -118,6 +119,8 @@ export interface SyncServiceDeps extends SyncEventSettings {
   refusals?: WalletRefusals;
   /** Told each wallet's balances at every revision the sync writes or loads (the wallet list reads them). */
   balances?: BalanceSummaries;
+  /** Where the reads of a large wallet take their lists over the sync's record of it (docs/adr/0023). */
+  sharedLists?: SharedLists;
   log?: ((level: 'info' | 'warn', message: string, details?: Record<string, unknown>) => void) | undefined;
 }
 
@@ -134,7 +137,7 @@ interface Group {
   hash: string | null;
 }
 
-export class SyncService {
+export class SyncService implements SyncHeldWallets {
   private state: EngineState = createEngineState();
   private readonly loaded = new Map<string, LoadedWallet>();
   /**
@@ -162,6 +165,8 @@ export class SyncService {
   private lastFailure: string | undefined;
   /** Applied and not yet written: the changes gathered per wallet, and the blocks. */
   private pendingChanges = new Map<string, PendingWalletChange>();
+  /** Wallets whose state holds changes not written yet (applied, buffered or being written). */
+  private readonly unwritten = new Set<string>();
   private pendingBlocks: SyncBlockRow[] = [];
   private readonly events: SyncEvents;
   /** Wallets loaded (imported, rescanned, or behind at start) that have not reached the node's tip yet. */
@@ -182,6 +187,14 @@ export class SyncService {
     this.events = new SyncEvents(deps);
     this.refusals = new SourceRefusals(deps.refusals, deps.log);
     deps.progress?.noteSyncing(false); // no pass catching up yet
+    deps.sharedLists?.attach(this);
+  }
+
+  /** The sync's record of a wallet it follows, and the stored revision it is of (shared-lists.ts). */
+  heldWallet(walletId: string): SyncHeldWallet | undefined {
+    const loaded = this.loaded.get(walletId);
+    const wallet = this.state.wallets.get(walletId);
+    return loaded && wallet && { wallet, revision: loaded.revision, ahead: this.unwritten.has(walletId) };
   }
 
   /** One full pass: every wallet to the node tip, then the mempool. Passes never overlap. */
@@ -260,6 +273,7 @@ export class SyncService {
     await this.running?.catch(() => undefined);
     await this.following.stop();
     await this.deps.leadership.release();
+    this.deps.sharedLists?.forgetAll(); // no longer followed: the reads load what they read
   }
 
   private get following(): WalletFollowing {
@@ -372,8 +386,7 @@ export class SyncService {
     for (const id of this.setAside.keys()) if (!present.has(id)) this.setAside.delete(id);
     for (const id of [...this.loaded.keys()]) {
       if (!present.has(id)) {
-        removeWallet(this.state, id);
-        this.loaded.delete(id);
+        this.letGo(id);
         this.scanning.delete(id);
         this.events.forget(id);
       }
@@ -416,10 +429,7 @@ export class SyncService {
         for (const { wallet, rows } of read.wallets.values()) if (rows !== 'in slices') prepareLoad(wallet, rows, this.deps.scripts.get(wallet));
         await nextTurn();
       }
-      if (known) {
-        removeWallet(this.state, id);
-        this.loaded.delete(id);
-      }
+      if (known) this.letGo(id);
       const loaded = batch.wallets.get(id);
       batch.wallets.delete(id); // the rows are the engine's from here on
       if (!loaded) continue; // deleted meanwhile
@@ -446,6 +456,7 @@ export class SyncService {
       }
       const { changes } = load;
       this.loaded.set(wallet.id, { wallet: scripts.sharingDescriptors(wallet), revision: load.revision });
+      if (changes.wallets.length > 0) this.unwritten.add(wallet.id); // the scripts its load derived
       this.deps.balances?.noteLoaded(this.state, wallet.id, load.revision);
       this.events.reached(wallet.id, walletSummary(this.state, wallet.id).tip?.height ?? null);
       this.scanning.add(wallet.id);
@@ -580,11 +591,12 @@ export class SyncService {
     }
     let changes: EngineChangeset;
     try {
-      changes = applyUpdate(this.state, update, { walletIds });
+      changes = applyUpdate(this.state, update, { walletIds, ...(this.deps.sharedLists ? { listsKept: this.deps.sharedLists } : {}) });
     } catch (error) {
       this.reset();
       throw error;
     }
+    for (const change of changes.wallets) this.unwritten.add(change.walletId);
     // A block that touched no wallet changes only sync rows, which each later row replaces; the blocks of wallets
     // still scanning toward the tip change nothing anyone waits for. Both are kept and written together, a run of
     // blocks in one transaction (a commit costs more than most blocks), merged per wallet.
@@ -668,7 +680,11 @@ export class SyncService {
     for (const change of wallets) {
       this.deps.balances?.noteWritten(this.state, change.walletId, revisionOf(change.walletId), revisions.get(change.walletId)!, touchesTransactions(change));
     }
-    for (const [id, revision] of revisions) this.loaded.get(id)!.revision = revision;
+    for (const [id, revision] of revisions) {
+      this.loaded.get(id)!.revision = revision;
+      this.unwritten.delete(id);
+      this.deps.sharedLists?.written(id, revision);
+    }
     for (const change of wallets) this.events.reached(change.walletId, change.sync.tip?.height ?? null);
     for (const id of reached) this.scanning.delete(id);
   }
@@ -680,5 +696,15 @@ export class SyncService {
     this.pendingBlocks = [];
     this.state = createEngineState();
     this.loaded.clear();
+    this.unwritten.clear();
+    this.deps.sharedLists?.forgetAll();
+  }
+
+  /** Takes a wallet out of the state (deleted, or to be loaded again). */
+  private letGo(walletId: string): void {
+    removeWallet(this.state, walletId);
+    this.loaded.delete(walletId);
+    this.unwritten.delete(walletId);
+    this.deps.sharedLists?.forget(walletId);
   }
 }

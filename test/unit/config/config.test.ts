@@ -179,6 +179,16 @@ describe('loadConfig refuses bad settings with one line naming the setting', () 
     expect(load({}).walletStatesKept).toBe(30);
   });
 
+  it('wallet_states_shared_from: 5000 by default, from a flag, the environment or config.json; 0 turns it off; a bad value is named', () => {
+    const load = (env: Record<string, string>, flags: string[] = []) => loadConfig({ env: { SERVICE_DATA_FOLDER: folder, ...env }, flags });
+    expect(load({}).walletStatesSharedFrom).toBe(5000);
+    expect(load({ SERVICE_WALLET_STATES_SHARED_FROM: '0' }).walletStatesSharedFrom).toBe(0);
+    expect(load({}, ['--wallet-states-shared-from', '20000']).walletStatesSharedFrom).toBe(20_000);
+    writeFileSync(join(folder, 'config.json'), JSON.stringify({ wallet_states_shared_from: 30 }));
+    expect(load({}).walletStatesSharedFrom).toBe(30);
+    expect(errorOf(() => load({}, ['--wallet-states-shared-from', '-1'])).message).toBe('Invalid setting SERVICE_WALLET_STATES_SHARED_FROM (from --wallet-states-shared-from): must be a whole number from 0 to 1000000000, got "-1"');
+  });
+
   it('wallet_states_budget and wallet_states_idle: 500000 and 600 s by default, from a flag, the environment or config.json; a bad flag is named', () => {
     const load = (env: Record<string, string>, flags: string[] = []) => loadConfig({ env: { SERVICE_DATA_FOLDER: folder, ...env }, flags });
     expect(load({})).toMatchObject({ walletStatesBudget: 500_000, walletStatesIdleMs: 600_000 });
