@@ -86,7 +86,10 @@ export const bodyOfHeld = (t: TrackedTx): TxBody => ({ raw: t.raw, inputs: t.tx.
 function heldForm(wallet: WalletState, body: TxBody): HeldTx {
   return {
     inputs: body.inputs,
-    outputs: body.outputs.map(({ value, script }) => ({ value, script, owner: ownerOf(wallet, script) ?? null })),
+    outputs: body.outputs.map(({ value, script }) => {
+      const owner = ownerOf(wallet, script) ?? null;
+      return { value, script: owner ? wallet.scriptAt[owner.branch][owner.index]! : script, owner };
+    }),
   };
 }
 
@@ -105,10 +108,16 @@ export function* walletOutputs(t: TrackedTx): Generator<{ vout: number; output: 
   }
 }
 
+/**
+ * `a + b`, the very bigint given when the other is zero: sums of one term (a payment's one output, a spend's one coin)
+ * share the output's value instead of each being a bigint of its own (a list entry of a large wallet held three).
+ */
+export const sumOfSats = (a: bigint, b: bigint): bigint => (a === 0n ? b : b === 0n ? a : a + b);
+
 /** The value of a held transaction's outputs paying the wallet holding it. */
 export function walletOutputsValue(t: TrackedTx): bigint {
   let sum = 0n;
-  for (const output of t.tx.outputs) if (output.owner) sum += output.value;
+  for (const output of t.tx.outputs) if (output.owner) sum = sumOfSats(sum, output.value);
   return sum;
 }
 
@@ -148,6 +157,11 @@ export interface WalletState {
    * per script cost 40 bytes, a fifth of what an idle wallet holds per script.
    */
   scripts: Map<string, number>;
+  /**
+   * By branch and index, the strings `scripts` holds as keys: the outputs paying the wallet share them (a 200,000-
+   * transaction wallet held 10 MB of copies, one per output, each parsed from its transaction).
+   */
+  scriptAt: [string[], string[]];
   txs: Map<string, TrackedTx>;
   /**
    * Funding txid -> the wallet transactions (any status) spending its outputs, as `[vout, spender, vout, spender, ...]`
@@ -362,6 +376,7 @@ export function newWalletState(walletId: string, gapLimit: number | undefined, d
     lastRevealedReceive: -1,
     derived: [0, 0],
     scripts: new Map(),
+    scriptAt: [[], []],
     txs: new Map(),
     spenders: new Map(),
     pending: new Set(),
@@ -372,6 +387,7 @@ export function newWalletState(walletId: string, gapLimit: number | undefined, d
 export function addScript(state: EngineState, wallet: WalletState, owner: ScriptOwner, script: string): void {
   if (wallet.scripts.has(script)) return; // the same script twice in one wallet: first position wins
   wallet.scripts.set(script, placeOf(owner));
+  wallet.scriptAt[owner.branch][owner.index] = script;
   const held = state.scriptIndex.get(script);
   if (Array.isArray(held)) held.push(wallet);
   else if (held) state.scriptIndex.set(script, [held, wallet]);

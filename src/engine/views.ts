@@ -3,7 +3,7 @@
  * getbalances (trusted / untrusted_pending / immature), listunspent 0, and the transaction list.
  */
 import { EngineError } from './errors.js';
-import { hexOf, ownerOf, paysWallet, spendersOf, walletOutputs, walletOutputsValue, type EngineState, type TrackedTx, type WalletState } from './state.js';
+import { hexOf, ownerOf, paysWallet, spendersOf, sumOfSats, walletOutputs, walletOutputsValue, type EngineState, type TrackedTx, type WalletState } from './state.js';
 import type { Branch, TxCategory, TxStatus, WalletBalances, WalletTxEntry, WalletUtxo } from './types.js';
 
 /** Core's wallet treats a coinbase as spendable from COINBASE_MATURITY + 1 = 101 confirmations. */
@@ -122,7 +122,7 @@ export function entryOf(wallet: WalletState, t: TrackedTx): WalletTxEntry {
     for (const input of t.tx.inputs) {
       const parent = wallet.txs.get(input.txid);
       if (parent && paysWallet(parent, input.vout)) {
-        spentSat += parent.tx.outputs[input.vout]!.value;
+        spentSat = sumOfSats(spentSat, parent.tx.outputs[input.vout]!.value);
         inputsMine++;
       }
     }
@@ -130,7 +130,7 @@ export function entryOf(wallet: WalletState, t: TrackedTx): WalletTxEntry {
   const receivedSat = walletOutputsValue(t);
   const allInputsMine = inputsMine > 0 && inputsMine === t.tx.inputs.length;
   const outputTotal = t.tx.outputs.reduce((sum, o) => sum + o.value, 0n);
-  const netSat = receivedSat - spentSat;
+  const netSat = spentSat === 0n ? receivedSat : receivedSat - spentSat;
   let category: TxCategory;
   if (allInputsMine) category = t.tx.outputs.every((o) => o.owner) ? 'selftransfer' : 'send';
   else if (inputsMine === 0) category = 'receive';
