@@ -1,7 +1,8 @@
 // `node bench/psbt-http/load-memory.mjs [--payments 99999] [--spends 99999]` (after `npm run build`): the memory of a
 // process loading the large wallet of `run.mjs --large` and nothing else, step by step: started on the stored wallet,
-// the sync's load, the reads' load (first details read), 3 s later. Each step: heap used after a forced GC, heap
-// total, RSS and peak RSS (MB). The wallet is written by another process (large-fill.mjs), as in large.mjs.
+// the sync's load, the reads' load (first details read), 3 s later, settled 40 s after that. Each step: heap used after a
+// forced GC (none at the last), heap total, RSS and peak RSS (MB). The wallet is written by another process
+// (large-fill.mjs), as in large.mjs.
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -40,6 +41,11 @@ try {
   note('reads\' load (first details read)', performance.now() - started);
   await new Promise((resolve) => setTimeout(resolve, 3_000));
   note('3 s later');
+  // V8 gives back the pages a load's peak grew the heap to only once allocation has been low for a while (its memory
+  // reducer, about 8 s after a full collection, then in steps): what a process serving this wallet settles at.
+  await new Promise((resolve) => setTimeout(resolve, 40_000));
+  const { heapUsed, heapTotal, rss } = process.memoryUsage();
+  steps.push({ step: 'settled (40 s later, no collection forced)', heapUsedMb: mb(heapUsed), heapTotalMb: mb(heapTotal), rssMb: mb(rss) });
 } finally {
   await close();
 }
