@@ -340,13 +340,13 @@ export class WalletStateCache {
   }
 
   private async read(wallet: StoredWallet): Promise<WalletView> {
+    // The sync's lists when it holds the wallet at this revision: also in place of a state the reads loaded while it
+    // did not (after a rescan), which is then given back.
+    const shared = await this.shared?.at(wallet.id, wallet.revision);
+    if (shared) return this.keepShared(wallet, shared);
     const loaded = this.loaded.get(wallet.id);
-    if (!loaded?.lists) {
-      // Not loaded, or read over the sync's record: the sync's lists when it holds the wallet at this revision.
-      const shared = await this.shared?.at(wallet.id, wallet.revision);
-      if (shared) return this.keepShared(wallet, shared);
-      if (loaded) this.loaded.delete(wallet.id); // the sync no longer holds it so: loaded from the store below
-    } else {
+    if (loaded && !loaded.lists) this.loaded.delete(wallet.id); // the sync no longer holds it so: loaded from the store below
+    else if (loaded?.lists) {
       const changes = await this.store.wallets.chainChangesSince(wallet.id, loaded.view.revision);
       if (changes === undefined) throw new Error(`Wallet ${wallet.id} vanished while being read`);
       if (changes !== 'reload') {

@@ -2,7 +2,8 @@
  * The reads of a wallet past `wallet_states_shared_from` transactions, which the sync follows, use the sync's record
  * of it (shared-lists.ts): they never load the wallet from the store themselves, and still answer as Bitcoin Core
  * does at every step of the fixture timeline (payments, a reorg, a replacement), reads racing the sync's passes
- * included. With sharing off, the same reads load each wallet from the store (what the counts observe). Recorded
+ * included; after a rescan they load the wallet themselves until the sync has read it again, then share it again.
+ * With sharing off, the same reads load each wallet from the store (what the counts observe). Recorded
  * Bitcoin Core answers; SQLite and PostgreSQL.
  */
 import { afterEach, describe, expect, it } from 'vitest';
@@ -62,6 +63,17 @@ describe.each(['sqlite', 'postgres'] as const)('reads over the sync state, on %s
     const psbt = await request(`${world.server.api}/wallets/w_wpkh/psbt`, { method: 'POST', headers: world.auth, json: { recipients: [{ address: external, amount: '0.01' }], fee_rate: 2 } });
     expect(psbt.status, psbt.text).toBe(201);
     expect(loads.count).toBe(0);
+
+    // A rescan writes the wallet's rows: until the sync has loaded them again, the reads load the wallet themselves;
+    // then they share the sync's record again (no further load of their own).
+    const rescan = await request(`${world.server.api}/wallets/w_wpkh/rescan`, { method: 'POST', headers: world.auth, json: { from: 0 } });
+    expect(rescan.status, rescan.text).toBe(202);
+    await walletDetails(world, 'w_wpkh');
+    const ownLoads = loads.count;
+    expect(ownLoads).toBeGreaterThan(0);
+    await syncTo(10);
+    await expectEveryWalletAsCore(10);
+    expect(loads.count).toBe(ownLoads);
   }, 120_000);
 });
 
