@@ -88,7 +88,9 @@ function heldForm(wallet: WalletState, body: TxBody): HeldTx {
     inputs: body.inputs,
     outputs: body.outputs.map(({ value, script }) => {
       const owner = ownerOf(wallet, script) ?? null;
-      return { value, script: owner ? wallet.scriptAt[owner.branch][owner.index]! : script, owner };
+      // The wallet's own string of a script paying it: a 200,000-transaction wallet held 10 MB of copies, one parsed per output.
+      const known = owner && wallet.knownScript?.(owner.branch, owner.index);
+      return { value, script: known === script ? known : script, owner };
     }),
   };
 }
@@ -157,11 +159,8 @@ export interface WalletState {
    * per script cost 40 bytes, a fifth of what an idle wallet holds per script.
    */
   scripts: Map<string, number>;
-  /**
-   * By branch and index, the strings `scripts` holds as keys: the outputs paying the wallet share them (a 200,000-
-   * transaction wallet held 10 MB of copies, one per output, each parsed from its transaction).
-   */
-  scriptAt: [string[], string[]];
+  /** Where given, the deriver's own string of a script it derived or read already (WalletConfig.knownScript). */
+  knownScript: ((branch: Branch, index: number) => string | undefined) | undefined;
   txs: Map<string, TrackedTx>;
   /**
    * Funding txid -> the wallet transactions (any status) spending its outputs, as `[vout, spender, vout, spender, ...]`
@@ -363,7 +362,13 @@ function checkGapLimit(gapLimit: number): void {
   }
 }
 
-export function newWalletState(walletId: string, gapLimit: number | undefined, derive: ScriptDeriver, deriveHex?: HexScriptDeriver): WalletState {
+export function newWalletState(
+  walletId: string,
+  gapLimit: number | undefined,
+  derive: ScriptDeriver,
+  deriveHex?: HexScriptDeriver,
+  knownScript?: (branch: Branch, index: number) => string | undefined,
+): WalletState {
   const gap = gapLimit ?? DEFAULT_GAP_LIMIT;
   checkGapLimit(gap);
   return {
@@ -376,7 +381,7 @@ export function newWalletState(walletId: string, gapLimit: number | undefined, d
     lastRevealedReceive: -1,
     derived: [0, 0],
     scripts: new Map(),
-    scriptAt: [[], []],
+    knownScript,
     txs: new Map(),
     spenders: new Map(),
     pending: new Set(),
@@ -387,7 +392,6 @@ export function newWalletState(walletId: string, gapLimit: number | undefined, d
 export function addScript(state: EngineState, wallet: WalletState, owner: ScriptOwner, script: string): void {
   if (wallet.scripts.has(script)) return; // the same script twice in one wallet: first position wins
   wallet.scripts.set(script, placeOf(owner));
-  wallet.scriptAt[owner.branch][owner.index] = script;
   const held = state.scriptIndex.get(script);
   if (Array.isArray(held)) held.push(wallet);
   else if (held) state.scriptIndex.set(script, [held, wallet]);

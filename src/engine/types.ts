@@ -22,6 +22,11 @@ export interface WalletConfig {
   derive: ScriptDeriver;
   /** Used instead of `derive` where the engine derives, if given. */
   deriveHex?: HexScriptDeriver;
+  /**
+   * The deriver's own string of the script at `branch`/`index` if it holds it already (never derives): the outputs
+   * paying the wallet hold that string instead of a copy each.
+   */
+  knownScript?: (branch: Branch, index: number) => string | undefined;
 }
 
 export interface BlockRef {

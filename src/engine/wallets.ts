@@ -79,7 +79,8 @@ function* addWalletSteps(state: EngineState, config: WalletConfig, stored?: Stor
   if (typeof config.derive !== 'function') throw new EngineError('invalid_update', 'Wallet needs a script deriver');
   if (state.wallets.has(config.walletId)) throw new EngineError('duplicate_wallet', `Wallet ${config.walletId} is already loaded`);
   if (config.deriveHex !== undefined && typeof config.deriveHex !== 'function') throw new EngineError('invalid_update', 'Hex script deriver must be a function');
-  const wallet = newWalletState(config.walletId, config.gapLimit, config.derive, config.deriveHex);
+  if (config.knownScript !== undefined && typeof config.knownScript !== 'function') throw new EngineError('invalid_update', 'Known script lookup must be a function');
+  const wallet = newWalletState(config.walletId, config.gapLimit, config.derive, config.deriveHex, config.knownScript);
   state.wallets.set(wallet.walletId, wallet);
   if (stored) {
     try {

@@ -134,6 +134,9 @@ export class WalletScripts {
     return this.known[branch].length;
   }
 
+  /** The script at `branch`/`index` if known (stored or derived), as kept: never derives. */
+  readonly knownScript = (branch: Branch, index: number): string | undefined => this.known[branch][index];
+
   /** The scripts as hex: the strings kept, which the engine then holds too. */
   readonly deriveHex: HexScriptDeriver = (branch: Branch, fromIndex: number, count: number) => {
     const known = this.known[branch];

@@ -78,7 +78,7 @@ export async function loadStoredWalletInto(
 
 async function loadParsedInto(state: EngineState, wallet: StoredWallet, rows: WalletChainHead, parsedTransactions: readonly ParsedStoredTransaction[], scripts: WalletScripts) {
   await deriveAheadOfLoad(wallet, rows, scripts);
-  const changes = await addWalletInParts(state, { walletId: wallet.id, gapLimit: wallet.gapLimit, derive: scripts.derive, deriveHex: scripts.deriveHex }, {
+  const changes = await addWalletInParts(state, { walletId: wallet.id, gapLimit: wallet.gapLimit, derive: scripts.derive, deriveHex: scripts.deriveHex, knownScript: scripts.knownScript }, {
     sync: rows.sync,
     lastRevealedReceive: rows.lastRevealedReceive,
     addresses: rows.addresses,
