@@ -3,7 +3,8 @@
  * wallet is followed by exactly one instance (the lease rows name the process), every instance follows a share,
  * payments reach every wallet. The instance following a wallet is killed (-9); another takes its wallets over once
  * its leases expire, and the next payment shows, each transaction listed once and announced once.
- * Only instances that follow wallets long-poll the node for new blocks.
+ * Only instances that follow wallets long-poll the node for new blocks. Reads share the sync's record of the wallets
+ * their instance follows.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import pg from 'pg';
@@ -26,7 +27,9 @@ describeWithBitcoind('wallets followed by a share of the instances (sync_sharing
   beforeAll(async () => {
     chain = await Chain.start();
     store = await createSharedStore('postgres');
-    const env = { ...serviceEnv(chain.node, '1'), SERVICE_SYNC_SHARING: 'on', SERVICE_SYNC_LEASE: LEASE_SECONDS };
+    // Reads share the sync's record of every wallet with a transaction (wallet_states_shared_from 1) on the instance
+    // following it, and load their own elsewhere: the readers below see both, and the takeover in between.
+    const env = { ...serviceEnv(chain.node, '1'), SERVICE_SYNC_SHARING: 'on', SERVICE_SYNC_LEASE: LEASE_SECONDS, SERVICE_WALLET_STATES_SHARED_FROM: '1' };
     instances = [await startInstance(store, 'a', env)];
     instances.push(...(await Promise.all([startInstance(store, 'b', env), startInstance(store, 'c', env)])));
     db = await postgresClient(store);
@@ -137,7 +140,9 @@ describeWithBitcoind('wallets followed by a share of the instances (sync_sharing
     const held = await followers();
     expect([...held.values()].every((pid) => pid !== pidOf(leaving!))).toBe(true);
     await waitFor(async () => (await followers()).size === ALIASES.length && [...(await followers()).values()].every((pid) => pid === pidOf(staying!)), 'the one left following every wallet');
-    const env = { ...serviceEnv(chain.node, '1'), SERVICE_SYNC_SHARING: 'on', SERVICE_SYNC_LEASE: LEASE_SECONDS };
+    // Reads share the sync's record of every wallet with a transaction (wallet_states_shared_from 1) on the instance
+    // following it, and load their own elsewhere: the readers below see both, and the takeover in between.
+    const env = { ...serviceEnv(chain.node, '1'), SERVICE_SYNC_SHARING: 'on', SERVICE_SYNC_LEASE: LEASE_SECONDS, SERVICE_WALLET_STATES_SHARED_FROM: '1' };
     const joined = await startInstance(store, 'd', env);
     instances.push(joined);
     await waitFor(async () => {
