@@ -77,3 +77,30 @@ export function provesInBlock(txid: string, proof: MerkleProof, merkleRoot: Uint
  * Core refuses them since 0.16 as non-standard, and a proof of one proves nothing.
  */
 export const isMerkleAmbiguous = (strippedSize: number): boolean => strippedSize === 64;
+
+/**
+ * True when `txids` (display hex, in block order) are exactly the block's whose header holds `merkleRoot`: their
+ * merkle root is that one, and no two hashes paired at any level are equal. Bitcoin pairs the last hash of an odd
+ * level with itself, so a list with its last txids repeated ([a, b, c] and [a, b, c, c]) gives the same root; as
+ * Bitcoin Core's ComputeMerkleRoot, such a "mutated" list is refused (a real block never pairs two equal txids).
+ */
+export function listsBlock(txids: readonly string[], merkleRoot: Uint8Array): boolean {
+  if (txids.length === 0 || !txids.every((txid) => HASH.test(txid))) return false;
+  let level = txids.map(internal);
+  while (level.length > 1) {
+    const next: Uint8Array[] = [];
+    for (let i = 0; i < level.length; i += 2) {
+      const left = level[i]!;
+      const right = level[i + 1];
+      if (right !== undefined && equal(left, right)) return false;
+      const pair = new Uint8Array(64);
+      pair.set(left, 0);
+      pair.set(right ?? left, 32);
+      next.push(sha256(sha256(pair)));
+    }
+    level = next;
+  }
+  return equal(level[0]!, merkleRoot);
+}
+
+const equal = (a: Uint8Array, b: Uint8Array): boolean => a.length === b.length && a.every((byte, i) => byte === b[i]);

@@ -1,13 +1,14 @@
 /**
  * Electrum header and merkle checks on real data: the blocks Bitcoin Core mined in the recorded regtest timeline
  * (a reorg included), and mainnet's genesis header for the proof of work. Merkle branches are built here from the
- * blocks' transactions the way an Electrum server builds them, then checked by merkle.ts.
+ * blocks' transactions the way an Electrum server builds them, then checked by merkle.ts; so are blocks' whole
+ * lists of txids, complete or with one left out, repeated or changed.
  */
 import { sha256 } from '@noble/hashes/sha2.js';
 import { describe, expect, it } from 'vitest';
 import { ChainError } from '../../../src/chain/types.js';
 import { checkHeader, checkHeaders, GENESIS_HASHES, HeaderChain, parseHeader, parseHeaders, targetOf, type Header } from '../../../src/chain/electrum/headers.js';
-import { isMerkleAmbiguous, parseMerkleProof, provesInBlock, type MerkleProof } from '../../../src/chain/electrum/merkle.js';
+import { isMerkleAmbiguous, listsBlock, parseMerkleProof, provesInBlock, type MerkleProof } from '../../../src/chain/electrum/merkle.js';
 import { fromHex, reverseHex, toHex } from '../../../src/core/bytes.js';
 import { parseBlock, txid as txidOf } from '../../../src/core/tx.js';
 import { loadFixture } from '../../support/fixtures.js';
@@ -194,3 +195,64 @@ describe('Electrum merkle proofs', () => {
     expect(toHex(new Uint8Array([1]))).toBe('01');
   });
 });
+
+describe("A block's whole list of txids against its header", () => {
+  const recorded = finalChain.map((hash, height) => ({ header: headerAt(finalChain, height), txids: parseBlock(blocks[hash]!.hex).transactions.map((tx) => txidOf(tx)) }));
+  const largest = recorded.reduce((a, b) => (b.txids.length > a.txids.length ? b : a));
+
+  it('holds for every recorded block, from a coinbase alone to the largest', () => {
+    expect(largest.txids.length).toBe(9);
+    for (const { header, txids } of recorded) expect(listsBlock(txids, header.merkleRoot)).toBe(true);
+  });
+
+  it('fails with the last txid left out, or any other, or none at all', () => {
+    const { header, txids } = largest;
+    expect(listsBlock(txids.slice(0, -1), header.merkleRoot)).toBe(false);
+    for (let i = 0; i < txids.length; i++) expect(listsBlock(txids.filter((_, j) => j !== i), header.merkleRoot)).toBe(false);
+    expect(listsBlock([], header.merkleRoot)).toBe(false);
+  });
+
+  it('fails with the last txid repeated, though the root is the same (an odd count pairs the last with itself)', () => {
+    const { header, txids } = largest;
+    const repeated = [...txids, txids.at(-1)!];
+    // The same root: what a server ending its list one position late would give.
+    expect(branchOf(repeated, 0)).toEqual(branchOf(txids, 0));
+    expect(listsBlock(repeated, header.merkleRoot)).toBe(false);
+  });
+
+  it('fails with the last pair repeated above the first level (six txids listed as eight)', () => {
+    // Six real txids: the second level has three nodes, the last paired with itself; listing the last two txids
+    // twice gives the same root, which only the pair of equal nodes one level up shows.
+    const six = largest.txids.slice(0, 6);
+    const root = fromHex(merkleRootOfList(six)).reverse();
+    expect(listsBlock(six, root)).toBe(true);
+    const eight = [...six, six[4]!, six[5]!];
+    expect(merkleRootOfList(eight)).toBe(merkleRootOfList(six));
+    expect(listsBlock(eight, root)).toBe(false);
+  });
+
+  it('fails with a txid changed, two swapped, or one that is not a hash', () => {
+    const { header, txids } = largest;
+    const changed = [...txids];
+    changed[3] = '00'.repeat(32);
+    expect(listsBlock(changed, header.merkleRoot)).toBe(false);
+    const swapped = [...txids];
+    [swapped[1], swapped[2]] = [swapped[2]!, swapped[1]!];
+    expect(listsBlock(swapped, header.merkleRoot)).toBe(false);
+    expect(listsBlock([...txids.slice(0, -1), 'zz'], header.merkleRoot)).toBe(false);
+    // Another block's header.
+    expect(listsBlock(txids, recorded[3]!.header.merkleRoot)).toBe(false);
+  });
+});
+
+/** The merkle root of `txids` (display hex), built level by level as Bitcoin does. */
+function merkleRootOfList(txids: string[]): string {
+  let level = txids.map((t) => fromHex(t).reverse());
+  while (level.length > 1) {
+    if (level.length % 2 === 1) level.push(level.at(-1)!);
+    const next: Uint8Array[] = [];
+    for (let j = 0; j < level.length; j += 2) next.push(hash256(new Uint8Array([...level[j]!, ...level[j + 1]!])));
+    level = next;
+  }
+  return reverseHex(level[0]!);
+}
