@@ -13,6 +13,7 @@ import type { ElectrumCalls } from './calls.js';
 import { checkHeaders, HEADERS_PER_READ, HeaderChain, parseHeader, parseHeaders, type Header } from './headers.js';
 import { scriptHashOf, ScriptHistories, type HistoryEntry } from './histories.js';
 import { TransactionReader } from './transactions.js';
+import { readBlocks } from './block-reads.js';
 import { fromHex } from '../../core/bytes.js';
 
 /** Headers read lately, by hash (stale ones included): a left block's parent, a birthday's header. */
@@ -21,6 +22,14 @@ const REMEMBERED_HEADERS = 10_000;
 const REMEMBERED_UNCONFIRMED = 100_000;
 /** Script lists whose script hashes are kept (a list per group of wallets; a new key when its scripts change). */
 const REMEMBERED_SCRIPT_LISTS = 4;
+/**
+ * A new tip is followed through its blocks' own transactions while that costs less than reading again the histories
+ * of the scripts to bring to it, else through those histories. Measured on a real Fulcrum over a local node
+ * (bench/electrum/block-reads.bench.mjs): a script's `get_history` 17-21 µs, a txid by position about as much, a
+ * transaction not held 9-15 ms (Fulcrum asks its node for each). So a block's txids are listed while they number
+ * at most half the scripts, and its transactions read while those not held number at most one in this many scripts.
+ */
+const SCRIPTS_PER_FETCHED_TRANSACTION = 500;
 
 export interface ElectrumFollowerDeps {
   client: ElectrumCalls;
@@ -65,6 +74,8 @@ export class ElectrumFollower implements ChainFollower {
   private headerSubscribed = false;
   /** Script hashes by script list key: each pass's blocks and mempool read ask for the same lists again. */
   private readonly hashesByKey = new Map<string, readonly string[]>();
+  /** Histories being brought from one tip to another (`from>to`): groups asking meanwhile wait for the same. */
+  private readonly advancing = new Map<string, Promise<void>>();
 
   constructor(private readonly deps: ElectrumFollowerDeps) {
     this.headers = new HeaderChain(deps.network, (height, count) => this.readHeaders(height, count));
@@ -157,7 +168,9 @@ export class ElectrumFollower implements ChainFollower {
   async mempool(scripts: WatchedScripts): Promise<MempoolSnapshot> {
     await this.deps.ensureNetwork();
     const tip = this.headers.tip?.hash ?? (await this.tip()).hash;
-    const histories = await this.histories.histories(this.hashesOf(scripts), tip);
+    const hashes = this.hashesOf(scripts);
+    if (this.histories.stale(hashes, tip)) await this.advanceHistories(this.headers.tip);
+    const histories = await this.histories.histories(hashes, tip);
     const txids = new Set<string>();
     for (const history of histories.values()) for (const { txid, height } of history) if (height <= 0) txids.add(txid);
     const now = Math.floor(Date.now() / 1000);
@@ -207,12 +220,59 @@ export class ElectrumFollower implements ChainFollower {
   private async refresh(request: FollowRequest, index: GroupIndex, to: ChainTip): Promise<void> {
     const scripts = request.scripts();
     // The tip as known before asking: the answers reflect at least that chain.
-    const tip = this.headers.tip?.hash ?? to.hash;
+    const tipHeader = this.headers.tip;
+    const tip = tipHeader?.hash ?? to.hash;
     if (scripts.key === index.key && !this.histories.stale(index.hashes, tip)) return;
     const hashes = this.hashesOf(scripts);
+    await this.advanceHistories(tipHeader);
     index.add((await this.histories.histories(hashes, tip)).values());
     index.key = scripts.key;
     index.hashes = hashes;
+  }
+
+  /**
+   * Brings the histories read at earlier tips of the server's chain to `tip` through the blocks between (when `tip`
+   * extends those tips, header by header): the blocks' transactions are read, and only the histories of the scripts
+   * they touch stay to read again (`ScriptHistories.advance`). Anything else (a tip not on the kept chain, blocks
+   * of too many transactions, a list of txids that does not prove out) leaves them all to read again.
+   */
+  private async advanceHistories(tip: Header | undefined): Promise<void> {
+    if (!tip) return;
+    for (const [from, scripts] of this.histories.readTips(tip.hash)) {
+      const key = `${from}>${tip.hash}`;
+      let running = this.advancing.get(key);
+      if (!running) {
+        running = this.advanceFrom(from, tip, scripts).finally(() => this.advancing.delete(key));
+        this.advancing.set(key, running);
+      }
+      await running;
+    }
+  }
+
+  private async advanceFrom(from: string, tip: Header, scripts: number): Promise<void> {
+    const start = this.seen.get(from);
+    if (!start || start.height >= tip.height || this.headers.kept(start.height)?.hash !== from) return;
+    const blocks: Header[] = [];
+    for (let prev = start; prev.hash !== tip.hash; ) {
+      const next = this.headers.kept(prev.height + 1);
+      if (!next || next.prevHash !== prev.hash) return;
+      blocks.push((prev = next));
+    }
+    let read: Awaited<ReturnType<typeof readBlocks>>;
+    try {
+      read = await readBlocks(this.deps.client, this.transactions, blocks, { listed: Math.floor(scripts / 2), fetched: Math.floor(scripts / SCRIPTS_PER_FETCHED_TRANSACTION) });
+    } catch (error) {
+      // A transaction that does not parse or hash to its id: the histories are read again instead.
+      if (!(error instanceof ChainError) || error.code !== 'bad_response') throw error;
+      read = { ok: false, why: 'unproven', height: tip.height, reason: error.message };
+    }
+    if (!read.ok) {
+      if (read.why === 'unproven') {
+        this.deps.log?.('warn', "Electrum server's list of a block's transactions does not prove out; every watched script is read again", { height: read.height, reason: read.reason });
+      }
+      return;
+    }
+    this.histories.advance(from, tip.hash, read.touches);
   }
 
   /**
@@ -250,6 +310,7 @@ export class ElectrumFollower implements ChainFollower {
     }
     const known = this.headers.tip?.hash;
     const replaced = await this.headers.setTip(header);
+    if (replaced !== undefined) this.histories.chainSwitched();
     this.remember(header);
     if (replaced !== undefined) this.deps.log?.('info', 'Electrum server switched to another chain', { from: replaced, tip: header.height });
     if (known !== header.hash) for (const listener of this.tipListeners) listener({ height: header.height, hash: header.hash });

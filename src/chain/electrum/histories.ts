@@ -50,12 +50,20 @@ export function statusOf(history: readonly HistoryEntry[]): string | null {
   return Buffer.from(sha256(Buffer.from(history.map((e) => `${e.txid}:${e.height}:`).join(''), 'latin1'))).toString('hex');
 }
 
+/** `readAt` of a history not known to be read on the server's chain now: never a tip's hash. */
+const UNKNOWN_TIP = '';
+
+/** A history held, subscribed, and agreeing with the status the server told last. */
+const isCurrent = (state: ScriptState): boolean => state.subscribed && state.history !== undefined && state.historyStatus === state.status;
+
 /** A server's refusal to serve a history because of its size (Fulcrum's and ElectrumX's words). */
 const TOO_LARGE = /history too large|too large|excessive|too many/i;
 
 export class ScriptHistories {
   private readonly scripts = new Map<string, ScriptState>();
   private pass = 0;
+  /** Times the server switched chains (`chainSwitched`). */
+  private chainSwitches = 0;
   /** Told when the server tells a watched script's new status (a transaction came, confirmed or left). */
   private readonly statusListeners = new Set<() => void>();
 
@@ -96,11 +104,58 @@ export class ScriptHistories {
   }
 
   /**
+   * The tips other than `tip` that held histories were read at, with how many scripts each: the histories that
+   * `advance` may bring to `tip` (subscribed, held, agreeing with the status last told; any other is read again).
+   */
+  readTips(tip: string): Map<string, number> {
+    const tips = new Map<string, number>();
+    for (const state of this.scripts.values()) {
+      if (state.readAt === tip || state.readAt === UNKNOWN_TIP || !isCurrent(state)) continue;
+      tips.set(state.readAt, (tips.get(state.readAt) ?? 0) + 1);
+    }
+    return tips;
+  }
+
+  /**
+   * The server's chain grew from `fromTip` to `toTip` by blocks whose transactions pay the script hashes `paid` and
+   * spend outputs of the txids `spent`. A history read at `fromTip` that holds none of `spent` and whose script is
+   * not in `paid` is the same at `toTip` (no transaction of those blocks touches the script: one spending its coin
+   * spends an output of a transaction in its history), so it is now read at `toTip`; the others stay read at
+   * `fromTip`, hence stale, and are read again when asked for. Returns how many of each.
+   */
+  advance(fromTip: string, toTip: string, touches: { paid: ReadonlySet<string>; spent: ReadonlySet<string> }): { advanced: number; touched: number } {
+    let advanced = 0;
+    let touched = 0;
+    for (const state of this.scripts.values()) {
+      if (state.readAt !== fromTip || !isCurrent(state)) continue;
+      if (touches.paid.has(state.hash) || state.history!.some((entry) => touches.spent.has(entry.txid))) {
+        touched++;
+        continue;
+      }
+      state.readAt = toTip;
+      advanced++;
+    }
+    return { advanced, touched };
+  }
+
+  /**
+   * The server switched to another chain: no held history is known to be read on the chain it follows now, so none
+   * is advanced; each is read again when asked for. Reads under way then are marked the same when they end.
+   */
+  chainSwitched(): void {
+    this.chainSwitches++;
+    for (const state of this.scripts.values()) state.readAt = UNKNOWN_TIP;
+  }
+
+  /**
    * The histories of the scripts (by script hash) at the server's tip `tip` (its hash as known now, before asking).
    * ChainError `history_too_large` when the server refuses one as too large; the scripts it could serve keep what
    * was read.
    */
   async histories(hashes: readonly string[], tip: string): Promise<Map<string, readonly HistoryEntry[]>> {
+    const switches = this.chainSwitches;
+    // What a read gives reflects `tip`'s chain, unless the server switched chains while it ran.
+    const readAt = () => (this.chainSwitches === switches ? tip : UNKNOWN_TIP);
     for (const hash of hashes) {
       const state = this.scripts.get(hash);
       if (state) state.askedInPass = this.pass;
@@ -114,8 +169,8 @@ export class ScriptHistories {
         if (status !== null && (typeof status !== 'string' || !HASH.test(status))) throw new ChainError('bad_response', 'The Electrum server sent an unexpected script status');
         const hash = unsubscribed[i]!;
         const state = this.scripts.get(hash);
-        if (state) Object.assign(state, { subscribed: true, status, readAt: tip });
-        else this.scripts.set(hash, { hash, subscribed: true, readAt: tip, status, history: undefined, historyStatus: undefined, askedInPass: this.pass });
+        if (state) Object.assign(state, { subscribed: true, status, readAt: readAt() });
+        else this.scripts.set(hash, { hash, subscribed: true, readAt: readAt(), status, history: undefined, historyStatus: undefined, askedInPass: this.pass });
       });
     }
     // A new subscription's status may be the one Fulcrum told last too (it keeps one per script for all its
@@ -136,7 +191,7 @@ export class ScriptHistories {
         const historyStatus = statusOf(history);
         if (history.length === 0 && (state.history === undefined || state.history.length > 0)) emptied.push(outdated[i]!);
         // Read after the tip was known: newer than any status told before it.
-        if (state.readAt !== tip || fresh.has(outdated[i]!)) Object.assign(state, { status: historyStatus, readAt: tip });
+        if (state.readAt !== tip || fresh.has(outdated[i]!)) Object.assign(state, { status: historyStatus, readAt: readAt() });
         Object.assign(state, { history, historyStatus });
       });
       await this.checkEmptied(emptied);
