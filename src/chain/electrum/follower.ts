@@ -2,9 +2,11 @@
  * Follows an Electrum server for groups of wallets. Headers come from the server (`blockchain.block.headers`, up
  * to 2016 a read) and are checked here; the transactions of each block are those of the watched scripts'
  * histories at its height (read through subscriptions, again only when a script's status changes), each proved
- * in its block by its merkle proof before it is emitted. Every block is emitted, with its transactions or none
- * (the engine applies blocks one after the other); a block is `read` when it held some. The tip and news of new
- * blocks come from the header subscription; a reorg is found from the headers themselves.
+ * in its block by its merkle proof before it is emitted. At a new tip that extends the chain the histories were read
+ * at, the new blocks' own transactions are read (block-reads.ts) and only the histories they touch are read again.
+ * Every block is emitted, with its transactions or none (the engine applies blocks one after the other); a block is
+ * `read` when it held some. The tip and news of new blocks come from the header subscription; a reorg is found from
+ * the headers themselves.
  */
 import type { NetworkName } from '../../core/network.js';
 import { NO_PARENT, type BlockConnected, type BlockDisconnected, type ChainFollower, type FollowRequest, type MempoolSnapshot, type ChainWatch, type WatchedScripts } from '../follower.js';

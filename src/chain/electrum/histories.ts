@@ -1,9 +1,10 @@
 /**
  * The scripthash histories of the watched scripts: each script subscribed (`blockchain.scripthash.subscribe`), its
  * history read (`get_history`) when first subscribed, when its status changes, and when the server's tip is another
- * than the one it was read at, all in batches. The statuses alone are not enough: Fulcrum tells a new header, and
- * answers a subscription with the status it told last, before it tells the block's new statuses; and in a reorg a
- * transaction may keep its height and so its status. A new connection has no subscriptions: every script is
+ * than the one it was read at, all in batches; unless the follower read the blocks between and they do not touch the
+ * script (`advance`). The statuses alone are not enough: Fulcrum tells a new header at once, and the block's new
+ * statuses only after a timer (500 ms), answering a subscription meanwhile with the status it told last; and in a
+ * reorg a transaction may keep its height and so its status. A new connection has no subscriptions: every script is
  * subscribed and read again. The scripts no group asked for during a whole pass of the sync (a deleted wallet's)
  * are unsubscribed (`blockchain.scripthash.unsubscribe`, protocol 1.4.2) and forgotten; one asked for again is
  * subscribed and read anew, so releasing too early costs a read, never a missed transaction.
