@@ -17,6 +17,7 @@ import { scriptHashOf, ScriptHistories, type HistoryEntry } from './histories.js
 import { TransactionReader } from './transactions.js';
 import { readBlocks } from './block-reads.js';
 import { fromHex } from '../../core/bytes.js';
+import { PackedScripts, type ScriptList } from '../../core/script-list.js';
 
 /** Headers read lately, by hash (stale ones included): a left block's parent, a birthday's header. */
 const REMEMBERED_HEADERS = 10_000;
@@ -41,6 +42,12 @@ export interface ElectrumFollowerDeps {
   /** Checks it again now. */
   verifyNetwork(): Promise<void>;
   log?: ChainLog | undefined;
+}
+
+/** A script list and its scripts' hashes, in order. */
+interface HashedList {
+  scripts: ScriptList;
+  hashes: readonly string[];
 }
 
 /** A group's confirmed transactions by height, from its scripts' histories. */
@@ -75,7 +82,7 @@ export class ElectrumFollower implements ChainFollower {
   private readonly tipListeners = new Set<(tip: ChainTip) => void>();
   private headerSubscribed = false;
   /** Script hashes by script list key: each pass's blocks and mempool read ask for the same lists again. */
-  private readonly hashesByKey = new Map<string, readonly string[]>();
+  private readonly hashesByKey = new Map<string, HashedList>();
   /** Histories being brought from one tip to another (`from>to`): groups asking meanwhile wait for the same. */
   private readonly advancing = new Map<string, Promise<void>>();
 
@@ -174,7 +181,7 @@ export class ElectrumFollower implements ChainFollower {
     if (this.histories.stale(hashes, tip)) await this.advanceHistories(this.headers.tip);
     const histories = await this.histories.histories(hashes, tip);
     const txids = new Set<string>();
-    for (const history of histories.values()) for (const { txid, height } of history) if (height <= 0) txids.add(txid);
+    for (const history of histories) for (const { txid, height } of history) if (height <= 0) txids.add(txid);
     const now = Math.floor(Date.now() / 1000);
     for (const txid of txids) if (!this.firstSeen.has(txid)) this.firstSeen.set(txid, now);
     // Kept across groups (each asks for its own scripts), the oldest forgotten past a bound.
@@ -227,7 +234,7 @@ export class ElectrumFollower implements ChainFollower {
     if (scripts.key === index.key && !this.histories.stale(index.hashes, tip)) return;
     const hashes = this.hashesOf(scripts);
     await this.advanceHistories(tipHeader);
-    index.add((await this.histories.histories(hashes, tip)).values());
+    index.add(await this.histories.histories(hashes, tip));
     index.key = scripts.key;
     index.hashes = hashes;
   }
@@ -279,14 +286,21 @@ export class ElectrumFollower implements ChainFollower {
 
   /**
    * The scripts' hashes, made once per script list: 400,000 sha256 at each pass's reads (10,000 wallets) were a fifth
-   * of the process's work through Electrum.
+   * of the process's work through Electrum. A list grown from one hashed before (wallets paid in a block derive
+   * more) has only its new scripts hashed.
    */
   private hashesOf(scripts: WatchedScripts): readonly string[] {
     const known = this.hashesByKey.get(scripts.key);
-    if (known) return known;
+    if (known) return known.hashes;
+    const list = scripts.derive();
+    let base: HashedList | undefined;
+    if (list instanceof PackedScripts) {
+      for (const kept of this.hashesByKey.values()) if (list.grownFrom(kept.scripts) && kept.scripts.length > (base?.scripts.length ?? -1)) base = kept;
+    }
     // The strings the histories hold already where they do: a list kept costs its pointers, not its strings again.
-    const hashes = scripts.derive().map((script) => this.histories.shared(scriptHashOf(script)));
-    this.hashesByKey.set(scripts.key, hashes);
+    const hash = (script: Uint8Array) => this.histories.shared(scriptHashOf(script));
+    const hashes = base ? base.hashes.concat((list as PackedScripts).from(base.scripts.length).map(hash)) : list.map(hash);
+    this.hashesByKey.set(scripts.key, { scripts: list, hashes });
     if (this.hashesByKey.size > REMEMBERED_SCRIPT_LISTS) this.hashesByKey.delete(this.hashesByKey.keys().next().value!);
     return hashes;
   }

@@ -149,19 +149,20 @@ export class ScriptHistories {
   }
 
   /**
-   * The histories of the scripts (by script hash) at the server's tip `tip` (its hash as known now, before asking).
-   * ChainError `history_too_large` when the server refuses one as too large; the scripts it could serve keep what
-   * was read.
+   * The histories of the scripts (by script hash, in the same order) at the server's tip `tip` (its hash as known
+   * now, before asking). ChainError `history_too_large` when the server refuses one as too large; the scripts it
+   * could serve keep what was read. The list is walked as few times as can be: it is every watched script.
    */
-  async histories(hashes: readonly string[], tip: string): Promise<Map<string, readonly HistoryEntry[]>> {
+  async histories(hashes: readonly string[], tip: string): Promise<Array<readonly HistoryEntry[]>> {
     const switches = this.chainSwitches;
     // What a read gives reflects `tip`'s chain, unless the server switched chains while it ran.
     const readAt = () => (this.chainSwitches === switches ? tip : UNKNOWN_TIP);
+    const unsubscribed: string[] = [];
     for (const hash of hashes) {
       const state = this.scripts.get(hash);
       if (state) state.askedInPass = this.pass;
+      if (!state?.subscribed) unsubscribed.push(hash);
     }
-    const unsubscribed = hashes.filter((hash) => !this.scripts.get(hash)?.subscribed);
     if (unsubscribed.length > 0) {
       const answers = await this.client.batchSettled(unsubscribed.map((hash) => ({ method: 'blockchain.scripthash.subscribe', params: [hash] })));
       answers.forEach((answer, i) => {
@@ -177,27 +178,25 @@ export class ScriptHistories {
     // A new subscription's status may be the one Fulcrum told last too (it keeps one per script for all its
     // clients): a script's history is read at least once.
     const fresh = new Set(unsubscribed);
-    const outdated = hashes.filter((hash) => {
-      const state = this.scripts.get(hash)!;
-      return state.readAt !== tip || fresh.has(hash) || state.historyStatus !== state.status;
-    });
+    const states = hashes.map((hash) => this.scripts.get(hash)!);
+    const outdated = states.filter((state) => state.readAt !== tip || fresh.has(state.hash) || state.historyStatus !== state.status);
     if (outdated.length > 0) {
       const emptied: string[] = [];
-      const answers = await this.client.batchSettled(outdated.map((hash) => ({ method: 'blockchain.scripthash.get_history', params: [hash] })));
+      const answers = await this.client.batchSettled(outdated.map((state) => ({ method: 'blockchain.scripthash.get_history', params: [state.hash] })));
       answers.forEach((answer, i) => {
         if (!answer.ok) throw refusal(answer.error);
         const history = parseHistory(answer.result);
         // The status computed from what was read: a change told while the read was under way leaves it stale.
-        const state = this.scripts.get(outdated[i]!)!;
+        const state = outdated[i]!;
         const historyStatus = statusOf(history);
-        if (history.length === 0 && (state.history === undefined || state.history.length > 0)) emptied.push(outdated[i]!);
+        if (history.length === 0 && (state.history === undefined || state.history.length > 0)) emptied.push(state.hash);
         // Read after the tip was known: newer than any status told before it.
-        if (state.readAt !== tip || fresh.has(outdated[i]!)) Object.assign(state, { status: historyStatus, readAt: readAt() });
+        if (state.readAt !== tip || fresh.has(state.hash)) Object.assign(state, { status: historyStatus, readAt: readAt() });
         Object.assign(state, { history, historyStatus });
       });
       await this.checkEmptied(emptied);
     }
-    return new Map(hashes.map((hash) => [hash, this.scripts.get(hash)!.history ?? []]));
+    return states.map((state) => state.history ?? []);
   }
 
   /**
