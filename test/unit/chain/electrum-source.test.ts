@@ -13,6 +13,7 @@ import { scriptHashOf, statusOf } from '../../../src/chain/electrum/histories.js
 import { ElectrumChainSource } from '../../../src/chain/electrum/source.js';
 import type { BlockConnected, BlockDisconnected, FollowRequest } from '../../../src/chain/follower.js';
 import { fromHex, reverseHex } from '../../../src/core/bytes.js';
+import { PackedScripts } from '../../../src/core/script-list.js';
 import { parseBlock, serializeTransaction, txid as txidOf } from '../../../src/core/tx.js';
 import { chainFailure } from '../../support/chain-error.js';
 import { FakeRpcError, startFakeElectrum, type FakeElectrumServer } from '../../support/electrum-fake-server.js';
@@ -186,6 +187,26 @@ describe('Electrum source against a server that misbehaves', () => {
       await source.follower.mempool(kept('first'));
     }
     expect(touching(goneHash)).toHaveLength(4);
+  });
+
+  it('a packed script list that grew (and one made anew) asks for the hash of each of its scripts, in order', async () => {
+    const { server, source } = await serverWith([]);
+    const scriptOf = (n: number) => Uint8Array.from([0x00, 0x14, ...new Uint8Array(20).fill(n)]);
+    const subscribed = () => server.requests.filter((r) => r.method === 'blockchain.scripthash.subscribe').map((r) => r.params[0]);
+    const first = PackedScripts.of([scriptOf(1), scriptOf(2)]);
+    await source.follower.mempool({ key: 'v1', derive: () => first });
+    // Grown in place (its first scripts shared), then grown from the older version (a copy): each hashed as it is.
+    const grown = first.concat([scriptOf(3), scriptOf(4)]);
+    await source.follower.mempool({ key: 'v2', derive: () => grown });
+    const forked = first.concat([scriptOf(5)]);
+    await source.follower.mempool({ key: 'v3', derive: () => forked });
+    expect(subscribed()).toEqual([1, 2, 3, 4, 5].map((n) => scriptHashOf(scriptOf(n))));
+    // Every script of each version is asked for again on the next pass of its key: the hashes line up with the list.
+    server.requests.length = 0;
+    await source.follower.verifyNetwork();
+    await source.follower.verifyNetwork();
+    await source.follower.mempool({ key: 'v2', derive: () => grown });
+    expect(subscribed()).toEqual([1, 2, 3, 4].map((n) => scriptHashOf(scriptOf(n))));
   });
 
   it('a server before protocol 1.4.2 is not asked to unsubscribe; the script is dropped all the same', async () => {
