@@ -28,11 +28,13 @@ const REMEMBERED_SCRIPT_LISTS = 4;
 /**
  * A new tip is followed through its blocks' own transactions while that costs less than reading again the histories
  * of the scripts to bring to it, else through those histories. Measured on a real Fulcrum over a local node
- * (bench/electrum/block-reads.bench.mjs): a script's `get_history` 17-21 µs, a txid by position about as much, a
- * transaction not held 9-15 ms (Fulcrum asks its node for each). So a block's txids are listed while they number
- * at most half the scripts, and its transactions read while those not held number at most one in this many scripts.
+ * (bench/electrum/block-reads.bench.mjs): a script's `get_history` 13-15 µs of wall time (20 µs of CPU, both
+ * processes), a txid by position two to three times that, a transaction not held 0.27-0.56 ms (Fulcrum asks its
+ * node for it; 0.25-0.39 ms of CPU): 20 to 40 scripts. So the txids are listed while they number at most a quarter of
+ * the scripts, and the transactions read while those not held number at most one in 40 scripts.
  */
-const SCRIPTS_PER_FETCHED_TRANSACTION = 500;
+const SCRIPTS_PER_LISTED_TXID = 4;
+const SCRIPTS_PER_FETCHED_TRANSACTION = 40;
 
 export interface ElectrumFollowerDeps {
   client: ElectrumCalls;
@@ -269,7 +271,7 @@ export class ElectrumFollower implements ChainFollower {
     }
     let read: Awaited<ReturnType<typeof readBlocks>>;
     try {
-      read = await readBlocks(this.deps.client, this.transactions, blocks, { listed: Math.floor(scripts / 2), fetched: Math.floor(scripts / SCRIPTS_PER_FETCHED_TRANSACTION) });
+      read = await readBlocks(this.deps.client, this.transactions, blocks, { listed: Math.floor(scripts / SCRIPTS_PER_LISTED_TXID), fetched: Math.floor(scripts / SCRIPTS_PER_FETCHED_TRANSACTION) });
     } catch (error) {
       // A transaction that does not parse or hash to its id: the histories are read again instead.
       if (!(error instanceof ChainError) || error.code !== 'bad_response') throw error;

@@ -10,11 +10,12 @@ import type { Header } from './headers.js';
 import { isMerkleAmbiguous, parseMerkleProof, provesInBlock } from './merkle.js';
 
 /**
- * Transactions asked for in one page (the client keeps two in flight). Fulcrum fetches each from its node and pauses
- * a client with 50 such requests outstanding for at least 200 ms (its `bitcoind_throttle`); 300 transactions read
- * in 2.7 s in pages of 10, 3.2 s of 20 and 4.3 s of 64 (bench/electrum/block-reads.bench.mjs).
+ * Transactions asked for in one page (the client keeps two pages in flight). Fulcrum fetches each from its node, and
+ * answers far slower when many are outstanding: 300 transactions read in 0.08-0.14 s in pages of 1 to 3, 0.6 s of 5,
+ * 2.0-2.5 s of 10, 3.2-3.5 s of 20 and 4.2-4.4 s of 64 (bench/electrum/block-reads.bench.mjs, Fulcrum 2.1.1 on
+ * loopback). Small pages cost round trips on a distant server, where each page waits for the link.
  */
-const TRANSACTIONS_PER_PAGE = 20;
+const TRANSACTIONS_PER_PAGE = 2;
 /** Transactions kept after reading (about 1 to 2 kB each parsed). */
 const CACHED_TRANSACTIONS = 5_000;
 /** Proofs remembered (txid in block): a second group scanning the same blocks asks for none again. */
