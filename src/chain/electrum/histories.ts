@@ -65,6 +65,10 @@ export class ScriptHistories {
   private pass = 0;
   /** Times the server switched chains (`chainSwitched`). */
   private chainSwitches = 0;
+  /** Bumped when a script is followed or released: the states kept per list of hashes are then looked up again. */
+  private followedChanges = 0;
+  /** The states of each list of hashes the follower asks for (it keeps the same array per script list). */
+  private readonly statesByList = new WeakMap<readonly string[], { followedChanges: number; states: Array<ScriptState | undefined> }>();
   /** Told when the server tells a watched script's new status (a transaction came, confirmed or left). */
   private readonly statusListeners = new Set<() => void>();
 
@@ -96,12 +100,31 @@ export class ScriptHistories {
   }
 
   /** True when a held history may be out of date at the server's tip `tip` (or its status changed since it was read). */
-  stale(hashes: Iterable<string>, tip: string): boolean {
-    for (const hash of hashes) {
-      const state = this.scripts.get(hash);
+  stale(hashes: readonly string[], tip: string): boolean {
+    for (const state of this.statesOf(hashes)) {
       if (!state || !state.subscribed || state.readAt !== tip || state.historyStatus !== state.status) return true;
     }
     return false;
+  }
+
+  /**
+   * The states of the scripts (undefined for one not followed), kept per list while no script is followed or released:
+   * looking up 400,000 hashes took tens of milliseconds, several times a block.
+   */
+  private statesOf(hashes: readonly string[]): Array<ScriptState | undefined> {
+    const kept = this.statesByList.get(hashes);
+    if (kept && kept.followedChanges === this.followedChanges) return kept.states;
+    const states = hashes.map((hash) => this.scripts.get(hash));
+    this.statesByList.set(hashes, { followedChanges: this.followedChanges, states });
+    return states;
+  }
+
+  /** A state for a script released while its subscription was asked for: subscribed again at the next read. */
+  private follow(hash: string): ScriptState {
+    const state: ScriptState = { hash, subscribed: false, readAt: UNKNOWN_TIP, status: null, history: undefined, historyStatus: undefined, askedInPass: this.pass };
+    this.scripts.set(hash, state);
+    this.followedChanges++;
+    return state;
   }
 
   /**
@@ -158,11 +181,10 @@ export class ScriptHistories {
     // What a read gives reflects `tip`'s chain, unless the server switched chains while it ran.
     const readAt = () => (this.chainSwitches === switches ? tip : UNKNOWN_TIP);
     const unsubscribed: string[] = [];
-    for (const hash of hashes) {
-      const state = this.scripts.get(hash);
+    this.statesOf(hashes).forEach((state, i) => {
       if (state) state.askedInPass = this.pass;
-      if (!state?.subscribed) unsubscribed.push(hash);
-    }
+      if (!state?.subscribed) unsubscribed.push(hashes[i]!);
+    });
     if (unsubscribed.length > 0) {
       const answers = await this.client.batchSettled(unsubscribed.map((hash) => ({ method: 'blockchain.scripthash.subscribe', params: [hash] })));
       answers.forEach((answer, i) => {
@@ -172,13 +194,17 @@ export class ScriptHistories {
         const hash = unsubscribed[i]!;
         const state = this.scripts.get(hash);
         if (state) Object.assign(state, { subscribed: true, status, readAt: readAt() });
-        else this.scripts.set(hash, { hash, subscribed: true, readAt: readAt(), status, history: undefined, historyStatus: undefined, askedInPass: this.pass });
+        else {
+          this.scripts.set(hash, { hash, subscribed: true, readAt: readAt(), status, history: undefined, historyStatus: undefined, askedInPass: this.pass });
+          this.followedChanges++;
+        }
       });
     }
     // A new subscription's status may be the one Fulcrum told last too (it keeps one per script for all its
     // clients): a script's history is read at least once.
     const fresh = new Set(unsubscribed);
-    const states = hashes.map((hash) => this.scripts.get(hash)!);
+    // Every script of the list is followed now (a pass ending meanwhile may have dropped some: followed again).
+    const states = this.statesOf(hashes).map((state, i) => state ?? this.follow(hashes[i]!));
     const outdated = states.filter((state) => state.readAt !== tip || fresh.has(state.hash) || state.historyStatus !== state.status);
     if (outdated.length > 0) {
       const emptied: string[] = [];
@@ -207,6 +233,7 @@ export class ScriptHistories {
     const released = [...this.scripts].filter(([, state]) => state.askedInPass < this.pass);
     this.pass++;
     for (const [hash] of released) this.scripts.delete(hash);
+    if (released.length > 0) this.followedChanges++;
     const subscribed = released.filter(([, state]) => state.subscribed).map(([hash]) => hash);
     if (subscribed.length > 0 && knowsUnsubscribe(this.client.serverInfo?.protocol)) {
       // Best effort: a lost connection took the subscriptions with it.
