@@ -94,6 +94,12 @@ export class ElectrumClient {
     this.log = options.log;
   }
 
+  /** Whether the server is on this machine, reached without a proxy. */
+  get onLoopback(): boolean {
+    const host = this.endpoint.host.replace(/^\[|\]$/g, '');
+    return this.proxy === undefined && (host === 'localhost' || host === '::1' || /^127\./.test(host));
+  }
+
   get connected(): boolean {
     return this.connection !== undefined && !this.connection.closed;
   }

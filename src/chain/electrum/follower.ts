@@ -14,7 +14,7 @@ import { ChainError, type ChainLog, type ChainTip } from '../types.js';
 import type { ElectrumCalls } from './calls.js';
 import { checkHeaders, HEADERS_PER_READ, HeaderChain, parseHeader, parseHeaders, type Header } from './headers.js';
 import { scriptHashOf, ScriptHistories, type HistoryEntry } from './histories.js';
-import { TransactionReader } from './transactions.js';
+import { TRANSACTIONS_PER_PAGE_ON_LOOPBACK, TransactionReader } from './transactions.js';
 import { readBlocks } from './block-reads.js';
 import { fromHex } from '../../core/bytes.js';
 import { PackedScripts, type ScriptList } from '../../core/script-list.js';
@@ -44,6 +44,8 @@ export interface ElectrumFollowerDeps {
   /** Checks it again now. */
   verifyNetwork(): Promise<void>;
   log?: ChainLog | undefined;
+  /** The server is on this machine (transactions.ts: small pages of transactions answer fastest there). */
+  serverOnLoopback?: boolean;
 }
 
 /** A script list and its scripts' hashes, in order. */
@@ -91,7 +93,7 @@ export class ElectrumFollower implements ChainFollower {
   constructor(private readonly deps: ElectrumFollowerDeps) {
     this.headers = new HeaderChain(deps.network, (height, count) => this.readHeaders(height, count));
     this.histories = new ScriptHistories(deps.client);
-    this.transactions = new TransactionReader(deps.client, deps.log);
+    this.transactions = new TransactionReader(deps.client, deps.log, deps.serverOnLoopback ? TRANSACTIONS_PER_PAGE_ON_LOOPBACK : undefined);
     deps.client.onNotification((method, params) => {
       if (method === 'blockchain.headers.subscribe') void this.takeTip(params[0]).catch((error: unknown) => this.warnTip(error));
     });

@@ -142,17 +142,18 @@ export class ScriptHistories {
 
   /**
    * The server's chain grew from `fromTip` to `toTip` by blocks whose transactions pay the script hashes `paid` and
-   * spend outputs of the txids `spent`. A history read at `fromTip` that holds none of `spent` and whose script is
-   * not in `paid` is the same at `toTip` (no transaction of those blocks touches the script: one spending its coin
-   * spends an output of a transaction in its history), so it is now read at `toTip`; the others stay read at
-   * `fromTip`, hence stale, and are read again when asked for. Returns how many of each.
+   * spend outputs of the txids `spent`. A history read at `fromTip` that holds none of `spent` nor any unconfirmed
+   * transaction, and whose script is not in `paid`, is the same at `toTip` (no transaction of those blocks touches the
+   * script: one spending its coin spends an output of a transaction in its history), so it is now read at `toTip`;
+   * the others stay read at `fromTip`, hence stale, and are read again when asked for. Returns how many of each.
    */
   advance(fromTip: string, toTip: string, touches: { paid: ReadonlySet<string>; spent: ReadonlySet<string> }): { advanced: number; touched: number } {
     let advanced = 0;
     let touched = 0;
     for (const state of this.scripts.values()) {
       if (state.readAt !== fromTip || !isCurrent(state)) continue;
-      if (touches.paid.has(state.hash) || state.history!.some((entry) => touches.spent.has(entry.txid))) {
+      // An unconfirmed entry may be confirmed, or left out by a conflict the block confirms elsewhere: read again.
+      if (touches.paid.has(state.hash) || state.history!.some((entry) => entry.height <= 0 || touches.spent.has(entry.txid))) {
         touched++;
         continue;
       }

@@ -9,5 +9,6 @@ export { ElectrumChainSource } from './source.js';
 
 export function createElectrumChainSource(options: ElectrumClientOptions & { network: NetworkName }): ChainSource {
   const { network, ...clientOptions } = options;
-  return new ElectrumChainSource(new ElectrumClient(clientOptions), { network, log: options.log });
+  const client = new ElectrumClient(clientOptions);
+  return new ElectrumChainSource(client, { network, log: options.log, serverOnLoopback: client.onLoopback });
 }

@@ -22,6 +22,8 @@ export interface ElectrumChainSourceOptions {
   log?: ChainLog | undefined;
   /** The clock of the health check's stale-tip rule (default Date.now). */
   now?: () => number;
+  /** The server is on this machine, reached without a proxy. */
+  serverOnLoopback?: boolean;
 }
 
 export class ElectrumChainSource implements ChainSource {
@@ -50,6 +52,7 @@ export class ElectrumChainSource implements ChainSource {
       ensureNetwork: () => this.ensureNetwork(),
       verifyNetwork: () => this.verifyNetwork(),
       log: options.log,
+      serverOnLoopback: options.serverOnLoopback ?? false,
     });
   }
 

@@ -10,12 +10,13 @@ import type { Header } from './headers.js';
 import { isMerkleAmbiguous, parseMerkleProof, provesInBlock } from './merkle.js';
 
 /**
- * Transactions asked for in one page (the client keeps two pages in flight). Fulcrum fetches each from its node, and
- * answers far slower when many are outstanding: 300 transactions read in 0.08-0.14 s in pages of 1 to 3, 0.6 s of 5,
- * 2.0-2.5 s of 10, 3.2-3.5 s of 20 and 4.2-4.4 s of 64 (bench/electrum/block-reads.bench.mjs, Fulcrum 2.1.1 on
- * loopback). Small pages cost round trips on a distant server, where each page waits for the link.
+ * Transactions asked for in one page from a server on this machine (the client keeps two pages in flight). Fulcrum
+ * fetches each from its node, and answers far slower when many are outstanding: 300 transactions read in 0.08-0.14 s
+ * in pages of 1 to 3, 0.6 s of 5, 2.0-2.5 s of 10, 3.2-3.5 s of 20 and 4.2-4.4 s of 64 (bench/electrum/
+ * block-reads.bench.mjs, Fulcrum 2.1.1 on loopback). A distant server's pages are sized by their answers, as every
+ * batch: there each page waits for the link (150 pages of two would be 150 round trips through Tor).
  */
-const TRANSACTIONS_PER_PAGE = 2;
+export const TRANSACTIONS_PER_PAGE_ON_LOOPBACK = 2;
 /** Transactions kept after reading (about 1 to 2 kB each parsed). */
 const CACHED_TRANSACTIONS = 5_000;
 /** Proofs remembered (txid in block): a second group scanning the same blocks asks for none again. */
@@ -46,6 +47,8 @@ export class TransactionReader {
   constructor(
     private readonly client: ElectrumCalls,
     private readonly log?: ChainLog,
+    /** Transactions asked for a page (undefined: pages sized by their answers). */
+    private readonly perPage?: number,
   ) {}
 
   /** True when the transaction is held (read lately): `get` asks the server nothing for it. */
@@ -59,7 +62,7 @@ export class TransactionReader {
     if (missing.length > 0) {
       const answers = await this.client.batch(
         missing.map((txid) => ({ method: 'blockchain.transaction.get', params: [txid, false] })),
-        { maxCallsPerPage: TRANSACTIONS_PER_PAGE },
+        this.perPage === undefined ? {} : { maxCallsPerPage: this.perPage },
       );
       answers.forEach((hex, i) => this.cache.set(missing[i]!, parseChecked(hex, missing[i]!)));
     }

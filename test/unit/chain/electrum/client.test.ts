@@ -84,6 +84,12 @@ describe('negotiation refusals', () => {
     expect(() => new ElectrumClient({ url: 'ssl://127.0.0.1:1', tlsFingerprint: 'abcd' })).toThrow(expect.objectContaining({ code: 'bad_config' }));
     expect(() => new ElectrumClient({ url: 'ssl://127.0.0.1:1', proxy: 'http://127.0.0.1:9050' })).toThrow(expect.objectContaining({ code: 'bad_config' }));
   });
+
+  it('knows a server on this machine reached without a proxy (its transactions are read in small pages there)', () => {
+    for (const url of ['tcp://127.0.0.1:50001', 'ssl://127.0.0.2:50002', 'TCP://[::1]:50001', 'tcp://localhost:50001']) expect(new ElectrumClient({ url }).onLoopback, url).toBe(true);
+    for (const url of ['ssl://electrum.example:50002', 'tcp://10.0.0.1:50001', 'tcp://[2001:db8::1]:50001']) expect(new ElectrumClient({ url }).onLoopback, url).toBe(false);
+    expect(new ElectrumClient({ url: 'tcp://127.0.0.1:50001', proxy: 'socks5://127.0.0.1:9050' }).onLoopback).toBe(false);
+  });
 });
 
 describe('requests', () => {
