@@ -5,7 +5,8 @@
  * The blocks are mined with transactions that never were in the mempool, and the scripts' status notifications are
  * held back (Fulcrum sends them 500 ms after the header): what the wallets get comes from the block alone. Also: two
  * blocks at once, a block of more transactions than the rule allows, a list of txids that does not prove out, a
- * reorg; each time the groups get exactly their transactions of each block.
+ * reorg; each time the groups get exactly their transactions of each block. And a payment waiting in the mempool that
+ * a block leaves out through a conflict elsewhere: gone from the next mempool read.
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -294,5 +295,27 @@ describeWithFulcrum('Electrum: a new block read through its own transactions', (
     // unconfirmed transaction is read again at every block (the block may confirm it, or a conflict of it).
     expect([...calls.historiesAsked].sort()).toEqual([hashOf(0), hashOf(1)].sort());
     expect(warnings).toEqual([]);
+  });
+
+  it('a payment waiting in the mempool that a block leaves out through a conflict elsewhere is gone from the next mempool read', async () => {
+    const watched = { key: a.key, derive: () => a.scripts };
+    const mempoolTxids = async () => (await electrum.follower.mempool(watched)).transactions.map((t) => t.txid);
+    // A payment to script 1 enters the mempool, and the follower sees it (statuses told).
+    calls.holdStatuses = false;
+    const payment = await signedNotSent({ [addresses[1]!]: 0.05 });
+    await chain.rpc.call('sendrawtransaction', [payment.hex]);
+    await waitFor(async () => (await mempoolTxids()).includes(payment.txid), 'the payment in the follower\'s mempool read');
+    // A block spends the payment's first input elsewhere: neither its outputs nor its inputs name script 1.
+    const spent = (await chain.rpc.call('decoderawtransaction', [payment.hex])).vin[0];
+    const funding = await chain.rpc.call('decoderawtransaction', [(await chain.rpc.call('gettransaction', [spent.txid], 'miner')).hex]);
+    const value: number = funding.vout[spent.vout].value;
+    const raw: string = await chain.rpc.call('createrawtransaction', [[{ txid: spent.txid, vout: spent.vout }], { [await minerAddress()]: +(value - 0.001).toFixed(8) }]);
+    const conflict = await chain.rpc.call('signrawtransactionwithwallet', [raw], 'miner');
+    calls.holdStatuses = true; // what follows comes from the block alone
+    await mineWith([conflict]);
+    await atTip();
+    expect(txidsOf(await follow(a))).toEqual([{ height: a.from.height, txids: [] }]);
+    expect(await mempoolTxids()).not.toContain(payment.txid);
+    calls.holdStatuses = false;
   });
 });
