@@ -15,6 +15,22 @@ describe('kept states', () => {
     now = 0;
   });
 
+  it('tells each value dropped, replaced, pushed out or idle, and not one weighed again', () => {
+    const dropped: string[] = [];
+    const states = new KeptStates<string>({ count: 2, budget: 100, idleMs: 10 }, () => now, (id, value) => dropped.push(`${id}=${value}`));
+    made.push(states);
+    states.keep('a', 'A', 40);
+    states.reweigh('a', 'A', 50); // the same value: not dropped
+    states.keep('a', 'A2', 50); // replaced
+    states.keep('b', 'B', 10);
+    states.keep('c', 'C', 10); // past the count: a goes
+    states.delete('b');
+    now = 20;
+    states.dropIdle();
+    expect(dropped).toEqual(['a=A', 'a=A2', 'b=B', 'c=C']);
+    expect(states.ids()).toEqual([]);
+  });
+
   it('drops the least recently read past the budget, never the one just kept, and counts weights that change', () => {
     const states = kept({ budget: 100 });
     states.keep('a', 'A', 40);

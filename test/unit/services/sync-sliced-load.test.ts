@@ -77,6 +77,10 @@ describe('the sync loading a large wallet in slices', () => {
     expect(view.revision).toBe(written);
     expect(view.lists.transactions.map((e) => e.txid).sort()).toEqual(txids.slice(1).sort());
     expect(view.lists.balances.confirmed).toBe(txids.slice(1).reduce((sum, _, k) => sum + 10_000n + BigInt(k + 1), 0n));
+    // The sync brings the lists forward while the reads keep them, and no longer once they drop them.
+    expect(sharedLists.has(wallet.id)).toBe(true);
+    reads.forget(wallet.id);
+    expect(sharedLists.has(wallet.id)).toBe(false);
     await sync.stop();
   });
 });
