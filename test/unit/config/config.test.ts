@@ -21,8 +21,20 @@ function errorOf(fn: () => unknown): ConfigError {
 }
 
 describe('loadConfig defaults', () => {
+  // A home folder of its own: the developer's ~/.wcs may hold a config.json of settings `wcs serve` remembered.
+  let home: string | undefined;
+  beforeEach(() => {
+    home = process.env.HOME;
+    process.env.HOME = folder;
+  });
+  afterEach(() => {
+    if (home === undefined) delete process.env.HOME;
+    else process.env.HOME = home;
+  });
+
   it('uses ~/.wcs, 127.0.0.1:25441, SQLite in the data folder, API off, mainnet', () => {
     const config = loadConfig({ env: {} });
+    expect(homedir()).toBe(folder);
     expect(config.dataFolder).toBe(join(homedir(), '.wcs'));
     expect(config).toMatchObject({
       host: '127.0.0.1',
