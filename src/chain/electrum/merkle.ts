@@ -48,15 +48,7 @@ export function merkleRootOf(txid: string, proof: MerkleProof): Uint8Array {
   let node = internal(txid);
   let pos = proof.pos;
   for (const sibling of proof.branch) {
-    const pair = new Uint8Array(64);
-    if (pos & 1) {
-      pair.set(internal(sibling), 0);
-      pair.set(node, 32);
-    } else {
-      pair.set(node, 0);
-      pair.set(internal(sibling), 32);
-    }
-    node = sha256(sha256(pair));
+    node = pos & 1 ? parentOf(internal(sibling), node) : parentOf(node, internal(sibling));
     pos = Math.floor(pos / 2);
   }
   return node;
@@ -68,8 +60,7 @@ export function merkleRootOf(txid: string, proof: MerkleProof): Uint8Array {
  */
 export function provesInBlock(txid: string, proof: MerkleProof, merkleRoot: Uint8Array): boolean {
   if (proof.pos >= 2 ** proof.branch.length) return false;
-  const root = merkleRootOf(txid, proof);
-  return root.length === merkleRoot.length && root.every((b, i) => b === merkleRoot[i]);
+  return equal(merkleRootOf(txid, proof), merkleRoot);
 }
 
 /**
@@ -93,14 +84,19 @@ export function listsBlock(txids: readonly string[], merkleRoot: Uint8Array): bo
       const left = level[i]!;
       const right = level[i + 1];
       if (right !== undefined && equal(left, right)) return false;
-      const pair = new Uint8Array(64);
-      pair.set(left, 0);
-      pair.set(right ?? left, 32);
-      next.push(sha256(sha256(pair)));
+      next.push(parentOf(left, right ?? left));
     }
     level = next;
   }
   return equal(level[0]!, merkleRoot);
+}
+
+/** The tree's node above two (internal byte order): double SHA-256 of both. */
+function parentOf(left: Uint8Array, right: Uint8Array): Uint8Array {
+  const pair = new Uint8Array(64);
+  pair.set(left, 0);
+  pair.set(right, 32);
+  return sha256(sha256(pair));
 }
 
 const equal = (a: Uint8Array, b: Uint8Array): boolean => a.length === b.length && a.every((byte, i) => byte === b[i]);
