@@ -3,7 +3,8 @@
  * (an explicit path, which must work), else the first `bitcoind` on the PATH. Version 28 or newer.
  */
 import { spawnSync } from 'node:child_process';
-import { accessSync, constants } from 'node:fs';
+import { accessSync, constants, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 
 export const MIN_BITCOIND_MAJOR = 28;
@@ -43,7 +44,11 @@ export function locateBitcoind(): Located {
   const path = explicit ? fromEnv : onPath('bitcoind');
   if (!path) return (cached = { ok: false, reason: 'no bitcoind: BITCOIND is not set and there is none on the PATH', explicit });
   if (!executable(path)) return (cached = { ok: false, reason: `BITCOIND=${path} is not an executable file`, explicit });
-  const run = spawnSync(path, ['-version'], { encoding: 'utf8', timeout: 10_000 });
+  // A folder of its own: `-version` writes the data folder's settings.json, and test files starting at once all asked
+  // in ~/.bitcoin ("Settings file could not be written").
+  const dataFolder = mkdtempSync(join(tmpdir(), 'wcs-bitcoind-version-'));
+  const run = spawnSync(path, ['-version', `-datadir=${dataFolder}`], { encoding: 'utf8', timeout: 10_000 });
+  rmSync(dataFolder, { recursive: true, force: true });
   const firstLine = (run.stdout ?? '').split('\n')[0] ?? '';
   const match = /v(\d+)\.(\d+)/.exec(firstLine);
   if (run.status !== 0 || !match) {
